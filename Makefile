@@ -1,0 +1,118 @@
+# lockswap - see README.md.
+#
+#   make            build/liblockswap.so, build/lockswap, build/liblocks.a
+#   make demo       install missing Debian packages, build, run the demo
+#   make test       install missing Debian packages, build, run every test
+#   make install PREFIX=/usr/local
+#
+# Sources are found by wildcard: an algorithm is a new locks/*.c, a unit test
+# a new tests/unit/*.c, a test program a new tests/progs/*.c[pp], a bats file
+# a new tests/*.bats. Other parts of the tree add rules in mk/*.mk.
+
+PREFIX ?= /usr/local
+CC ?= cc
+CXX ?= c++
+B := build
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Iinterpose
+# The shim is compiled with -fexceptions so that pthread_cleanup_push in the
+# condvar wait is run by the forced unwind of pthread_cancel in C and C++.
+SHIM_CFLAGS := $(ALL_CFLAGS) -fexceptions -fasynchronous-unwind-tables
+
+LOCK_SRCS := $(sort $(wildcard locks/*.c))
+SHIM_SRCS := $(sort $(wildcard interpose/*.c))
+LOCK_OBJS := $(LOCK_SRCS:%.c=$(B)/%.o)
+INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/inject/%.o)
+SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/%.o)
+HDRS := $(wildcard locks/*.h interpose/*.h)
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
+PROG_C := $(sort $(wildcard tests/progs/*.c))
+PROG_CXX := $(sort $(wildcard tests/progs/*.cpp))
+PROG_BINS := $(PROG_C:tests/progs/%.c=$(B)/progs/%) $(PROG_CXX:tests/progs/%.cpp=$(B)/progs/%)
+
+LIB := $(B)/liblockswap.so
+CMD := $(B)/lockswap
+
+.PHONY: all demo test check install deps-demo deps-test clean format tests-build
+all: $(LIB) $(CMD) $(B)/liblocks.a
+
+$(B)/locks/%.o: locks/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Stress build of the algorithms: LS_INJECT() becomes a random delay/yield.
+$(B)/inject/locks/%.o: locks/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DLS_FAULT_INJECT -c $< -o $@
+
+$(B)/interpose/%.o: interpose/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(B)/liblocks.a: $(LOCK_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/liblocks-inject.a: $(INJ_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
+	$(CC) -shared -pthread -fexceptions -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
+		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
+
+$(CMD): scripts/lockswap.c $(B)/liblocks.a $(HDRS)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< \
+		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
+
+# Unit and stress tests link the algorithms directly, without LD_PRELOAD.
+# Each is built twice: plain, and against the fault-injecting archive.
+$(B)/unit/%: tests/unit/%.c $(B)/liblocks.a $(B)/liblocks-inject.a $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -o $@ $< \
+		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_FAULT_INJECT -o $@-inject $< \
+		-Wl,--whole-archive $(B)/liblocks-inject.a -Wl,--no-whole-archive
+
+# Test programs are ordinary pthread programs: they know nothing of lockswap.
+$(B)/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -pthread $(WARN) -Wno-error=deprecated-declarations -o $@ $<
+
+$(B)/progs/%: tests/progs/%.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O1 -g -pthread $(WARN) -o $@ $<
+
+tests-build: all $(UNIT_BINS) $(PROG_BINS)
+
+-include $(sort $(wildcard mk/*.mk))
+
+deps-test:
+	@scripts/deps.sh test
+deps-demo:
+	@scripts/deps.sh demo
+
+# The README's two commands.
+test: deps-test
+	@$(MAKE) --no-print-directory tests-build
+	@scripts/run-tests
+check: test
+
+demo: deps-demo
+	@$(MAKE) --no-print-directory all $(B)/progs/contend
+	@scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liblockswap.so
+	install -m 0755 $(CMD) $(DESTDIR)$(PREFIX)/bin/lockswap
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+
+clean:
+	rm -rf $(B)

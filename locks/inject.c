@@ -1,0 +1,55 @@
+/*
+ * inject.c - fault injection for the stress build (-DLS_FAULT_INJECT).
+ *
+ * LS_INJECT() sits between the steps of every acquire, timeout and release
+ * path. In the stress build it draws from a per-thread xorshift generator
+ * and, with probabilities set by LOCKSWAP_INJECT (percent, default 5), either
+ * spins for a random number of cpu_relax, or yields the processor. The seed
+ * comes from LOCKSWAP_SEED (default 1) mixed with a per-thread counter, so a
+ * failing seed can be replayed (as far as the scheduler allows).
+ * In the ordinary build this file is empty.
+ */
+#ifdef LS_FAULT_INJECT
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "lock.h"
+#include "wait.h"
+
+static _Atomic unsigned next_thread;
+static __thread uint64_t rng;
+static int percent = -1;
+static uint64_t seed;
+
+static uint64_t xorshift(void)
+{
+	uint64_t x = rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return rng = x;
+}
+
+void ls_inject(void)
+{
+	if (LS_UNLIKELY(percent < 0)) {
+		const char *p = getenv("LOCKSWAP_INJECT"), *s = getenv("LOCKSWAP_SEED");
+		seed = s ? strtoull(s, NULL, 10) : 1;
+		percent = p ? atoi(p) : 5; /* benign race: every thread computes the same */
+	}
+	if (LS_UNLIKELY(rng == 0))
+		rng = (seed + 1) * 0x9e3779b97f4a7c15ull ^
+		      (atomic_fetch_add_explicit(&next_thread, 1, memory_order_relaxed) + 1) * 0xbf58476d1ce4e5b9ull;
+	uint64_t r = xorshift();
+	if ((int)(r % 100) >= percent)
+		return;
+	if (r & 0x100) {
+		sched_yield();
+	} else {
+		unsigned n = (unsigned)(r >> 16) % 2000;
+		while (n--)
+			ls_cpu_relax();
+	}
+}
+#endif

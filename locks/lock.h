@@ -1,0 +1,97 @@
+/*
+ * lock.h - the interface between lockswap's interposition layer and its lock
+ * algorithms.
+ *
+ * One algorithm = one file in locks/ that defines one `struct ls_algo` and
+ * registers it with LS_REGISTER_ALGO(); everything else in the file is static.
+ * Algorithms never see pthread_mutex_t: they get a pointer to their own state.
+ *
+ * State. An algorithm declares `state_size`. If it is at most LS_INLINE_STATE
+ * (16 bytes) the state lives inside the pthread_mutex_t itself, at offset 0;
+ * otherwise the shim keeps it out of line in type-stable memory (ls_ext_*),
+ * attached lazily. Either way:
+ *   - the state arrives zero-filled and ALL-ZERO MUST BE A VALID UNLOCKED
+ *     STATE (static initialisers and zeroed mutexes are never init'ed);
+ *   - any unlocked state, copied byte for byte elsewhere, must be a valid
+ *     unlocked state there (programs copy unlocked mutexes by value), so an
+ *     inline state never points into itself;
+ *   - init() may be NULL; it runs on pthread_mutex_init and after an
+ *     out-of-line state is attached.
+ *
+ * Ownership. unlock() may be called by a thread other than the one that
+ * locked (glibc tolerates it for NORMAL mutexes and programs rely on it), so
+ * anything unlock() needs (e.g. the holder's queue node) is kept in the
+ * state, not in thread-local storage. A thread may hold any number of locks.
+ *
+ * Results. lock() never fails. trylock() returns 0 or EBUSY. timedlock()
+ * returns 0 or ETIMEDOUT; the deadline is absolute, in ls_now_ns() time
+ * (CLOCK_MONOTONIC nanoseconds); the shim has already validated the caller's
+ * timespec and converted it. Algorithms without LS_CAP_TIMEOUT leave
+ * timedlock NULL and the shim uses ls_timedlock_fallback() (see wait.h).
+ */
+#ifndef LS_LOCK_H
+#define LS_LOCK_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LS_INLINE_STATE 16 /* bytes available inside pthread_mutex_t */
+#define LS_CACHELINE 64
+
+/* Capabilities, shown by `lockswap --list` and used by the tests to choose
+ * which end-to-end cases an algorithm must pass. */
+enum {
+	LS_CAP_FIFO = 1u << 0,	      /* waiters acquire in arrival order */
+	LS_CAP_TIMEOUT = 1u << 1,     /* native abortable timed acquisition */
+	LS_CAP_QNODE = 1u << 2,	      /* uses queue nodes from ls_node_alloc */
+	LS_CAP_HIER = 1u << 3,	      /* hierarchical (cluster-aware) */
+	LS_CAP_PASSTHROUGH = 1u << 4, /* not a lock: the shim defers to glibc */
+};
+
+struct ls_algo {
+	const char *name; /* as given to LOCKSWAP_ALGO */
+	const char *desc; /* one line, with the paper and section */
+	unsigned caps;	  /* LS_CAP_* */
+	unsigned rank;	  /* order in `lockswap --list` (ascending) */
+	size_t state_size;
+
+	void (*init)(void *state);    /* may be NULL */
+	void (*destroy)(void *state); /* may be NULL; lock is unlocked */
+	void (*lock)(void *state);
+	int (*trylock)(void *state);			     /* 0 / EBUSY */
+	int (*timedlock)(void *state, uint64_t deadline_ns); /* 0 / ETIMEDOUT; may be NULL */
+	void (*unlock)(void *state);
+};
+
+/* Registration: the table is placed in the ls_algos section, so adding an
+ * algorithm is adding a file. Tests that link liblocks.a statically must use
+ * --whole-archive (the Makefile does). */
+#define LS_REGISTER_ALGO(a)                                                    \
+	static const struct ls_algo *const ls_algo_ptr_##a                     \
+		__attribute__((used, section("ls_algos"), aligned(8))) = &(a)
+
+/* Registry (locks/registry.c). */
+const struct ls_algo *ls_algo_find(const char *name); /* NULL if unknown */
+size_t ls_algo_count(void);
+const struct ls_algo *ls_algo_at(size_t i); /* sorted by rank, then name */
+/* Writes "a, b, c" (all names) into buf; returns buf. */
+char *ls_algo_names(char *buf, size_t len);
+/* Writes "fifo,timeout,qnode" style capability list; returns buf. */
+char *ls_caps_string(unsigned caps, char *buf, size_t len);
+
+/* Fault injection for the stress tests: algorithms call LS_INJECT() between
+ * the steps of their acquire, timeout and release paths. It compiles to
+ * nothing except in the stress build (-DLS_FAULT_INJECT), where it inserts a
+ * random delay or sched_yield (see tests/unit/inject.c). */
+#ifdef LS_FAULT_INJECT
+void ls_inject(void);
+#define LS_INJECT() ls_inject()
+#else
+#define LS_INJECT() ((void)0)
+#endif
+
+#define LS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * pool.h - queue nodes and out-of-line lock state, shared by every algorithm.
+ *
+ * All of it comes from one region of address space reserved at first use and
+ * never unmapped: the memory is TYPE-STABLE. A node that has been freed and
+ * reused is still readable memory, which is what lets the abortable and
+ * time-published locks read a neighbour's node without knowing whether it
+ * is still the neighbour's (they tag or re-check, as their papers say).
+ *
+ * Queue nodes (LS_NODE_SIZE bytes, cache-line aligned, contents unspecified
+ * on allocation):
+ *   - ls_node_alloc() takes from the calling thread's cache, then from a
+ *     global lock-free free list, then carves new memory;
+ *   - ls_node_free() may be called by ANY thread, including after the
+ *     allocating thread has exited: the node goes to the caller's cache;
+ *   - a thread's cache is bounded; the excess and everything left at thread
+ *     exit goes back to the global list, so threads created and exited by
+ *     the thousand do not grow the footprint.
+ * No lock, no malloc, no syscall on the common path.
+ *
+ * Out-of-line state (ls_ext_*): blocks of the active algorithm's state size
+ * rounded up to cache lines, used by the shim for algorithms whose state
+ * does not fit in the mutex. ls_ext_owns() tells whether a pointer is a
+ * block of this region (so a stale pointer found in recycled memory can be
+ * recognised without being dereferenced).
+ */
+#ifndef LS_POOL_H
+#define LS_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LS_NODE_SIZE 64
+
+void *ls_node_alloc(void);
+void ls_node_free(void *node);
+
+/* Space accounting. Counting nodes in use costs two atomic operations per
+ * allocation, so it runs only when enabled (LOCKSWAP_STATS=1 or
+ * LOCKSWAP_VERBOSE=1 set it through the shim, tests set it directly). */
+extern bool ls_node_counting;
+struct ls_node_stats {
+	long in_use;	 /* allocated and not yet freed (counting only) */
+	long max_in_use; /* high-water mark of in_use (counting only) */
+	long carved;	 /* nodes ever created: always counted */
+};
+void ls_node_stats(struct ls_node_stats *out);
+
+void *ls_ext_alloc(size_t size); /* zero-filled, 64-byte aligned; NULL if exhausted */
+void ls_ext_free(void *p, size_t size);
+bool ls_ext_owns(const void *p);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * wait.h - how every lockswap algorithm waits: the waiting policy, futexes,
+ * the monotonic clock, and the "word + parked bit" protocol.
+ *
+ * Policy (LOCKSWAP_WAIT, set once by the shim before any lock is used):
+ *   spin   - spin with cpu_relax for ever;
+ *   yield  - spin ls_wait_cfg.spin times, then sched_yield between checks;
+ *   park   - spin ls_wait_cfg.spin times, then block on a futex until the
+ *            releaser wakes the waiter (the default).
+ *
+ * A waiting loop looks like this:
+ *
+ *	struct ls_spin s = LS_SPIN_INIT;
+ *	while (!condition) {
+ *		if (ls_spin_step(&s))    // true only under "park", budget spent
+ *			park on the word, as the algorithm's protocol says;
+ *	}
+ *
+ * The parked-bit protocol (LS_PARKED) serves any 32-bit word that waiters
+ * watch and one releaser changes: a waiter that wants to sleep sets
+ * LS_PARKED in the word with a CAS and futex-waits on the new value; the
+ * releaser changes the word with an exchange (ls_word_publish) and issues a
+ * futex wake only if the old value had LS_PARKED. The bit lives in the word
+ * itself, so there is no Dekker-style race between "waiter decides to sleep"
+ * and "releaser decides not to wake": the exchange and the CAS are ordered by
+ * the word's modification order. Values used with this protocol must leave
+ * bit 31 free. Memory a futex word lives in must stay mapped (queue nodes are
+ * type-stable, so a late wake on a recycled node is only a spurious wake-up,
+ * which every waiter here tolerates by re-checking).
+ */
+#ifndef LS_WAIT_H
+#define LS_WAIT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+
+enum ls_policy { LS_WAIT_SPIN, LS_WAIT_YIELD, LS_WAIT_PARK };
+
+struct ls_wait_cfg {
+	enum ls_policy policy;
+	unsigned spin; /* cpu_relax iterations before yield/park */
+};
+extern struct ls_wait_cfg ls_wait_cfg;
+
+#define LS_WAIT_SPIN_DEFAULT 256u
+#define LS_PARKED 0x80000000u
+
+static inline void ls_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall). */
+uint64_t ls_now_ns(void);
+
+struct ls_spin {
+	unsigned n;
+};
+#define LS_SPIN_INIT {0}
+
+/* One step of a waiting loop; see the file comment. Out of line past the
+ * budget so the spinning part stays small. */
+bool ls_spin_slow(struct ls_spin *s);
+static inline bool ls_spin_step(struct ls_spin *s)
+{
+	if (LS_LIKELY(s->n < ls_wait_cfg.spin)) {
+		s->n++;
+		ls_cpu_relax();
+		return false;
+	}
+	return ls_spin_slow(s);
+}
+
+/* Futexes (process-private). ls_futex_wait blocks while *addr == val, until
+ * woken, interrupted, or the absolute ls_now_ns() deadline passes (0: none).
+ * Returns 0 (woken or value differed), EINTR, or ETIMEDOUT. */
+int ls_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns);
+void ls_futex_wake(_Atomic uint32_t *addr, int n);
+
+/* Wait, following the policy, while (*w & ~LS_PARKED) == val. Returns the
+ * new value (without LS_PARKED) once it differs, read with acquire ordering.
+ * Any number of waiters may wait on one word. */
+uint32_t ls_wait_while_eq(_Atomic uint32_t *w, uint32_t val);
+/* Same with an absolute deadline (ls_now_ns time); returns 0 when the word
+ * changed (*out receives the new value) or ETIMEDOUT. */
+int ls_wait_while_eq_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadline_ns, uint32_t *out);
+
+/* Release side: store `val` with release ordering (as part of a seq_cst
+ * exchange) and wake all parked waiters if any. Returns the old value
+ * without LS_PARKED. */
+static inline uint32_t ls_word_publish(_Atomic uint32_t *w, uint32_t val)
+{
+	/* release: pairs with the acquire load in ls_wait_while_eq */
+	uint32_t old = atomic_exchange_explicit(w, val, memory_order_acq_rel);
+	if (LS_UNLIKELY(old & LS_PARKED))
+		ls_futex_wake(w, 0x7fffffff);
+	return old & ~LS_PARKED;
+}
+
+/* Timed acquisition for algorithms without native timeout: trylock, then
+ * retry following the waiting policy (spin, then yield; under "park" sleep
+ * in doubling steps from 1 us up to 1 ms) until it succeeds or the deadline
+ * passes. Not FIFO: a timed waiter can be overtaken by queued waiters. */
+int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadline_ns);
+
+#endif

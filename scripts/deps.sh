@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a make target needs, only when missing.
+#   scripts/deps.sh test|demo|bench
+# Runs apt-get as root (or through sudo); prints nothing when all is present.
+set -euo pipefail
+
+usage() { echo "usage: scripts/deps.sh test|demo|bench" >&2; }
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev gnuplot-nox m4) ;;
+  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev) ;;
+  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev gnuplot-nox valgrind) ;;
+  *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps.sh: installing missing Debian packages: ${missing[*]}" >&2
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,68 @@
+# Shared by every bats file: `load helpers`.
+#
+#   algos [CAP...]          names of the algorithms having every CAP
+#                           (fifo, timeout, qnode, hier, passthrough; "lock"
+#                           means every real lock, i.e. not passthrough)
+#   under ALGO [WAIT] -- CMD...
+#                           run CMD with liblockswap preloaded, under a
+#                           timeout (TEST_TIMEOUT seconds, default 60): a
+#                           deadlock becomes a failure, not a hang
+#   each_algo "CAPS" [WAIT] -- CMD...
+#                           run CMD under every algorithm with CAPS and WAIT
+#                           (default: each of spin? no: the default policy);
+#                           fails naming every algorithm whose run failed,
+#                           with its output
+ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+B="$ROOT/build"
+LIB="$B/liblockswap.so"
+LOCKSWAP="$B/lockswap"
+PROGS="$B/progs"
+UNIT="$B/unit"
+: "${TEST_TIMEOUT:=60}"
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+algos() {
+  local caps=() c
+  for c in "$@"; do caps+=(--cap "$c"); done
+  "$LOCKSWAP" --names "${caps[@]}"
+}
+
+# under ALGO [WAIT] -- CMD...
+under() {
+  local algo=$1 wait=
+  shift
+  if [ "$1" != "--" ]; then wait=$1; shift; fi
+  shift
+  local env=(LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo")
+  [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
+  timeout -k 5 "$TEST_TIMEOUT" env "${env[@]}" "$@"
+}
+
+# each_algo "CAPS" [WAIT] -- CMD...   (CAPS space-separated, may be "")
+each_algo() {
+  local caps=$1 wait= failed=() a out rc
+  shift
+  if [ "$1" != "--" ]; then wait=$1; shift; fi
+  shift
+  local names
+  # shellcheck disable=SC2086
+  names=$(algos $caps)
+  [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
+  for a in $names; do
+    if [ -n "$wait" ]; then
+      out=$(under "$a" "$wait" -- "$@" 2>&1); rc=$?
+    else
+      out=$(under "$a" -- "$@" 2>&1); rc=$?
+    fi
+    if [ $rc -ne 0 ]; then
+      failed+=("$a")
+      printf '=== %s (wait=%s) exit %d:\n%s\n' "$a" "${wait:-default}" "$rc" "$out" | tail -n 20
+    fi
+  done
+  if [ ${#failed[@]} -ne 0 ]; then
+    echo "failed under: ${failed[*]}"
+    return 1
+  fi
+}
