@@ -49,12 +49,23 @@ enum {
 	LS_CAP_PASSTHROUGH = 1u << 4, /* not a lock: the shim defers to glibc */
 };
 
+/* A tunable of an algorithm, set from the environment by the shim (and
+ * validated like every LOCKSWAP_ variable: a malformed or out-of-range value
+ * is a configuration error). *value holds the default until then. */
+struct ls_param {
+	const char *env;  /* e.g. "LOCKSWAP_CAL_NODES" */
+	const char *desc; /* one line, with the unit */
+	uint64_t *value;
+	uint64_t min, max;
+};
+
 struct ls_algo {
 	const char *name; /* as given to LOCKSWAP_ALGO */
 	const char *desc; /* one line, with the paper and section */
 	unsigned caps;	  /* LS_CAP_* */
 	unsigned rank;	  /* order in `lockswap --list` (ascending) */
 	size_t state_size;
+	const struct ls_param *params; /* array ended by {0}, or NULL */
 
 	void (*init)(void *state);    /* may be NULL */
 	void (*destroy)(void *state); /* may be NULL; lock is unlocked */
@@ -77,6 +88,9 @@ size_t ls_algo_count(void);
 const struct ls_algo *ls_algo_at(size_t i); /* sorted by rank, then name */
 /* Writes "a, b, c" (all names) into buf; returns buf. */
 char *ls_algo_names(char *buf, size_t len);
+/* Parses an unsigned decimal value for p (suffixes none; "0x" hex allowed)
+ * into *out. Returns 0, or -1 with a one-line reason in err. */
+int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen);
 /* Writes "fifo,timeout,qnode" style capability list; returns buf. */
 char *ls_caps_string(unsigned caps, char *buf, size_t len);
 
