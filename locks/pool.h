@@ -8,7 +8,9 @@
  * is still the neighbour's (they tag or re-check, as their papers say).
  *
  * Queue nodes (LS_NODE_SIZE bytes, cache-line aligned, contents unspecified
- * on allocation):
+ * on allocation; while a node is free its LAST 8 BYTES hold the free-list
+ * link and its first 56 bytes keep whatever the algorithm last wrote, so put
+ * fields that a late reader of a recycled node inspects in bytes 0..55):
  *   - ls_node_alloc() takes from the calling thread's cache, then from a
  *     global lock-free free list, then carves new memory;
  *   - ls_node_free() may be called by ANY thread, including after the

@@ -1,0 +1,17 @@
+/*
+ * pthread.c - the baseline: glibc's own mutex, reached through the shim.
+ *
+ * This entry is not a lock. With LS_CAP_PASSTHROUGH the shim hands every
+ * mutex and condition variable call to glibc unchanged, so a run under
+ * LOCKSWAP_ALGO=pthread measures glibc plus the cost of interposition.
+ * Its operations are never called.
+ */
+#include "lock.h"
+
+static const struct ls_algo pthread_algo = {
+	.name = "pthread",
+	.desc = "glibc's own pthread mutex, through the shim (the baseline)",
+	.caps = LS_CAP_PASSTHROUGH,
+	.rank = 0,
+};
+LS_REGISTER_ALGO(pthread_algo);

@@ -1,0 +1,141 @@
+/*
+ * registry.c - the list of algorithms, and parsing of their tunables.
+ *
+ * Every algorithm file in locks/ places a pointer to its `struct ls_algo` in the ls_algos
+ * section (LS_REGISTER_ALGO); the linker gathers them between
+ * __start_ls_algos and __stop_ls_algos. The registry sorts them once, by
+ * rank then name, so that listings are stable whatever the link order.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+#include "wait.h"
+
+extern const struct ls_algo *const __start_ls_algos[] __attribute__((weak, visibility("hidden")));
+extern const struct ls_algo *const __stop_ls_algos[] __attribute__((weak, visibility("hidden")));
+
+#define MAX_ALGOS 64
+static const struct ls_algo *sorted[MAX_ALGOS];
+static size_t nsorted;
+static _Atomic int state; /* 0 unsorted, 1 sorting, 2 sorted */
+
+static int before(const struct ls_algo *a, const struct ls_algo *b)
+{
+	if (a->rank != b->rank)
+		return a->rank < b->rank;
+	return strcmp(a->name, b->name) < 0;
+}
+
+static void sort_once(void)
+{
+	if (LS_LIKELY(atomic_load_explicit(&state, memory_order_acquire) == 2))
+		return;
+	int expected = 0;
+	if (!atomic_compare_exchange_strong_explicit(&state, &expected, 1, memory_order_acquire,
+						     memory_order_acquire)) {
+		while (atomic_load_explicit(&state, memory_order_acquire) != 2)
+			ls_cpu_relax();
+		return;
+	}
+	size_t n = 0;
+	for (const struct ls_algo *const *p = __start_ls_algos; p && p < __stop_ls_algos; p++) {
+		if (n == MAX_ALGOS)
+			break;
+		/* insertion sort: a few dozen entries at most */
+		size_t i = n++;
+		while (i > 0 && before(*p, sorted[i - 1])) {
+			sorted[i] = sorted[i - 1];
+			i--;
+		}
+		sorted[i] = *p;
+	}
+	nsorted = n;
+	atomic_store_explicit(&state, 2, memory_order_release);
+}
+
+size_t ls_algo_count(void)
+{
+	sort_once();
+	return nsorted;
+}
+
+const struct ls_algo *ls_algo_at(size_t i)
+{
+	sort_once();
+	return i < nsorted ? sorted[i] : NULL;
+}
+
+const struct ls_algo *ls_algo_find(const char *name)
+{
+	sort_once();
+	for (size_t i = 0; i < nsorted; i++)
+		if (strcmp(sorted[i]->name, name) == 0)
+			return sorted[i];
+	return NULL;
+}
+
+char *ls_algo_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	sort_once();
+	buf[0] = '\0';
+	for (size_t i = 0; i < nsorted && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", sorted[i]->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
+}
+
+char *ls_caps_string(unsigned caps, char *buf, size_t len)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = {
+		{LS_CAP_PASSTHROUGH, "passthrough"}, {LS_CAP_FIFO, "fifo"}, {LS_CAP_TIMEOUT, "timeout"},
+		{LS_CAP_QNODE, "qnode"},	     {LS_CAP_HIER, "hier"},
+	};
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof names / sizeof names[0] && used < len; i++) {
+		if (!(caps & names[i].bit))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen)
+{
+	char *end;
+	if (!text[0] || text[0] == '-' || text[0] == '+' || text[0] == ' ') {
+		snprintf(err, errlen, "%s: '%s' is not an unsigned integer (valid: %llu..%llu)", p->env, text,
+			 (unsigned long long)p->min, (unsigned long long)p->max);
+		return -1;
+	}
+	errno = 0;
+	unsigned long long v = strtoull(text, &end, 0);
+	if (errno || *end) {
+		snprintf(err, errlen, "%s: '%s' is not an unsigned integer (valid: %llu..%llu)", p->env, text,
+			 (unsigned long long)p->min, (unsigned long long)p->max);
+		return -1;
+	}
+	if (v < p->min || v > p->max) {
+		snprintf(err, errlen, "%s: %llu is out of range (valid: %llu..%llu)", p->env, v,
+			 (unsigned long long)p->min, (unsigned long long)p->max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

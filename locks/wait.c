@@ -1,0 +1,136 @@
+/*
+ * wait.c - the out-of-line half of the waiting policy (see wait.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wait.h"
+
+struct ls_wait_cfg ls_wait_cfg = {LS_WAIT_PARK, LS_WAIT_SPIN_DEFAULT};
+
+uint64_t ls_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool ls_spin_slow(struct ls_spin *s)
+{
+	(void)s;
+	switch (ls_wait_cfg.policy) {
+	case LS_WAIT_SPIN:
+		ls_cpu_relax();
+		return false;
+	case LS_WAIT_YIELD:
+		sched_yield();
+		return false;
+	case LS_WAIT_PARK:
+		break;
+	}
+	return true;
+}
+
+int ls_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns)
+{
+	struct timespec ts, *tp = NULL;
+	if (deadline_ns) {
+		ts.tv_sec = (time_t)(deadline_ns / 1000000000u);
+		ts.tv_nsec = (long)(deadline_ns % 1000000000u);
+		tp = &ts;
+	}
+	/* Absolute CLOCK_MONOTONIC deadline: FUTEX_WAIT_BITSET without
+	 * FUTEX_CLOCK_REALTIME. */
+	long r = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val, tp, NULL,
+			 FUTEX_BITSET_MATCH_ANY);
+	if (r == 0)
+		return 0;
+	switch (errno) {
+	case ETIMEDOUT:
+		return ETIMEDOUT;
+	case EINTR:
+		return EINTR;
+	default: /* EAGAIN: the word had already changed */
+		return 0;
+	}
+}
+
+void ls_futex_wake(_Atomic uint32_t *addr, int n)
+{
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+/* Sets LS_PARKED in *w if it still holds v (without the bit) and sleeps.
+ * Returns ETIMEDOUT if the deadline passed, 0 otherwise. */
+static int park(_Atomic uint32_t *w, uint32_t v, uint64_t deadline_ns)
+{
+	if (!(v & LS_PARKED)) {
+		/* The CAS orders us against the releaser's exchange: either it
+		 * sees LS_PARKED and wakes, or we see its new value and fail. */
+		if (!atomic_compare_exchange_strong_explicit(w, &v, v | LS_PARKED, memory_order_acquire,
+							     memory_order_acquire))
+			return 0;
+		v |= LS_PARKED;
+	}
+	return ls_futex_wait(w, v, deadline_ns) == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+uint32_t ls_wait_while_eq(_Atomic uint32_t *w, uint32_t val)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	for (;;) {
+		/* acquire: pairs with the exchange in ls_word_publish */
+		uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+		if ((v & ~LS_PARKED) != val)
+			return v & ~LS_PARKED;
+		if (ls_spin_step(&s))
+			park(w, v, 0);
+	}
+}
+
+int ls_wait_while_eq_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadline_ns, uint32_t *out)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	for (unsigned i = 0;; i++) {
+		uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+		if ((v & ~LS_PARKED) != val) {
+			if (out)
+				*out = v & ~LS_PARKED;
+			return 0;
+		}
+		/* Reading the clock costs ~20 ns: every 16th spin, then always. */
+		if ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) {
+			if (ls_now_ns() >= deadline_ns)
+				return ETIMEDOUT;
+		}
+		if (ls_spin_step(&s) && park(w, v, deadline_ns) == ETIMEDOUT)
+			return ETIMEDOUT;
+	}
+}
+
+int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadline_ns)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	uint64_t nap = 1000;
+	for (;;) {
+		if (a->trylock(state) == 0)
+			return 0;
+		uint64_t now = ls_now_ns();
+		if (now >= deadline_ns)
+			return ETIMEDOUT;
+		if (ls_spin_step(&s)) {
+			/* "park": nobody will wake a poller, so sleep in
+			 * doubling naps, never past the deadline. */
+			uint64_t d = deadline_ns - now < nap ? deadline_ns - now : nap;
+			struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
+			nanosleep(&ts, NULL);
+			if (nap < 1000000)
+				nap *= 2;
+		}
+	}
+}
