@@ -1,0 +1,209 @@
+/*
+ * check.h - shared by the end-to-end test programs in tests/progs/.
+ *
+ * These are ordinary pthread programs: they know nothing of lockswap and must
+ * pass natively (no LD_PRELOAD) against glibc, which is the specification.
+ * A failed check prints file:line, the expression, what it gave and what was
+ * expected, then exits with status 1. Every program takes a case name as its
+ * first argument and runs only that case (see cases[] in each program).
+ *
+ * Ordering between threads is by joins, barriers and flags, never by sleeps.
+ */
+#ifndef TESTS_CHECK_H
+#define TESTS_CHECK_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_mutex_clocklock, gettid, ... */
+#endif
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static inline const char *err_name(int e)
+{
+	switch (e) {
+	case 0:
+		return "0";
+	case EBUSY:
+		return "EBUSY";
+	case EINVAL:
+		return "EINVAL";
+	case EAGAIN:
+		return "EAGAIN";
+	case EDEADLK:
+		return "EDEADLK";
+	case EPERM:
+		return "EPERM";
+	case ETIMEDOUT:
+		return "ETIMEDOUT";
+	case EOWNERDEAD:
+		return "EOWNERDEAD";
+	case ENOTRECOVERABLE:
+		return "ENOTRECOVERABLE";
+	case EINTR:
+		return "EINTR";
+	default:
+		return "?";
+	}
+}
+
+#define FAIL(...)                                                                                          \
+	do {                                                                                               \
+		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                            \
+		fprintf(stderr, __VA_ARGS__);                                                              \
+		fputc('\n', stderr);                                                                       \
+		exit(1);                                                                                   \
+	} while (0)
+
+/* An error-code-returning call must give exactly `want`. */
+#define CHECK_RC(expr, want)                                                                               \
+	do {                                                                                               \
+		int rc_ = (expr);                                                                          \
+		int want_ = (want);                                                                        \
+		if (rc_ != want_)                                                                          \
+			FAIL("%s returned %d (%s), expected %d (%s)", #expr, rc_, err_name(rc_), want_,    \
+			     err_name(want_));                                                             \
+	} while (0)
+
+#define CHECK(cond)                                                                                        \
+	do {                                                                                               \
+		if (!(cond))                                                                               \
+			FAIL("check failed: %s", #cond);                                                   \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                                     \
+	do {                                                                                               \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+		if (a_ != b_)                                                                              \
+			FAIL("%s == %lld, expected %s == %lld", #a, a_, #b, b_);                           \
+	} while (0)
+
+/* Case table: main(argc, argv) runs the case named argv[1]. */
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+static inline int run_case(const struct test_case *cases, int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s CASE\ncases:", argv[0]);
+		for (const struct test_case *c = cases; c->name; c++)
+			fprintf(stderr, " %s", c->name);
+		fputc('\n', stderr);
+		return 2;
+	}
+	for (const struct test_case *c = cases; c->name; c++) {
+		if (strcmp(c->name, argv[1]) == 0) {
+			c->fn();
+			return 0;
+		}
+	}
+	fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[1]);
+	return 2;
+}
+
+/* Threads. */
+static inline pthread_t spawn(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	int rc = pthread_create(&t, NULL, fn, arg);
+	if (rc != 0)
+		FAIL("pthread_create: %s", strerror(rc));
+	return t;
+}
+
+static inline void *join(pthread_t t)
+{
+	void *ret;
+	int rc = pthread_join(t, &ret);
+	if (rc != 0)
+		FAIL("pthread_join: %s", strerror(rc));
+	return ret;
+}
+
+/* Runs fn(arg) in a new thread and returns its result as an int: the way to
+ * ask "what does this call return when another thread makes it?". */
+static inline int in_thread(void *(*fn)(void *), void *arg)
+{
+	return (int)(intptr_t)join(spawn(fn, arg));
+}
+
+static inline void *trylock_fn(void *m)
+{
+	return (void *)(intptr_t)pthread_mutex_trylock(m);
+}
+static inline void *unlock_fn(void *m)
+{
+	return (void *)(intptr_t)pthread_mutex_unlock(m);
+}
+static inline void *lock_fn(void *m)
+{
+	return (void *)(intptr_t)pthread_mutex_lock(m);
+}
+
+/* pthread_mutex_trylock from another thread: EBUSY while m is held. When it
+ * succeeds the other thread unlocks again, so the state is unchanged. */
+static inline void *probe_fn(void *m)
+{
+	int rc = pthread_mutex_trylock(m);
+	if (rc == 0) {
+		int u = pthread_mutex_unlock(m);
+		if (u != 0)
+			FAIL("unlock after a successful probe: %d", u);
+	}
+	return (void *)(intptr_t)rc;
+}
+static inline int probe(pthread_mutex_t *m)
+{
+	return in_thread(probe_fn, m);
+}
+
+/* Spins politely until *flag reaches at least v. */
+static inline void await_at_least(atomic_int *flag, int v)
+{
+	while (atomic_load_explicit(flag, memory_order_acquire) < v)
+		sched_yield();
+}
+
+/* Time. */
+static inline int64_t ts_ns(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+static inline int64_t now_ns(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return ts_ns(t);
+}
+static inline struct timespec ns_ts(int64_t ns)
+{
+	struct timespec t = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+	return t;
+}
+/* An absolute deadline `ns` from now on clock c. */
+static inline struct timespec deadline_in(clockid_t c, int64_t ns)
+{
+	return ns_ts(now_ns(c) + ns);
+}
+/* After a timeout, the clock must have reached the deadline. */
+#define CHECK_REACHED(c, dl)                                                                               \
+	do {                                                                                               \
+		int64_t n_ = now_ns(c), d_ = ts_ns(dl);                                                    \
+		if (n_ < d_)                                                                               \
+			FAIL("timed out %lld ns before the deadline on clock %d", (long long)(d_ - n_),    \
+			     (int)(c));                                                                    \
+	} while (0)
+
+#define MS 1000000LL
+#define FAR_NS (3600LL * 1000000000) /* a deadline that is never reached */
+
+#endif
