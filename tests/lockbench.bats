@@ -1,0 +1,296 @@
+#!/usr/bin/env bats
+# lockbench, the lock microbenchmark: options, CSV, the mutual-exclusion
+# check, the synthetic scheduler, try/timed modes. Runs natively (glibc);
+# the last tests run it under every lockswap algorithm when the shim is built.
+# No assertion depends on speed: runs are short and checks are on counts.
+
+load helpers
+
+LB="$B/lockbench"
+NOLOCK="$B/doubles/nolock.so"
+
+setup() {
+  [ -x "$LB" ] || skip "build/lockbench not built (make tests-build)"
+}
+
+lb() { timeout -k 5 "$TEST_TIMEOUT" "$LB" "$@"; }
+
+# col NAME CSVLINE: value of column NAME (header from --csv-header)
+col() {
+  local name=$1 line=$2 header i
+  header=$("$LB" --csv-header)
+  IFS=, read -r -a h <<<"$header"
+  IFS=, read -r -a v <<<"$line"
+  for i in "${!h[@]}"; do
+    if [ "${h[$i]}" = "$name" ]; then echo "${v[$i]}"; return 0; fi
+  done
+  echo "no column $name" >&2
+  return 1
+}
+
+# --- options ---------------------------------------------------------------
+
+@test "--help documents every long option in the option table" {
+  run lb --help
+  assert_success
+  local opts
+  opts=$(grep -oE '^[[:space:]]*\{"[a-z-]+", (required|no)_argument' "$ROOT/scripts/lockbench.c" \
+    | grep -oE '"[a-z-]+"' | tr -d '"')
+  [ "$(wc -w <<<"$opts")" -ge 20 ]
+  for o in $opts; do
+    grep -qE -- "--$o\b" <<<"$output" || { echo "--help does not document --$o"; return 1; }
+  done
+}
+
+@test "bad option values: one clear line naming option and value, exit 2" {
+  local cases=(
+    "--threads 0|--threads: invalid value '0'"
+    "--threads abc|--threads: invalid value 'abc'"
+    "-t -3|--threads: invalid value '-3'"
+    "--threads 1025|--threads: invalid value '1025'"
+    "--duration 0|--duration: invalid value '0'"
+    "--duration 1x|--duration: invalid value '1x'"
+    "--mode spin|--mode: invalid value 'spin'"
+    "--type fast|--type: invalid value 'fast'"
+    "--load-kind vm|--load-kind: invalid value 'vm'"
+    "--preempt 1.5|--preempt: invalid value '1.5'"
+    "--skew 0.5|--skew needs --locks 2"
+    "--preempt 0.5 --quantum 100 --period 100|--quantum 100 must be less than --period 100"
+    "-d 1 -n 10|--duration and --iterations exclude each other"
+    "--frobnicate|unknown option '--frobnicate'"
+    "-z|unknown option '-z'"
+    "extra|unexpected argument 'extra'"
+    "--label a,b|--label: invalid value 'a,b'"
+  )
+  local c args want
+  for c in "${cases[@]}"; do
+    args=${c%%|*}; want=${c#*|}
+    # shellcheck disable=SC2086
+    run lb $args
+    [ "$status" -eq 2 ] || { echo "'$args': status $status, want 2"; return 1; }
+    [ "${#lines[@]}" -eq 1 ] || { echo "'$args': ${#lines[@]} lines: $output"; return 1; }
+    [[ "$output" == lockbench:* ]] || { echo "'$args': $output"; return 1; }
+    [[ "$output" == *"$want"* ]] || { echo "'$args': '$output' lacks '$want'"; return 1; }
+  done
+}
+
+@test "an option without its value is an error" {
+  run lb --threads
+  assert_failure 2
+  assert_output --partial "needs a value"
+}
+
+# --- CSV ------------------------------------------------------------------
+
+@test "CSV: one line, as many columns as the header, counts add up" {
+  run lb -t 3 -n 2000 --csv
+  assert_success
+  [ "${#lines[@]}" -eq 1 ]
+  local header line
+  header=$("$LB" --csv-header)
+  line=${lines[0]}
+  [ "$(tr ',' '\n' <<<"$header" | wc -l)" -eq "$(tr ',' '\n' <<<"$line" | wc -l)" ]
+  [ "$(col algo "$line")" = glibc ]
+  [ "$(col wait "$line")" = - ]
+  [ "$(col mode "$line")" = lock ]
+  [ "$(col threads "$line")" -eq 3 ]
+  [ "$(col acquisitions "$line")" -eq 6000 ]
+  [ "$(col attempts "$line")" -eq 6000 ]
+  [ "$(col failed "$line")" -eq 0 ]
+  [ "$(col per_thread "$line")" = "2000;2000;2000" ]
+  [ "$(col min_thread "$line")" -eq 2000 ]
+  [ "$(col max_thread "$line")" -eq 2000 ]
+  [ "$(col jain "$line")" = 1.0000 ]
+  [ "$(col success "$line")" = 1.000000 ]
+  [ "$(col cpus "$line")" -eq "$(getconf _NPROCESSORS_ONLN)" ]
+  [ "$(col kernel "$line")" = "$(uname -r)" ]
+  # every numeric column parses as a number
+  for c in seconds acq_per_s ns_per_acq handoff lat_p50_ns lat_p99_ns lat_max_ns; do
+    [[ "$(col $c "$line")" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$c: $(col $c "$line")"; return 1; }
+  done
+}
+
+@test "CSV: --label names the algorithm; a foreign preload is named after its file" {
+  run lb -t 1 -n 10 --csv --label mylock
+  assert_success
+  [ "$(col algo "$output")" = mylock ]
+  [ -f "$NOLOCK" ] || skip "build/doubles/nolock.so not built"
+  run env LD_PRELOAD="$NOLOCK" "$LB" -t 1 -n 10 --csv
+  assert_success
+  [ "$(col algo "$output")" = preload:nolock.so ]
+}
+
+@test "latency is sampled one acquisition in K; handoffs are counted" {
+  run lb -t 2 -n 1000 --sample 10 --csv
+  assert_success
+  [ "$(col lat_samples "$output")" -eq 200 ]
+  run lb -t 1 -n 1000 --sample 0 --csv
+  assert_success
+  [ "$(col lat_samples "$output")" -eq 0 ]
+  # one thread: only its first acquisition follows another holder (none)
+  [ "$(col handoff "$output")" = 0.0010 ]
+}
+
+@test "summary: every section is reported" {
+  run lb -t 2 -n 500 -m timedlock -e 1 --preempt 0.5 --quantum 100 --period 1000
+  assert_success
+  for s in "glibc (wait -), timedlock" machine load throughput success "per thread" "Jain fairness" \
+    handoff latency preemption "handler_ms" "mutual excl.  ok"; do
+    assert_output --partial "$s"
+  done
+}
+
+# --- mutual exclusion -------------------------------------------------------
+
+@test "the mutual-exclusion check passes with glibc in every mode and mutex type" {
+  for m in lock trylock timedlock clocklock; do
+    run lb -t 4 -n 20000 -m "$m" -c 1 -N 0
+    [ "$status" -eq 0 ] || { echo "mode $m: $output"; return 1; }
+    assert_output --partial "mutual excl.  ok"
+  done
+  for t in normal recursive errorcheck adaptive; do
+    run lb -t 4 -n 20000 --type "$t" -N 0
+    [ "$status" -eq 0 ] || { echo "type $t: $output"; return 1; }
+  done
+}
+
+@test "the mutual-exclusion check fails on a broken lock (no-op LD_PRELOAD double)" {
+  [ -f "$NOLOCK" ] || skip "build/doubles/nolock.so not built"
+  for m in lock trylock timedlock; do
+    # 4 threads on any number of CPUs: without a lock, critical sections
+    # overlap (in parallel, or by preemption inside one) many times.
+    run timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
+    [ "$status" -eq 3 ] || { echo "mode $m: status $status: $output"; return 1; }
+    assert_output --partial "lockbench: mutual exclusion violated"
+    assert_output --partial "VIOLATED"
+  done
+}
+
+# --- synthetic scheduler -------------------------------------------------------
+
+@test "the synthetic scheduler preempts the chosen threads and reports their handler time" {
+  run lb -t 4 -d 0.3 --preempt 0.5 --quantum 1000 --period 3000 --csv
+  assert_success
+  [ "$(col preempted_threads "$output")" -eq 2 ]
+  local sig ms
+  sig=$(col signals "$output")
+  ms=$(col handler_ms_per_thread "$output")
+  [ "$sig" -ge 2 ]
+  IFS=';' read -r -a t <<<"$ms"
+  [ "${#t[@]}" -eq 4 ]
+  # each handler spins for the full 1 ms quantum: chosen threads >= 1 ms,
+  # the others never run it
+  awk -v a="${t[0]}" -v b="${t[1]}" 'BEGIN { exit !(a >= 1 && b >= 1) }'
+  [ "${t[2]}" = 0.000 ] && [ "${t[3]}" = 0.000 ]
+  # total handler time is at least one quantum per signal
+  awk -v ms="$(col handler_ms "$output")" -v s="$sig" 'BEGIN { exit !(ms >= s * 1.0) }'
+}
+
+# --- try and timed modes -------------------------------------------------------
+
+@test "timedlock and clocklock count timeouts: a holder keeps the lock 2 ms, patience 10 us" {
+  for m in timedlock clocklock; do
+    run lb -t 2 -n 10 -m "$m" -p 10 --cs-ns 2000000 -N 0 --csv
+    assert_success
+    local a f at
+    a=$(col acquisitions "$output"); f=$(col failed "$output"); at=$(col attempts "$output")
+    [ "$a" -eq 20 ]
+    [ "$f" -ge 1 ] || { echo "$m: no timeout: $output"; return 1; }
+    [ "$at" -eq $((a + f)) ]
+    [ "$(col patience_us "$output")" -eq 10 ]
+    awk -v s="$(col success "$output")" 'BEGIN { exit !(s < 1) }'
+  done
+}
+
+@test "trylock counts EBUSY failures and retries until it succeeds" {
+  run lb -t 2 -n 10 -m trylock --cs-ns 2000000 -N 0 --csv
+  assert_success
+  local a f
+  a=$(col acquisitions "$output"); f=$(col failed "$output")
+  [ "$a" -eq 20 ]
+  [ "$f" -ge 1 ]
+  [ "$(col attempts "$output")" -eq $((a + f)) ]
+}
+
+@test "a timed run with patience never exceeded has no timeouts" {
+  run lb -t 1 -n 1000 -m timedlock --csv
+  assert_success
+  [ "$(col failed "$output")" -eq 0 ]
+  [ "$(col success "$output")" = 1.000000 ]
+}
+
+# --- load, locks, pinning -------------------------------------------------------
+
+@test "external load as threads or processes; K locks with skew; pinning" {
+  run lb -t 2 -n 2000 -e 2 --load-kind process --csv
+  assert_success
+  [ "$(col load "$output")" -eq 2 ]
+  [ "$(col load_kind "$output")" = process ]
+  run lb -t 2 -n 2000 -e 1 -k 8 --skew 0.9 --pin --csv
+  assert_success
+  [ "$(col locks "$output")" -eq 8 ]
+  [ "$(col acquisitions "$output")" -eq 4000 ]
+  [ "$(col pin "$output")" -eq 1 ]
+}
+
+# Waits (up to 20 s) until process $1 has $2 children; prints their pids.
+children_of() {
+  local i kids
+  for ((i = 0; i < 400; i++)); do
+    kids=$(pgrep -P "$1" || true)
+    if [ "$(wc -w <<<"$kids")" -ge "$2" ]; then echo $kids; return 0; fi
+    sleep 0.05
+  done
+  return 1
+}
+
+@test "load processes end with lockbench, even when it is killed" {
+  local pid kids k
+  "$LB" -t 1 -d 3 -e 2 --load-kind process >/dev/null &
+  pid=$!
+  kids=$(children_of "$pid" 2) || { kill -9 "$pid"; echo "no load processes seen"; return 1; }
+  wait "$pid"
+  for k in $kids; do ! kill -0 "$k" 2>/dev/null || { echo "load $k survived"; return 1; }; done
+  "$LB" -t 1 -d 60 -e 2 --load-kind process >/dev/null &
+  pid=$!
+  kids=$(children_of "$pid" 2) || { kill -9 "$pid"; echo "no load processes seen"; return 1; }
+  kill -9 "$pid"
+  wait "$pid" || true
+  for k in $kids; do
+    for ((i = 0; i < 200; i++)); do kill -0 "$k" 2>/dev/null || break; sleep 0.05; done
+    ! kill -0 "$k" 2>/dev/null || { echo "load $k survived its parent"; return 1; }
+  done
+}
+
+# --- under lockswap -------------------------------------------------------------
+
+# Sets NAMES to pthread and every real lock, or skips the test (called
+# directly, not in $(...), so that skip ends the test).
+shim_algos() {
+  [ -f "$LIB" ] || skip "build/liblockswap.so not built yet"
+  [ -x "$LOCKSWAP" ] || skip "build/lockswap not built yet"
+  local a
+  a=$("$LOCKSWAP" --names --cap lock 2>/dev/null) || skip "lockswap --names failed"
+  [ -n "$a" ] || skip "no lockswap algorithm exists yet"
+  NAMES="pthread $a"
+}
+
+@test "under every lockswap algorithm: mutual exclusion holds, the algorithm is reported" {
+  local a out failed=()
+  shim_algos
+  for a in $NAMES; do
+    out=$(under "$a" -- "$LB" -t 4 -n 3000 -N 0 --csv 2>&1) || { failed+=("$a: $out"); continue; }
+    [ "$(col algo "$out")" = "$a" ] || failed+=("$a: reported as $(col algo "$out")")
+  done
+  [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
+}
+
+@test "under every lockswap algorithm: timedlock and the synthetic scheduler" {
+  local a out failed=()
+  shim_algos
+  for a in $NAMES; do
+    out=$(under "$a" -- "$LB" -t 3 -d 0.1 -m timedlock -p 20 --preempt 0.34 --quantum 200 \
+      --period 2000 --csv 2>&1) || failed+=("$a: $out")
+  done
+  [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
+}
