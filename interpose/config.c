@@ -1,0 +1,261 @@
+/*
+ * config.c - initialisation: glibc's functions, the environment, reporting.
+ *
+ * ls_init() runs from the library's constructor, or earlier from the first
+ * pthread call of another library's constructor; it is idempotent and
+ * thread-safe (a CAS on ls_g.ready; latecomers wait). It resolves glibc's
+ * own entry points, reads every LOCKSWAP_ variable, and either publishes the
+ * chosen algorithm or, on any bad value, prints one line and exits with
+ * status 2: before main, never a silent fallback.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pool.h"
+#include "shim.h"
+#include "wait.h"
+
+extern char **environ;
+
+struct ls_global ls_g = {.fast_kind = -1};
+struct ls_real ls_real;
+static bool verbose, stats;
+
+#define DEFAULT_ALGO "ttas"
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	/* write(2), not stdio: no locks, no buffering, safe before main */
+	for (ssize_t off = 0, w; off < n; off += w)
+		if ((w = write(2, buf + off, (size_t)(n - off))) <= 0)
+			break;
+}
+
+static __attribute__((noreturn)) void config_error(const char *msg)
+{
+	say("lockswap: %s", msg);
+	_exit(2);
+}
+
+static void *real_sym(const char *name, const char *version)
+{
+	void *p = dlvsym(RTLD_NEXT, name, version);
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	if (!p) {
+		say("lockswap: cannot find glibc's %s@%s", name, version);
+		_exit(2);
+	}
+	return p;
+}
+
+static void resolve_glibc(void)
+{
+	ls_real.mutex_init = real_sym("pthread_mutex_init", "GLIBC_2.2.5");
+	ls_real.mutex_destroy = real_sym("pthread_mutex_destroy", "GLIBC_2.2.5");
+	ls_real.mutex_lock = real_sym("pthread_mutex_lock", "GLIBC_2.2.5");
+	ls_real.mutex_trylock = real_sym("pthread_mutex_trylock", "GLIBC_2.34");
+	ls_real.mutex_timedlock = real_sym("pthread_mutex_timedlock", "GLIBC_2.34");
+	ls_real.mutex_clocklock = real_sym("pthread_mutex_clocklock", "GLIBC_2.34");
+	ls_real.mutex_unlock = real_sym("pthread_mutex_unlock", "GLIBC_2.2.5");
+	ls_real.cond_init = real_sym("pthread_cond_init", "GLIBC_2.3.2");
+	ls_real.cond_destroy = real_sym("pthread_cond_destroy", "GLIBC_2.3.2");
+	ls_real.cond_wait = real_sym("pthread_cond_wait", "GLIBC_2.3.2");
+	ls_real.cond_timedwait = real_sym("pthread_cond_timedwait", "GLIBC_2.3.2");
+	ls_real.cond_clockwait = real_sym("pthread_cond_clockwait", "GLIBC_2.34");
+	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
+	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
+}
+
+/* The variables the shim itself reads; algorithm tunables are added from
+ * the registry. */
+static const char *const own_vars[] = {
+	"LOCKSWAP_ALGO", "LOCKSWAP_WAIT", "LOCKSWAP_SPIN", "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",
+	"LOCKSWAP_LIB", /* read by the lockswap command only */
+};
+
+static bool known_var(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
+		if (strlen(own_vars[i]) == len && !strncmp(own_vars[i], name, len))
+			return true;
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++)
+			if (strlen(p->env) == len && !strncmp(p->env, name, len))
+				return true;
+	return false;
+}
+
+static void check_unknown_vars(void)
+{
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, "LOCKSWAP_", 9) != 0)
+			continue;
+		const char *eq = strchr(*e, '=');
+		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+		if (known_var(*e, len))
+			continue;
+		char list[1024];
+		size_t used = 0;
+		list[0] = '\0';
+		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+						 own_vars[i]);
+		for (size_t i = 0; i < ls_algo_count() && used < sizeof list; i++)
+			for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env && used < sizeof list;
+			     p++)
+				used += (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
+		char msg[1400];
+		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
+		config_error(msg);
+	}
+}
+
+static bool parse_bool(const char *var, const char *v)
+{
+	if (!v)
+		return false;
+	if (!strcmp(v, "0"))
+		return false;
+	if (!strcmp(v, "1"))
+		return true;
+	char msg[256];
+	snprintf(msg, sizeof msg, "%s: '%.64s' is not valid (valid: 0, 1)", var, v);
+	config_error(msg);
+}
+
+static void configure(void)
+{
+	char msg[1400], names[1024];
+
+	check_unknown_vars();
+
+	const char *name = getenv("LOCKSWAP_ALGO");
+	if (!name)
+		name = DEFAULT_ALGO;
+	const struct ls_algo *a = ls_algo_find(name);
+	if (!a) {
+		snprintf(msg, sizeof msg, "LOCKSWAP_ALGO: unknown algorithm '%.64s' (valid: %s)", name,
+			 ls_algo_names(names, sizeof names));
+		config_error(msg);
+	}
+
+	const char *w = getenv("LOCKSWAP_WAIT");
+	if (w) {
+		if (!strcmp(w, "spin"))
+			ls_wait_cfg.policy = LS_WAIT_SPIN;
+		else if (!strcmp(w, "yield"))
+			ls_wait_cfg.policy = LS_WAIT_YIELD;
+		else if (!strcmp(w, "park"))
+			ls_wait_cfg.policy = LS_WAIT_PARK;
+		else {
+			snprintf(msg, sizeof msg, "LOCKSWAP_WAIT: unknown policy '%.64s' (valid: spin, yield, park)",
+				 w);
+			config_error(msg);
+		}
+	}
+
+	const char *s = getenv("LOCKSWAP_SPIN");
+	if (s) {
+		static uint64_t spin;
+		static const struct ls_param spin_param = {"LOCKSWAP_SPIN", "", &spin, 0, 100000000};
+		uint64_t v;
+		if (ls_param_parse(&spin_param, s, &v, msg, sizeof msg))
+			config_error(msg);
+		ls_wait_cfg.spin = (unsigned)v;
+	}
+
+	/* Every algorithm's tunables are validated, not only the chosen
+	 * one's: a typo must not pass silently because of the algorithm. */
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++) {
+			const char *v = getenv(p->env);
+			uint64_t x;
+			if (!v)
+				continue;
+			if (ls_param_parse(p, v, &x, msg, sizeof msg))
+				config_error(msg);
+			*p->value = x;
+		}
+
+	verbose = parse_bool("LOCKSWAP_VERBOSE", getenv("LOCKSWAP_VERBOSE"));
+	stats = parse_bool("LOCKSWAP_STATS", getenv("LOCKSWAP_STATS"));
+	ls_node_counting = verbose || stats;
+
+	if (verbose) {
+		static const char *const policy[] = {"spin", "yield", "park"};
+		char caps[128];
+		say("lockswap: algorithm=%s wait=%s spin=%u caps=%s state=%s", a->name,
+		    policy[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_caps_string(a->caps, caps, sizeof caps),
+		    a->state_size > LS_INLINE_STATE ? "out-of-line" : "inline");
+		for (const struct ls_param *p = a->params; p && p->env; p++)
+			say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
+		if (!a->timedlock && !(a->caps & LS_CAP_PASSTHROUGH))
+			say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
+	}
+
+	ls_g.algo = a;
+	ls_g.passthrough = (a->caps & LS_CAP_PASSTHROUGH) != 0;
+	ls_g.ext = a->state_size > LS_INLINE_STATE;
+	ls_g.lock = a->lock;
+	ls_g.trylock = a->trylock;
+	ls_g.unlock = a->unlock;
+	ls_g.fast_kind = (ls_g.passthrough || ls_g.ext) ? -1 : 0;
+}
+
+static __thread int in_init;
+
+void ls_init(void)
+{
+	int expected = 0;
+	if (atomic_compare_exchange_strong_explicit(&ls_g.ready, &expected, 1, memory_order_acquire,
+						    memory_order_acquire)) {
+		in_init = 1;
+		resolve_glibc();
+		configure();
+		in_init = 0;
+		/* release: publishes ls_g and ls_real to every acquire of ready */
+		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
+		return;
+	}
+	if (in_init) {
+		/* dlvsym or getenv took a pthread mutex: cannot happen with
+		 * glibc 2.36, and would deadlock, so say so. */
+		say("lockswap: pthread call during initialisation; aborting");
+		abort();
+	}
+	while (atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2)
+		sched_yield();
+}
+
+__attribute__((constructor)) static void ctor(void)
+{
+	ls_init();
+}
+
+__attribute__((destructor)) static void dtor(void)
+{
+	if (!verbose && !stats)
+		return;
+	struct ls_node_stats st;
+	ls_node_stats(&st);
+	say("lockswap: nodes in_use=%ld max_in_use=%ld carved=%ld", st.in_use, st.max_in_use, st.carved);
+}

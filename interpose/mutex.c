@@ -1,0 +1,424 @@
+/*
+ * mutex.c - the pthread_mutex_* entry points.
+ *
+ * Fast path (lock, trylock, unlock): a NORMAL mutex whose algorithm keeps
+ * its state inline. One load of __kind, compared with ls_g.fast_kind (0
+ * once initialised, -1 before and under passthrough or out-of-line state),
+ * then a tail call into the algorithm. Everything else - types, glibc's
+ * mutexes, out-of-line state, initialisation - is on the slow path.
+ *
+ * POSIX and glibc semantics kept here, whatever the algorithm:
+ *   RECURSIVE   owner tid + count; EAGAIN when the count would overflow;
+ *               EPERM on unlock by a non-owner.
+ *   ERRORCHECK  EDEADLK on relock; EPERM on unlock by a non-owner or of an
+ *               unlocked mutex; trylock by the owner is EBUSY.
+ *   NORMAL      no ownership: any thread may unlock (glibc tolerates it).
+ *   timed       trylock first; then EINVAL for tv_nsec outside [0, 1e9),
+ *               ETIMEDOUT for a deadline already past; clocklock accepts
+ *               CLOCK_REALTIME and CLOCK_MONOTONIC only (EINVAL otherwise,
+ *               checked first, as glibc does).
+ *   destroy     EBUSY while locked; then __kind = -1 as glibc does, so a
+ *               use after destroy gets glibc's EINVAL.
+ * A CLOCK_REALTIME deadline is converted to a CLOCK_MONOTONIC one when the
+ * wait starts: a later step of the realtime clock does not move it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pool.h"
+#include "shim.h"
+#include "wait.h"
+
+static __thread int tls_tid __attribute__((tls_model("initial-exec")));
+
+static int self_tid(void)
+{
+	int t = tls_tid;
+	if (LS_UNLIKELY(!t))
+		t = tls_tid = (int)syscall(SYS_gettid);
+	return t;
+}
+
+/* fork: the child's only thread has a new tid (as in glibc, a mutex the
+ * parent's thread owned is not owned by the child's). */
+static void atfork_child(void)
+{
+	tls_tid = 0;
+}
+
+__attribute__((constructor(101))) static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+static inline int load_owner(struct ls_mutex *m)
+{
+	return __atomic_load_n(&m->owner, __ATOMIC_RELAXED);
+}
+
+static inline void store_owner(struct ls_mutex *m, int tid)
+{
+	/* relaxed: read by other threads only to learn "not mine" */
+	__atomic_store_n(&m->owner, tid, __ATOMIC_RELAXED);
+}
+
+/* ---- out-of-line state ---- */
+
+static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
+{
+	const struct ls_algo *a = ls_g.algo;
+	for (;;) {
+		struct ls_ext *e = ls_ext_alloc(sizeof(struct ls_ext) + a->state_size);
+		if (!e) {
+			static const char msg[] = "lockswap: cannot allocate lock state; aborting\n";
+			if (write(2, msg, sizeof msg - 1) < 0) {
+			}
+			abort();
+		}
+		e->mutex = m;
+		if (a->init)
+			a->init(e + 1);
+		/* release: the initialised state is visible to whoever loads
+		 * the pointer with acquire (ext_state) */
+		if (atomic_compare_exchange_strong_explicit(&m->alg.ext, &seen, e, memory_order_acq_rel,
+							    memory_order_acquire))
+			return e + 1;
+		ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
+		if (seen && ls_ext_owns(seen) && seen->mutex == m)
+			return seen + 1; /* another thread attached first */
+	}
+}
+
+static inline void *ext_state(struct ls_mutex *m)
+{
+	struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_acquire);
+	if (LS_LIKELY(e && ls_ext_owns(e) && e->mutex == m))
+		return e + 1;
+	return ext_attach(m, e);
+}
+
+static inline void *state_of(struct ls_mutex *m)
+{
+	return ls_g.ext ? ext_state(m) : m->alg.state;
+}
+
+/* ---- lock ---- */
+
+static int lock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_lock(mu);
+	int tid;
+	switch (m->kind & KIND_TYPE_MASK) {
+	case PTHREAD_MUTEX_RECURSIVE:
+		tid = self_tid();
+		if (load_owner(m) == tid) {
+			if (m->count + 1 == 0)
+				return EAGAIN;
+			m->count++;
+			return 0;
+		}
+		ls_g.lock(state_of(m));
+		store_owner(m, tid);
+		m->count = 1;
+		return 0;
+	case PTHREAD_MUTEX_ERRORCHECK:
+		tid = self_tid();
+		if (load_owner(m) == tid)
+			return EDEADLK;
+		ls_g.lock(state_of(m));
+		store_owner(m, tid);
+		return 0;
+	default: /* NORMAL, ADAPTIVE */
+		ls_g.lock(state_of(m));
+		return 0;
+	}
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthread_mutex_lock(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (LS_LIKELY(m->kind == ls_g.fast_kind)) {
+		ls_g.lock(m->alg.state);
+		return 0;
+	}
+	return lock_slow(mu);
+}
+
+/* ---- trylock ---- */
+
+static int trylock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_trylock(mu);
+	int tid;
+	switch (m->kind & KIND_TYPE_MASK) {
+	case PTHREAD_MUTEX_RECURSIVE:
+		tid = self_tid();
+		if (load_owner(m) == tid) {
+			if (m->count + 1 == 0)
+				return EAGAIN;
+			m->count++;
+			return 0;
+		}
+		if (ls_g.trylock(state_of(m)))
+			return EBUSY;
+		store_owner(m, tid);
+		m->count = 1;
+		return 0;
+	case PTHREAD_MUTEX_ERRORCHECK:
+		tid = self_tid();
+		if (load_owner(m) == tid)
+			return EBUSY;
+		if (ls_g.trylock(state_of(m)))
+			return EBUSY;
+		store_owner(m, tid);
+		return 0;
+	default:
+		return ls_g.trylock(state_of(m)) ? EBUSY : 0;
+	}
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_trylock@@GLIBC_2.34"),
+			 symver("pthread_mutex_trylock@GLIBC_2.2.5"))) int
+ls_pthread_mutex_trylock(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (LS_LIKELY(m->kind == ls_g.fast_kind))
+		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
+	return trylock_slow(mu);
+}
+
+/* ---- unlock ---- */
+
+static int unlock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_unlock(mu);
+	switch (m->kind & KIND_TYPE_MASK) {
+	case PTHREAD_MUTEX_RECURSIVE:
+		if (load_owner(m) != self_tid())
+			return EPERM;
+		if (--m->count != 0)
+			return 0;
+		store_owner(m, 0);
+		break;
+	case PTHREAD_MUTEX_ERRORCHECK:
+		if (load_owner(m) != self_tid())
+			return EPERM;
+		store_owner(m, 0);
+		break;
+	default:
+		break;
+	}
+	ls_g.unlock(state_of(m));
+	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_unlock@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_unlock(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (LS_LIKELY(m->kind == ls_g.fast_kind)) {
+		ls_g.unlock(m->alg.state);
+		return 0;
+	}
+	return unlock_slow(mu);
+}
+
+/* ---- timed ---- */
+
+static bool valid_clock(clockid_t c)
+{
+	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC;
+}
+
+/* Converts an absolute deadline on `clock` to ls_now_ns() time. Returns
+ * EINVAL, ETIMEDOUT (already past) or 0. */
+static int to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
+{
+	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
+		return EINVAL;
+	if (abs->tv_sec < 0)
+		return ETIMEDOUT;
+	uint64_t want = (uint64_t)abs->tv_sec * 1000000000u + (uint64_t)abs->tv_nsec;
+	if (clock == CLOCK_MONOTONIC) {
+		if (want <= ls_now_ns())
+			return ETIMEDOUT;
+		*out = want;
+		return 0;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t rt = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (want <= rt)
+		return ETIMEDOUT;
+	*out = ls_now_ns() + (want - rt);
+	return 0;
+}
+
+static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs)
+{
+	if (!ls_g.trylock(state))
+		return 0;
+	uint64_t deadline;
+	int r = to_deadline(clock, abs, &deadline);
+	if (r)
+		return r;
+	const struct ls_algo *a = ls_g.algo;
+	if (a->timedlock)
+		return a->timedlock(state, deadline);
+	return ls_timedlock_fallback(a, state, deadline);
+}
+
+static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	int tid, r;
+	switch (m->kind & KIND_TYPE_MASK) {
+	case PTHREAD_MUTEX_RECURSIVE:
+		tid = self_tid();
+		if (load_owner(m) == tid) {
+			if (m->count + 1 == 0)
+				return EAGAIN;
+			m->count++;
+			return 0;
+		}
+		if ((r = algo_timedlock(state_of(m), clock, abs)))
+			return r;
+		store_owner(m, tid);
+		m->count = 1;
+		return 0;
+	case PTHREAD_MUTEX_ERRORCHECK:
+		tid = self_tid();
+		if (load_owner(m) == tid)
+			return EDEADLK;
+		if ((r = algo_timedlock(state_of(m), clock, abs)))
+			return r;
+		store_owner(m, tid);
+		return 0;
+	default:
+		return algo_timedlock(state_of(m), clock, abs);
+	}
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_timedlock@@GLIBC_2.34"),
+			 symver("pthread_mutex_timedlock@GLIBC_2.2.5"))) int
+ls_pthread_mutex_timedlock(pthread_mutex_t *mu, const struct timespec *abs)
+{
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_timedlock(mu, abs);
+	return timed(mu, CLOCK_REALTIME, abs);
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_clocklock@@GLIBC_2.34"),
+			 symver("pthread_mutex_clocklock@GLIBC_2.30"))) int
+ls_pthread_mutex_clocklock(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
+{
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_clocklock(mu, clock, abs);
+	if (!valid_clock(clock))
+		return EINVAL;
+	return timed(mu, clock, abs);
+}
+
+/* ---- init / destroy ---- */
+
+LS_EXPORT __attribute__((symver("pthread_mutex_init@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	int type = PTHREAD_MUTEX_NORMAL, pshared = PTHREAD_PROCESS_PRIVATE, robust = PTHREAD_MUTEX_STALLED,
+	    protocol = PTHREAD_PRIO_NONE;
+	ls_ensure_init();
+	if (attr) {
+		pthread_mutexattr_gettype(attr, &type);
+		pthread_mutexattr_getpshared(attr, &pshared);
+		pthread_mutexattr_getrobust(attr, &robust);
+		pthread_mutexattr_getprotocol(attr, &protocol);
+	}
+	if (ls_g.passthrough || pshared != PTHREAD_PROCESS_PRIVATE || robust != PTHREAD_MUTEX_STALLED ||
+	    protocol != PTHREAD_PRIO_NONE)
+		return ls_real.mutex_init(mu, attr);
+
+	/* Re-initialising memory that held one of our mutexes (destroyed,
+	 * or reused without destroy): keep its out-of-line block. A pointer
+	 * outside the region is garbage and is never dereferenced. */
+	struct ls_ext *old = NULL;
+	if (ls_g.ext) {
+		struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && e->mutex == m)
+			old = e;
+	}
+	memset(m, 0, sizeof *m);
+	m->kind = type & KIND_TYPE_MASK;
+	if (old) {
+		memset(old + 1, 0, ls_g.algo->state_size);
+		if (ls_g.algo->init)
+			ls_g.algo->init(old + 1);
+		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
+	} else if (!ls_g.ext && ls_g.algo->init) {
+		ls_g.algo->init(m->alg.state);
+	}
+	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_destroy(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_destroy(mu);
+	void *state = state_of(m);
+	if (ls_g.trylock(state))
+		return EBUSY;
+	ls_g.unlock(state);
+	if (ls_g.algo->destroy)
+		ls_g.algo->destroy(state);
+	if (ls_g.ext) {
+		struct ls_ext *e = atomic_exchange_explicit(&m->alg.ext, NULL, memory_order_acq_rel);
+		if (e && ls_ext_owns(e) && e->mutex == m) {
+			e->mutex = NULL;
+			ls_ext_free(e, sizeof(struct ls_ext) + ls_g.algo->state_size);
+		}
+	}
+	m->kind = -1;
+	return 0;
+}
+
+/* ---- for the condition variable ---- */
+
+int ls_mutex_unlock_for_wait(pthread_mutex_t *mu, uint32_t *saved)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	*saved = 0;
+	if (!ls_mutex_is_glibc(mu) && (m->kind & KIND_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE) {
+		if (load_owner(m) != self_tid())
+			return EPERM;
+		*saved = m->count;
+		m->count = 1;
+	}
+	return ls_pthread_mutex_unlock(mu);
+}
+
+int ls_mutex_relock_after_wait(pthread_mutex_t *mu, uint32_t saved)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	int r = ls_pthread_mutex_lock(mu);
+	if (r == 0 && saved)
+		m->count = saved;
+	return r;
+}

@@ -1,0 +1,133 @@
+/*
+ * shim.h - what the interposition layer's files share.
+ *
+ * How lockswap reads a pthread_mutex_t (40 bytes on x86-64). The fields
+ * glibc's static initialisers set, and the ones a debugger shows, keep
+ * glibc's meaning; the algorithm gets the 16 bytes glibc uses for its
+ * robust-list links, which lockswap never needs:
+ *
+ *	offset	glibc		lockswap
+ *	 0	__lock		unused (0)
+ *	 4	__count		recursion count (RECURSIVE only)
+ *	 8	__owner		owner's kernel tid (RECURSIVE, ERRORCHECK), 0 when unlocked
+ *	12	__nusers	unused
+ *	16	__kind		type in bits 0-1; a glibc bit (robust 16, PI 32, PP 64,
+ *				process-shared 128) means "glibc's mutex"; -1 destroyed
+ *	20	__spins...	unused
+ *	24	__list		algorithm state, 16 bytes (LS_INLINE_STATE), or, for an
+ *				algorithm whose state is larger, a pointer to an
+ *				out-of-line block (struct ls_ext) in type-stable memory
+ *
+ * Static initialisers and zeroed memory give kind 0..3 and an all-zero
+ * state, which every algorithm takes as unlocked, so there is nothing to do
+ * at first use: the mapping from mutex to lock is the address itself, O(1),
+ * with no table and no global lock. An out-of-line block records the mutex
+ * it belongs to; a mutex copied by value (or memory reused without destroy)
+ * finds a block that is not its own and attaches a fresh one.
+ *
+ * Mutexes glibc must own (process-shared: the lock must live in the shared
+ * memory itself and work across processes, which lockswap's per-process
+ * node pools cannot; robust: the kernel's robust-list protocol walks
+ * glibc's __list links; priority inheritance and protection: the kernel's
+ * PI futexes and priority ceilings need glibc's lock word) are passed to
+ * glibc untouched, and so is every call on them.
+ */
+#ifndef LS_SHIM_H
+#define LS_SHIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lock.h"
+
+#define LS_EXPORT __attribute__((visibility("default")))
+
+#define KIND_TYPE_MASK 3
+#define KIND_GLIBC_BITS (16 | 32 | 64 | 128)
+
+struct ls_mutex {
+	uint32_t unused0;
+	uint32_t count;
+	int32_t owner;
+	uint32_t unused1;
+	int32_t kind;
+	uint32_t unused2;
+	union {
+		unsigned char state[LS_INLINE_STATE];
+		struct ls_ext *_Atomic ext;
+	} alg;
+};
+_Static_assert(sizeof(struct ls_mutex) == sizeof(pthread_mutex_t), "layout");
+_Static_assert(offsetof(struct ls_mutex, kind) == offsetof(pthread_mutex_t, __data.__kind), "kind");
+_Static_assert(offsetof(struct ls_mutex, count) == offsetof(pthread_mutex_t, __data.__count), "count");
+_Static_assert(offsetof(struct ls_mutex, owner) == offsetof(pthread_mutex_t, __data.__owner), "owner");
+_Static_assert(offsetof(struct ls_mutex, alg) % 8 == 0, "state alignment");
+
+/* Header of an out-of-line state block; the state follows at +64. */
+struct ls_ext {
+	struct ls_mutex *mutex;
+	char pad[LS_CACHELINE - sizeof(void *)];
+};
+
+/* glibc's functions, for the mutexes and condvars it keeps. */
+struct ls_real {
+	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
+	int (*mutex_destroy)(pthread_mutex_t *);
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_trylock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*mutex_unlock)(pthread_mutex_t *);
+	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+	int (*cond_destroy)(pthread_cond_t *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
+};
+
+/*
+ * The configuration the entry points read, in one cache line. Until
+ * ls_init() has run, fast_kind is -1, which no mutex has, so every call
+ * takes the slow path, which initialises first: mutexes locked before the
+ * library's constructor (by other libraries' constructors) work.
+ */
+struct ls_global {
+	int fast_kind;	  /* 0 once ready; stays -1 under passthrough */
+	bool ext;	  /* algorithm state lives out of line */
+	bool passthrough; /* LOCKSWAP_ALGO=pthread */
+	void (*lock)(void *);
+	int (*trylock)(void *);
+	void (*unlock)(void *);
+	const struct ls_algo *algo;
+	_Atomic int ready; /* 0 never, 1 in progress, 2 done */
+} __attribute__((aligned(LS_CACHELINE)));
+
+extern struct ls_global ls_g;
+extern struct ls_real ls_real;
+
+void ls_init(void); /* idempotent, thread-safe */
+static inline void ls_ensure_init(void)
+{
+	if (LS_UNLIKELY(atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2))
+		ls_init();
+}
+
+/* True if glibc owns this mutex (or every mutex, under passthrough). */
+static inline bool ls_mutex_is_glibc(const pthread_mutex_t *m)
+{
+	return ls_g.passthrough || (((const struct ls_mutex *)m)->kind & KIND_GLIBC_BITS);
+}
+
+/* For the condvar: release a mutex before waiting and take it back after,
+ * saving and restoring a recursive count. Both dispatch like the entry
+ * points. ls_mutex_unlock_for_wait returns 0 or EPERM (not the owner). */
+int ls_mutex_unlock_for_wait(pthread_mutex_t *m, uint32_t *saved);
+int ls_mutex_relock_after_wait(pthread_mutex_t *m, uint32_t saved);
+
+#endif

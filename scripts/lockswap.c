@@ -1,0 +1,231 @@
+/*
+ * lockswap - run a program with liblockswap preloaded, or list algorithms.
+ *
+ *   lockswap --list                       algorithms, capabilities, descriptions
+ *   lockswap --names [--cap CAP]...       names only, one per line
+ *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *
+ * The algorithm list is linked in from the same sources as the library.
+ * The library is found through LOCKSWAP_LIB, next to this executable (the
+ * build tree), or in ../lib (an installed tree). Bad options: one line on
+ * stderr and exit status 2; a program that cannot be run: status 127.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lock.h"
+
+static const char usage[] =
+	"usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
+	"       lockswap --list\n"
+	"       lockswap --names [--cap CAP]...\n"
+	"\n"
+	"Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
+	"uses the lock algorithm ALGO.\n"
+	"\n"
+	"  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+	"  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
+	"  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
+	"  -v, --verbose      report the configuration and node statistics on stderr\n"
+	"      --stats        count queue nodes in use and report them at exit\n"
+	"      --list         list the algorithms with capabilities and descriptions\n"
+	"      --names        list algorithm names only, one per line\n"
+	"      --cap CAP      with --names: only algorithms with capability CAP\n"
+	"                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Algorithm tunables are environment variables; --list shows them.\n"
+	"Exit status: PROG's, 2 for a bad option, 127 if PROG cannot be run.\n";
+
+static __attribute__((noreturn)) void bad(const char *fmt, const char *arg, const char *valid)
+{
+	fprintf(stderr, "lockswap: ");
+	fprintf(stderr, fmt, arg);
+	if (valid)
+		fprintf(stderr, " (valid: %s)", valid);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} caps[] = {
+	{"fifo", LS_CAP_FIFO},	 {"timeout", LS_CAP_TIMEOUT}, {"qnode", LS_CAP_QNODE},
+	{"hier", LS_CAP_HIER},	 {"passthrough", LS_CAP_PASSTHROUGH},
+	{"lock", 0}, /* special: not passthrough */
+};
+
+static void list(void)
+{
+	char c[128];
+	printf("%-10s %-24s %s\n", "NAME", "CAPABILITIES", "DESCRIPTION");
+	for (size_t i = 0; i < ls_algo_count(); i++) {
+		const struct ls_algo *a = ls_algo_at(i);
+		printf("%-10s %-24s %s\n", a->name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+		for (const struct ls_param *p = a->params; p && p->env; p++)
+			printf("%-10s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
+			       p->desc);
+	}
+	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
+	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
+}
+
+static void names(unsigned want, int want_lock)
+{
+	for (size_t i = 0; i < ls_algo_count(); i++) {
+		const struct ls_algo *a = ls_algo_at(i);
+		if ((a->caps & want) != want)
+			continue;
+		if (want_lock && (a->caps & LS_CAP_PASSTHROUGH))
+			continue;
+		printf("%s\n", a->name);
+	}
+}
+
+static char *find_lib(void)
+{
+	static char path[PATH_MAX + 32];
+	const char *env = getenv("LOCKSWAP_LIB");
+	if (env) {
+		if (access(env, R_OK) != 0)
+			bad("LOCKSWAP_LIB: cannot read '%s'", env, NULL);
+		return realpath(env, NULL);
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n < 0) {
+		fprintf(stderr, "lockswap: cannot find my own executable: %s\n", strerror(errno));
+		exit(2);
+	}
+	exe[n] = '\0';
+	char *dir = dirname(exe);
+	snprintf(path, sizeof path, "%s/liblockswap.so", dir);
+	if (access(path, R_OK) == 0)
+		return path;
+	snprintf(path, sizeof path, "%s/../lib/liblockswap.so", dir);
+	if (access(path, R_OK) == 0)
+		return realpath(path, NULL);
+	fprintf(stderr, "lockswap: cannot find liblockswap.so next to %s or in %s/../lib (set LOCKSWAP_LIB)\n",
+		dir, dir);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS };
+	static const struct option opts[] = {
+		{"algo", required_argument, NULL, 'a'},	   {"wait", required_argument, NULL, 'w'},
+		{"spin", required_argument, NULL, 's'},	   {"verbose", no_argument, NULL, 'v'},
+		{"stats", no_argument, NULL, OPT_STATS},   {"list", no_argument, NULL, OPT_LIST},
+		{"names", no_argument, NULL, OPT_NAMES},   {"cap", required_argument, NULL, OPT_CAP},
+		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+	};
+	const char *algo = NULL, *wait = NULL, *spin = NULL;
+	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
+	unsigned want = 0;
+	char buf[1024];
+
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+a:w:s:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			algo = optarg;
+			break;
+		case 'w':
+			wait = optarg;
+			break;
+		case 's':
+			spin = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case OPT_STATS:
+			stats = 1;
+			break;
+		case OPT_LIST:
+			do_list = 1;
+			break;
+		case OPT_NAMES:
+			do_names = 1;
+			break;
+		case OPT_CAP: {
+			size_t i;
+			for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
+				if (!strcmp(caps[i].name, optarg))
+					break;
+			if (i == sizeof caps / sizeof caps[0])
+				bad("--cap: unknown capability '%s'", optarg,
+				    "fifo, timeout, qnode, hier, passthrough, lock");
+			want |= caps[i].bit;
+			want_lock |= caps[i].bit == 0;
+			break;
+		}
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				snprintf(buf, sizeof buf, "-%c", optopt);
+			else
+				snprintf(buf, sizeof buf, "%s", argv[optind - 1]);
+			bad("bad option or missing argument: %s (see lockswap --help)", buf, NULL);
+		}
+	}
+	if (do_list) {
+		list();
+		return 0;
+	}
+	if (do_names) {
+		names(want, want_lock);
+		return 0;
+	}
+	if (want || want_lock)
+		bad("%s", "--cap is only meaningful with --names", NULL);
+	if (optind >= argc)
+		bad("%s", "no program to run (see lockswap --help)", NULL);
+
+	if (algo && !ls_algo_find(algo))
+		bad("unknown algorithm '%s'", algo, ls_algo_names(buf, sizeof buf));
+	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
+		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
+	if (spin) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(spin, &end, 10);
+		if (!*spin || *end || errno || spin[0] == '-' || v > 100000000ull)
+			bad("--spin: '%s' is not an unsigned integer", spin, "0..100000000");
+	}
+
+	const char *lib = find_lib();
+	const char *old = getenv("LD_PRELOAD");
+	static char preload[PATH_MAX * 4];
+	if (old && *old)
+		snprintf(preload, sizeof preload, "%s %s", lib, old);
+	else
+		snprintf(preload, sizeof preload, "%s", lib);
+	setenv("LD_PRELOAD", preload, 1);
+	if (algo)
+		setenv("LOCKSWAP_ALGO", algo, 1);
+	if (wait)
+		setenv("LOCKSWAP_WAIT", wait, 1);
+	if (spin)
+		setenv("LOCKSWAP_SPIN", spin, 1);
+	if (verbose)
+		setenv("LOCKSWAP_VERBOSE", "1", 1);
+	if (stats)
+		setenv("LOCKSWAP_STATS", "1", 1);
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "lockswap: cannot run %s: %s\n", argv[optind], strerror(errno));
+	return 127;
+}
