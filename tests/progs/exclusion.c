@@ -1,0 +1,143 @@
+/*
+ * exclusion MODE [THREADS [ITERS]] - mutual exclusion under contention.
+ *
+ * THREADS threads (default 8) each enter a critical section ITERS times
+ * (default 2000) through one mutex. Inside, a thread checks that it is alone
+ * (an atomic occupancy count) and increments a plain counter with a
+ * deliberately wide read-modify-write; at the end the counter must be
+ * THREADS * ITERS. MODE picks the mutex and how it is acquired:
+ *   normal, static, adaptive, errorcheck   lock/unlock of that type
+ *   recursive                              lock twice, unlock twice
+ *   trylock                                trylock until it succeeds
+ *   timedlock                              timedlock, deadline never reached
+ *   timedlock-short, clocklock-short       deadlines 0-2 or 0-64 us away, retried on
+ *                                          ETIMEDOUT (timeouts abandon waits)
+ *   mixed                                  all of the above, in turn
+ */
+#include "check.h"
+
+enum mode { NORMAL, STATIC, ADAPTIVE, ERRORCHECK, RECURSIVE, TRYLOCK, TIMEDLOCK, TIMED_SHORT, CLOCK_SHORT, MIXED };
+static const char *const mode_names[] = {"normal",    "static",    "adaptive",	     "errorcheck",
+					 "recursive", "trylock",   "timedlock",	     "timedlock-short",
+					 "clocklock-short", "mixed"};
+
+static enum mode mode;
+static int nthreads = 8, iters = 2000;
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t start;
+static atomic_int inside;
+static long counter;
+static atomic_long timeouts;
+
+static void acquire(enum mode how, unsigned *seed)
+{
+	int rc;
+	struct timespec dl;
+	switch (how) {
+	case TRYLOCK:
+		while ((rc = pthread_mutex_trylock(&m)) == EBUSY)
+			sched_yield();
+		break;
+	case TIMEDLOCK:
+		dl = deadline_in(CLOCK_REALTIME, FAR_NS);
+		rc = pthread_mutex_timedlock(&m, &dl);
+		break;
+	case TIMED_SHORT:
+	case CLOCK_SHORT:
+		for (;;) {
+			clockid_t c = how == TIMED_SHORT ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+			/* Half the deadlines pass at once, half within 64 us. */
+			int r = rand_r(seed);
+			dl = deadline_in(c, r & 1 ? r % 64000 : r % 2000);
+			rc = how == TIMED_SHORT ? pthread_mutex_timedlock(&m, &dl)
+						: pthread_mutex_clocklock(&m, c, &dl);
+			if (rc != ETIMEDOUT)
+				break;
+			atomic_fetch_add_explicit(&timeouts, 1, memory_order_relaxed);
+		}
+		break;
+	case RECURSIVE:
+		rc = pthread_mutex_lock(&m);
+		if (rc == 0)
+			rc = pthread_mutex_lock(&m);
+		break;
+	default:
+		rc = pthread_mutex_lock(&m);
+	}
+	if (rc != 0)
+		FAIL("acquire (%s): %d (%s)", mode_names[how], rc, err_name(rc));
+}
+
+static void release(enum mode how)
+{
+	if (how == RECURSIVE)
+		CHECK_RC(pthread_mutex_unlock(&m), 0);
+	CHECK_RC(pthread_mutex_unlock(&m), 0);
+}
+
+static void *worker(void *arg)
+{
+	unsigned seed = (unsigned)(intptr_t)arg;
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < iters; i++) {
+		enum mode how = mode;
+		if (mode == MIXED) {
+			static const enum mode mix[] = {NORMAL, TRYLOCK, TIMEDLOCK, TIMED_SHORT, CLOCK_SHORT};
+			how = mix[(i + (int)seed) % 5];
+		}
+		acquire(how, &seed);
+		if (atomic_fetch_add_explicit(&inside, 1, memory_order_relaxed) != 0)
+			FAIL("two threads inside the critical section");
+		long v = counter;
+		for (int k = 0; k < 64; k++)
+			__asm__ __volatile__("" ::: "memory"); /* widen the window */
+		counter = v + 1;
+		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
+		release(how);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	size_t nmodes = sizeof mode_names / sizeof mode_names[0], i;
+	for (i = 0; argc > 1 && i < nmodes; i++)
+		if (strcmp(argv[1], mode_names[i]) == 0)
+			break;
+	if (argc < 2 || i == nmodes) {
+		fprintf(stderr, "usage: exclusion MODE [THREADS [ITERS]]\n");
+		return 2;
+	}
+	mode = (enum mode)i;
+	if (argc > 2)
+		nthreads = atoi(argv[2]);
+	if (argc > 3)
+		iters = atoi(argv[3]);
+	CHECK(nthreads > 0 && nthreads <= 1024 && iters > 0);
+
+	if (mode != STATIC) {
+		pthread_mutexattr_t a;
+		CHECK_RC(pthread_mutexattr_init(&a), 0);
+		int type = mode == ADAPTIVE	? PTHREAD_MUTEX_ADAPTIVE_NP
+			   : mode == ERRORCHECK ? PTHREAD_MUTEX_ERRORCHECK
+			   : mode == RECURSIVE	? PTHREAD_MUTEX_RECURSIVE
+						: PTHREAD_MUTEX_NORMAL;
+		CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
+		CHECK_RC(pthread_mutex_init(&m, &a), 0);
+	}
+	CHECK_RC(pthread_barrier_init(&start, NULL, (unsigned)nthreads), 0);
+	pthread_t *t = calloc((size_t)nthreads, sizeof *t);
+	for (int k = 0; k < nthreads; k++)
+		t[k] = spawn(worker, (void *)(intptr_t)(k + 1));
+	for (int k = 0; k < nthreads; k++)
+		join(t[k]);
+	if (counter != (long)nthreads * iters)
+		FAIL("counter %ld, expected %ld: updates were lost", counter, (long)nthreads * iters);
+	CHECK_RC(pthread_mutex_trylock(&m), 0);
+	CHECK_RC(pthread_mutex_unlock(&m), 0);
+	CHECK_RC(pthread_mutex_destroy(&m), 0);
+	printf("%s: %d threads x %d: ok (%ld timeouts)\n", mode_names[mode], nthreads, iters,
+	       atomic_load(&timeouts));
+	free(t);
+	return 0;
+}
