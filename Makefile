@@ -17,9 +17,10 @@ B := build
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Iinterpose
-# The shim is compiled with -fexceptions so that pthread_cleanup_push in the
-# condvar wait is run by the forced unwind of pthread_cancel in C and C++.
-SHIM_CFLAGS := $(ALL_CFLAGS) -fexceptions -fasynchronous-unwind-tables
+# The shim is compiled without -fexceptions: pthread_cleanup_push in the
+# condvar wait is then glibc's setjmp-based kind, which the forced unwind of
+# pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
+SHIM_CFLAGS := $(ALL_CFLAGS) -fasynchronous-unwind-tables
 
 LOCK_SRCS := $(sort $(wildcard locks/*.c))
 SHIM_SRCS := $(sort $(wildcard interpose/*.c))
@@ -62,7 +63,7 @@ $(B)/liblocks-inject.a: $(INJ_OBJS)
 	ar rcs $@ $^
 
 $(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
-	$(CC) -shared -pthread -fexceptions -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
+	$(CC) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
 		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
 
 $(CMD): scripts/lockswap.c $(B)/liblocks.a $(HDRS)

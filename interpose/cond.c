@@ -25,8 +25,10 @@
  * Cancellation: the futex wait runs with asynchronous cancellation enabled
  * (as glibc does around its own blocking calls); the cleanup handler
  * unlinks the waiter and re-acquires the mutex before the program's own
- * cleanup handlers run. This file is compiled with -fexceptions so that the
- * handler runs in the forced unwind of C and C++ threads alike.
+ * cleanup handlers run. The shim is compiled WITHOUT -fexceptions, so this
+ * is glibc's setjmp-based cleanup, which the forced unwind of pthread_cancel
+ * runs in C and C++ threads alike. (With -fexceptions the handler became a
+ * landing pad, and an asynchronous cancel inside the wait ran it twice.)
  *
  * Destroy: a waiter that was signalled may still be about to drop its
  * reference; destroy waits for refs to drain (glibc does the same), so the
