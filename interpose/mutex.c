@@ -108,7 +108,7 @@ static inline void *state_of(struct ls_mutex *m)
 
 /* ---- lock ---- */
 
-static int lock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
@@ -148,12 +148,14 @@ LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthr
 		ls_g.lock(m->alg.state);
 		return 0;
 	}
+	if (ls_g.passthrough) /* the baseline: interposition and glibc, nothing else */
+		return ls_real.mutex_lock(mu);
 	return lock_slow(mu);
 }
 
 /* ---- trylock ---- */
 
-static int trylock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
@@ -194,12 +196,14 @@ ls_pthread_mutex_trylock(pthread_mutex_t *mu)
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	if (LS_LIKELY(m->kind == ls_g.fast_kind))
 		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
+	if (ls_g.passthrough)
+		return ls_real.mutex_trylock(mu);
 	return trylock_slow(mu);
 }
 
 /* ---- unlock ---- */
 
-static int unlock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
@@ -233,6 +237,8 @@ ls_pthread_mutex_unlock(pthread_mutex_t *mu)
 		ls_g.unlock(m->alg.state);
 		return 0;
 	}
+	if (ls_g.passthrough)
+		return ls_real.mutex_unlock(mu);
 	return unlock_slow(mu);
 }
 
