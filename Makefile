@@ -104,8 +104,11 @@ test: deps-test
 check: test
 
 demo: deps-demo
-	@$(MAKE) --no-print-directory all $(B)/progs/contend
+	@$(MAKE) --no-print-directory all $(B)/demo-contend
 	@scripts/demo
+
+$(B)/demo-contend: scripts/demo.c
+	$(CC) -std=gnu11 -O2 -pthread $(WARN) -o $@ $<
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin

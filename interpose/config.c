@@ -88,7 +88,7 @@ static void resolve_glibc(void)
 /* The variables the shim itself reads; algorithm tunables are added from
  * the registry. */
 static const char *const own_vars[] = {
-	"LOCKSWAP_ALGO", "LOCKSWAP_WAIT", "LOCKSWAP_SPIN", "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",
+	"LOCKSWAP_ALGO", "LOCKSWAP_WAIT", "LOCKSWAP_SPIN", "LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",
 	"LOCKSWAP_LIB", /* read by the lockswap command only */
 };
 
@@ -183,6 +183,16 @@ static void configure(void)
 		ls_wait_cfg.spin = (unsigned)v;
 	}
 
+	const char *y = getenv("LOCKSWAP_YIELD");
+	if (y) {
+		static uint64_t yield;
+		static const struct ls_param yield_param = {"LOCKSWAP_YIELD", "", &yield, 0, 100000000};
+		uint64_t v;
+		if (ls_param_parse(&yield_param, y, &v, msg, sizeof msg))
+			config_error(msg);
+		ls_wait_cfg.yield = (unsigned)v;
+	}
+
 	/* Every algorithm's tunables are validated, not only the chosen
 	 * one's: a typo must not pass silently because of the algorithm. */
 	for (size_t i = 0; i < ls_algo_count(); i++)
@@ -203,8 +213,9 @@ static void configure(void)
 	if (verbose) {
 		static const char *const policy[] = {"spin", "yield", "park"};
 		char caps[128];
-		say("lockswap: algorithm=%s wait=%s spin=%u caps=%s state=%s", a->name,
-		    policy[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_caps_string(a->caps, caps, sizeof caps),
+		say("lockswap: algorithm=%s wait=%s spin=%u yield=%u caps=%s state=%s", a->name,
+		    policy[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_wait_cfg.yield,
+		    ls_caps_string(a->caps, caps, sizeof caps),
 		    a->state_size > LS_INLINE_STATE ? "out-of-line" : "inline");
 		for (const struct ls_param *p = a->params; p && p->env; p++)
 			say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);

@@ -11,7 +11,7 @@
 
 #include "wait.h"
 
-struct ls_wait_cfg ls_wait_cfg = {LS_WAIT_PARK, LS_WAIT_SPIN_DEFAULT};
+struct ls_wait_cfg ls_wait_cfg = {LS_WAIT_PARK, LS_WAIT_SPIN_DEFAULT, LS_WAIT_YIELD_DEFAULT};
 
 uint64_t ls_now_ns(void)
 {
@@ -22,7 +22,6 @@ uint64_t ls_now_ns(void)
 
 bool ls_spin_slow(struct ls_spin *s)
 {
-	(void)s;
 	switch (ls_wait_cfg.policy) {
 	case LS_WAIT_SPIN:
 		ls_cpu_relax();
@@ -31,6 +30,11 @@ bool ls_spin_slow(struct ls_spin *s)
 		sched_yield();
 		return false;
 	case LS_WAIT_PARK:
+		if (s->n - ls_wait_cfg.spin < ls_wait_cfg.yield) {
+			s->n++;
+			sched_yield();
+			return false;
+		}
 		break;
 	}
 	return true;

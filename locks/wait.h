@@ -5,8 +5,12 @@
  * Policy (LOCKSWAP_WAIT, set once by the shim before any lock is used):
  *   spin   - spin with cpu_relax for ever;
  *   yield  - spin ls_wait_cfg.spin times, then sched_yield between checks;
- *   park   - spin ls_wait_cfg.spin times, then block on a futex until the
- *            releaser wakes the waiter (the default).
+ *   park   - spin ls_wait_cfg.spin times, then sched_yield up to
+ *            ls_wait_cfg.yield times, then block on a futex until the
+ *            releaser wakes the waiter (the default). The yield phase is
+ *            what keeps FIFO locks moving when threads outnumber cores: a
+ *            hand-off to a waiter that yields costs a reschedule, a hand-off
+ *            to a sleeper costs a wake-up through the kernel.
  *
  * A waiting loop looks like this:
  *
@@ -41,11 +45,13 @@ enum ls_policy { LS_WAIT_SPIN, LS_WAIT_YIELD, LS_WAIT_PARK };
 
 struct ls_wait_cfg {
 	enum ls_policy policy;
-	unsigned spin; /* cpu_relax iterations before yield/park */
+	unsigned spin;	/* cpu_relax iterations before yield/park */
+	unsigned yield; /* park only: sched_yield calls before blocking */
 };
 extern struct ls_wait_cfg ls_wait_cfg;
 
 #define LS_WAIT_SPIN_DEFAULT 256u
+#define LS_WAIT_YIELD_DEFAULT 64u
 #define LS_PARKED 0x80000000u
 
 static inline void ls_cpu_relax(void)
