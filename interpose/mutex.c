@@ -50,9 +50,17 @@ static void atfork_child(void)
 	tls_tid = 0;
 }
 
+static void atfork_child_all(void)
+{
+	atfork_child();
+	ls_pool_fork_child();
+}
+
 __attribute__((constructor(101))) static void register_atfork(void)
 {
-	pthread_atfork(NULL, NULL, atfork_child);
+	/* The pool's region lock is held across fork so that the child never
+	 * inherits it held by a thread that does not exist there. */
+	pthread_atfork(ls_pool_fork_prepare, ls_pool_fork_parent, atfork_child_all);
 }
 
 static inline int load_owner(struct ls_mutex *m)

@@ -80,6 +80,21 @@ static void region_lock_release(void)
 	atomic_store_explicit(&region_lock, 0, memory_order_release);
 }
 
+void ls_pool_fork_prepare(void)
+{
+	region_lock_acquire();
+}
+
+void ls_pool_fork_parent(void)
+{
+	region_lock_release();
+}
+
+void ls_pool_fork_child(void)
+{
+	region_lock_release();
+}
+
 static void die(const char *what)
 {
 	char msg[160];

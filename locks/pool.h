@@ -49,6 +49,12 @@ struct ls_node_stats {
 };
 void ls_node_stats(struct ls_node_stats *out);
 
+/* fork(): the region lock must not be copied held into the child. The shim
+ * registers these with pthread_atfork. */
+void ls_pool_fork_prepare(void);
+void ls_pool_fork_parent(void);
+void ls_pool_fork_child(void);
+
 void *ls_ext_alloc(size_t size); /* zero-filled, 64-byte aligned; NULL if exhausted */
 void ls_ext_free(void *p, size_t size);
 bool ls_ext_owns(const void *p);
