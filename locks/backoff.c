@@ -1,0 +1,173 @@
+/*
+ * backoff.c - test-and-test-and-set lock with randomised exponential backoff.
+ *
+ * Herlihy & Shavit, The Art of Multiprocessor Programming, ch. 7, section
+ * 7.4 (Fig. 7.5 Backoff, Fig. 7.6 BackoffLock),
+ * ../shared/papers/004_c3117dc34b7d1b6f.txt. As in ttas.c, but a thread that
+ * saw the lock free and then lost the race for it (the sign of high
+ * contention, 7.4) backs off for a random time in [0, limit) and doubles
+ * limit, from LOCKSWAP_BACKOFF_MIN up to LOCKSWAP_BACKOFF_MAX nanoseconds.
+ * Seeing the lock held is no sign of contention and causes no back-off.
+ *
+ * Defaults. MIN = 100 ns: about one cache-line transfer between cores, the
+ * cost of the retry itself; shorter delays are lost in its noise (the "it
+ * makes no sense to back off for too short a duration" of 7.4). MAX =
+ * 10000 ns: a few short critical sections plus a hand-off; longer delays
+ * leave the lock idle (7.5's "critical section underutilization"), and a
+ * waiter that keeps losing for that long is better off asleep, which the
+ * park policy does. The back-off limit is per acquisition attempt (Fig.
+ * 7.6 makes a new Backoff per lock()). A MAX below MIN means "no growth".
+ *
+ * Waiting policy. The word and its parked-bit protocol are ttas.c's (see
+ * there): 0 free, HELD, HELD|PARKED; a sleeper is woken one at a time and
+ * then acquires with HELD|PARKED. Each pause of a back-off is a step of the
+ * waiting policy (ls_spin_step), so backing off spends the same spin budget
+ * as spinning on the word; under park a waiter whose budget is spent stops
+ * backing off and sleeps the next time it sees the lock held. Native
+ * timeout. No queue nodes.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "lock.h"
+#include "wait.h"
+
+#define HELD 1u
+
+struct backoff {
+	_Atomic uint32_t word;
+};
+_Static_assert(sizeof(struct backoff) <= LS_INLINE_STATE, "inline state");
+
+static uint64_t min_delay = 100, max_delay = 10000;
+
+static const struct ls_param backoff_params[] = {
+    {"LOCKSWAP_BACKOFF_MIN", "initial back-off limit after a lost race, in ns", &min_delay, 1, 1000000000},
+    {"LOCKSWAP_BACKOFF_MAX", "largest back-off limit (doubling stops there), in ns", &max_delay, 1,
+     1000000000},
+    {0},
+};
+
+/* xorshift32, one per thread: only decorrelates the waiters. */
+static __thread uint32_t rng;
+
+static uint32_t random32(void)
+{
+	uint32_t x = rng;
+	if (LS_UNLIKELY(x == 0))
+		x = (uint32_t)(uintptr_t)&rng | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return rng = x;
+}
+
+/* Backs off for a random time below *limit ns, then doubles *limit (up to
+ * max_delay). Returns true if the spin budget ran out under park. */
+static bool back_off(struct ls_spin *s, uint64_t *limit)
+{
+	uint64_t until = ls_now_ns() + random32() % *limit;
+	if (*limit < max_delay)
+		*limit = *limit * 2 < max_delay ? *limit * 2 : max_delay;
+	do {
+		if (ls_spin_step(s))
+			return true;
+	} while (ls_now_ns() < until);
+	return false;
+}
+
+static __attribute__((noinline)) int backoff_wait(struct backoff *l, uint64_t deadline)
+{
+	uint32_t want = HELD;
+	uint64_t limit = min_delay;
+	struct ls_spin s = LS_SPIN_INIT;
+	for (unsigned i = 1;; i++) {
+		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+		if (v == 0) {
+			LS_INJECT();
+			/* acquire: pairs with the release exchange in backoff_unlock */
+			if (atomic_compare_exchange_strong_explicit(&l->word, &v, want, memory_order_acquire,
+								    memory_order_relaxed))
+				return 0;
+			/* Lost a race for a free lock: contention. */
+			LS_INJECT();
+			back_off(&s, &limit);
+			if (deadline && ls_now_ns() >= deadline)
+				goto timeout;
+			continue;
+		}
+		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
+			goto timeout;
+		if (ls_spin_step(&s)) {
+			/* Park, as in ttas.c: the CAS orders us against unlock's
+			 * exchange (either it sees PARKED, or we see 0). */
+			if (!(v & LS_PARKED) &&
+			    !atomic_compare_exchange_strong_explicit(
+				&l->word, &v, v | LS_PARKED, memory_order_relaxed, memory_order_relaxed))
+				continue;
+			want = HELD | LS_PARKED;
+			LS_INJECT();
+			if (ls_futex_wait(&l->word, HELD | LS_PARKED, deadline) == ETIMEDOUT)
+				goto timeout;
+		}
+	}
+timeout:
+	if (want & LS_PARKED)
+		ls_futex_wake(&l->word, 1); /* we may hold the only wake-up: pass it on */
+	return ETIMEDOUT;
+}
+
+static void backoff_lock(void *state)
+{
+	struct backoff *l = state;
+	uint32_t zero = 0;
+	/* acquire: pairs with the release exchange in backoff_unlock */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &zero, HELD, memory_order_acquire,
+							      memory_order_relaxed)))
+		return;
+	backoff_wait(l, 0);
+}
+
+static int backoff_timedlock(void *state, uint64_t deadline)
+{
+	struct backoff *l = state;
+	uint32_t zero = 0;
+	if (atomic_compare_exchange_strong_explicit(&l->word, &zero, HELD, memory_order_acquire,
+						    memory_order_relaxed))
+		return 0;
+	return backoff_wait(l, deadline);
+}
+
+static int backoff_trylock(void *state)
+{
+	struct backoff *l = state;
+	uint32_t zero = 0;
+	if (atomic_compare_exchange_strong_explicit(&l->word, &zero, HELD, memory_order_acquire,
+						    memory_order_relaxed))
+		return 0;
+	return EBUSY;
+}
+
+static void backoff_unlock(void *state)
+{
+	struct backoff *l = state;
+	/* release: pairs with the acquiring CAS in lock, trylock, backoff_wait */
+	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_INJECT();
+	if (LS_UNLIKELY(old & LS_PARKED))
+		ls_futex_wake(&l->word, 1);
+}
+
+static const struct ls_algo backoff_algo = {
+    .name = "backoff",
+    .desc = "TTAS with randomised exponential backoff (Herlihy & Shavit AMP 7.4)",
+    .caps = LS_CAP_TIMEOUT,
+    .rank = 12,
+    .state_size = sizeof(struct backoff),
+    .params = backoff_params,
+    .lock = backoff_lock,
+    .trylock = backoff_trylock,
+    .timedlock = backoff_timedlock,
+    .unlock = backoff_unlock,
+};
+LS_REGISTER_ALGO(backoff_algo);

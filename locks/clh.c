@@ -1,0 +1,119 @@
+/*
+ * clh.c - CLH queue lock, NULL-tail variant.
+ *
+ * Herlihy & Shavit, The Art of Multiprocessor Programming, ch. 7, section
+ * 7.5.2 (Figs. 7.9-7.11, CLHLock), ../shared/papers/004_c3117dc34b7d1b6f.txt.
+ * A thread swaps its node into `tail` and spins on its predecessor's node
+ * until the predecessor marks it released; the queue is implicit, each
+ * waiter knowing only its predecessor. FIFO.
+ *
+ * Variant. The book starts the tail at a dummy released node. Here the
+ * all-zero state must be unlocked and a copied unlocked state must not share
+ * a node with the original, so an empty queue is a NULL tail: a thread whose
+ * swap returns NULL owns the lock at once, and unlock first tries to swing
+ * the tail from its own node back to NULL (a CAS, as in MCS) before marking
+ * its node released for a successor.
+ *
+ *	state:	tail	last node enqueued, NULL when free with no waiters
+ *		holder	the holder's node, for unlock (which may run on
+ *			another thread)
+ *	node:	locked	1: its owner holds or waits for the lock;
+ *			0: released (bit 31 is LS_PARKED: the successor sleeps)
+ *
+ * Nodes come from ls_node_alloc, one per acquisition. Who frees which node:
+ * the SUCCESSOR frees its predecessor's node once it has seen it released
+ * (nobody else can reach it then); a releaser whose CAS finds no successor
+ * frees its own node. The releaser's futex wake may land on a node already
+ * freed and reused: type-stable memory makes that a spurious wake-up.
+ *
+ * Waiting policy: ls_wait_while_eq on the predecessor's word, ls_word_publish
+ * to release (one waiter per word, so no herd). No native timeout (a CLH
+ * waiter cannot leave the queue; see the abortable locks for that).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+struct node {
+	_Atomic uint32_t locked;
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+struct clh {
+	struct node *_Atomic tail;
+	struct node *holder;
+};
+_Static_assert(sizeof(struct clh) <= LS_INLINE_STATE, "inline state");
+
+static __attribute__((noinline)) void clh_wait(struct node *pred)
+{
+	LS_INJECT();
+	/* (A) acquire: pairs with (B) in clh_unlock */
+	ls_wait_while_eq(&pred->locked, 1);
+	LS_INJECT();
+	ls_node_free(pred); /* released: we hold its last reference */
+}
+
+static void clh_lock(void *state)
+{
+	struct clh *l = state;
+	struct node *n = ls_node_alloc();
+	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
+	LS_INJECT();
+	/* release: a successor that gets n from its swap sees locked == 1;
+	 * acquire: pairs with the release CAS in clh_unlock when we get NULL. */
+	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	if (LS_UNLIKELY(pred != NULL))
+		clh_wait(pred);
+	l->holder = n;
+}
+
+static int clh_trylock(void *state)
+{
+	struct clh *l = state;
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+		return EBUSY;
+	struct node *n = ls_node_alloc(), *expected = NULL;
+	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
+	LS_INJECT();
+	/* as the exchange in clh_lock */
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
+						     memory_order_relaxed)) {
+		ls_node_free(n);
+		return EBUSY;
+	}
+	l->holder = n;
+	return 0;
+}
+
+static void clh_unlock(void *state)
+{
+	struct clh *l = state;
+	struct node *n = l->holder, *expected = n;
+	/* No successor: empty the queue. release: pairs with the acquire of
+	 * the next swap or CAS that reads NULL. */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_release,
+							      memory_order_relaxed))) {
+		ls_node_free(n);
+		return;
+	}
+	LS_INJECT();
+	/* (B) release: pairs with (A); the successor now frees n */
+	ls_word_publish(&n->locked, 0);
+}
+
+static const struct ls_algo clh_algo = {
+    .name = "clh",
+    .desc = "CLH queue lock, NULL-tail variant (Herlihy & Shavit AMP 7.5.2)",
+    .caps = LS_CAP_FIFO | LS_CAP_QNODE,
+    .rank = 15,
+    .state_size = sizeof(struct clh),
+    .lock = clh_lock,
+    .trylock = clh_trylock,
+    .unlock = clh_unlock,
+};
+LS_REGISTER_ALGO(clh_algo);

@@ -1,0 +1,625 @@
+/*
+ * stress.c - the generic validator every lock algorithm is run through
+ * (in the spirit of Concurrency Kit's regressions/ck_spinlock/validate).
+ *
+ *   stress -a ALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]
+ *          [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]
+ *          [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]
+ *
+ * Links build/liblocks.a directly (no LD_PRELOAD). THREADS threads each make
+ * ITERS acquisitions of one of LOCKS locks (chosen at random), by
+ *   lock   lock();
+ *   try    trylock() retried until it succeeds (EBUSY counted as "busy");
+ *   timed  timedlock() with deadline now+PATIENCE_NS (the algorithm's own,
+ *          or ls_timedlock_fallback() as the shim would use), retried after
+ *          each ETIMEDOUT (counted as "timeouts");
+ *   mix    one of the three at random, and also, now and then: two locks
+ *          held at once (taken in index order, released in either order);
+ *          trylock and an expired timedlock on a lock the thread holds (must
+ *          fail with EBUSY / ETIMEDOUT); unlock by another thread (a helper
+ *          thread releases the lock the worker took).
+ * In the critical section it checks mutual exclusion two ways: an
+ * "occupant" word exchanged on entry and exit (must be 0 on entry, still
+ * ours on exit) and a plain counter incremented by a read, a delay (with
+ * LS_INJECT(), so the -inject build stretches it) and a write, which loses
+ * updates if two threads overlap. At the end: every thread finished, each
+ * counter equals the acquisitions of its lock, destroy() has run, and no
+ * queue node is still in use (ls_node_stats, counting enabled here). Also:
+ * ETIMEDOUT never comes before the deadline, trylock returns only 0/EBUSY,
+ * timedlock only 0/ETIMEDOUT.
+ *
+ * Environment: the algorithm's ls_params (e.g. LOCKSWAP_ALOCK_SLOTS), read as
+ * the shim reads them; in the -inject build LOCKSWAP_INJECT (percent) and
+ * LOCKSWAP_SEED (defaults to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from
+ * `timeout`, i.e. a lost wake-up or a deadlock) it prints where each thread
+ * is and exits 1.
+ *
+ * Output: one line "stress: OK algo=... wait=... threads=... acquisitions=...
+ * timeouts=... nodes_max_in_use=..." (not with -q) and exit 0; or lines
+ * "stress: FAIL ..." and exit 1. Bad usage: one line, exit 2.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
+static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
+static const char *const wait_names[] = {"spin", "yield", "park"};
+
+static const struct ls_algo *algo;
+static unsigned nthreads = 4, nlocks = 1;
+static unsigned long iters = 2000;
+static enum mode mode = M_LOCK;
+static uint64_t patience = 20000, seed = 1;
+static bool quiet;
+
+/* One lock and what it protects, on lines of their own. */
+struct slot {
+	void *state;
+	_Atomic long acquired; /* true count, atomic */
+	char pad1[LS_CACHELINE - sizeof(void *) - sizeof(long)];
+	_Atomic unsigned occupant; /* 0, or thread id + 1 while inside */
+	_Atomic long counter;	   /* the racy counter: read, delay, write */
+	char pad2[LS_CACHELINE - sizeof(unsigned) - sizeof(long) - 4];
+} __attribute__((aligned(LS_CACHELINE)));
+static struct slot *slots;
+
+enum phase { P_IDLE, P_ACQUIRE, P_INSIDE, P_RELEASE, P_DONE };
+static const char *const phase_names[] = {"between acquisitions", "acquiring", "inside", "releasing", "done"};
+
+struct thr {
+	unsigned id;
+	pthread_t tid;
+	uint64_t rng;
+	_Atomic unsigned long iter;
+	_Atomic int phase;
+	_Atomic unsigned lock; /* the lock it is acquiring/holding/releasing */
+	long acquisitions, timeouts, busy, cross;
+} __attribute__((aligned(LS_CACHELINE)));
+static struct thr *thr;
+
+static _Atomic long failures;
+static _Atomic unsigned started; /* workers that have reached the start line */
+
+static void fail(const char *fmt, ...)
+{
+	/* Report the first few; count all. */
+	if (atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed) >= 10)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "stress: FAIL algo=%s: %s\n", algo->name, msg);
+}
+
+static void usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "stress: %s\n", msg);
+	exit(2);
+}
+
+static uint64_t rnd(struct thr *t)
+{
+	/* xorshift64 */
+	uint64_t x = t->rng;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return t->rng = x;
+}
+
+static void pause_n(unsigned n)
+{
+	while (n--)
+		ls_cpu_relax();
+}
+
+/* ---- the unlock helper (mix mode): unlock from another thread ---- */
+
+static pthread_mutex_t helper_mu = PTHREAD_MUTEX_INITIALIZER; /* glibc's: no preload here */
+static pthread_cond_t helper_cv = PTHREAD_COND_INITIALIZER, helper_done_cv = PTHREAD_COND_INITIALIZER;
+static struct slot *helper_req;
+static bool helper_quit;
+static pthread_t helper_tid;
+
+static void *helper(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&helper_mu);
+	for (;;) {
+		while (!helper_req && !helper_quit)
+			pthread_cond_wait(&helper_cv, &helper_mu);
+		if (helper_req) {
+			algo->unlock(helper_req->state);
+			helper_req = NULL;
+			pthread_cond_broadcast(&helper_done_cv);
+		} else {
+			break;
+		}
+	}
+	pthread_mutex_unlock(&helper_mu);
+	return NULL;
+}
+
+static void unlock_elsewhere(struct slot *s)
+{
+	pthread_mutex_lock(&helper_mu);
+	while (helper_req) /* another worker's request is pending */
+		pthread_cond_wait(&helper_done_cv, &helper_mu);
+	helper_req = s;
+	pthread_cond_signal(&helper_cv);
+	while (helper_req == s)
+		pthread_cond_wait(&helper_done_cv, &helper_mu);
+	pthread_mutex_unlock(&helper_mu);
+}
+
+/* ---- acquire, check, release ---- */
+
+static void acquire(struct thr *t, unsigned li, enum mode m)
+{
+	struct slot *s = &slots[li];
+	atomic_store_explicit(&t->lock, li, memory_order_relaxed);
+	atomic_store_explicit(&t->phase, P_ACQUIRE, memory_order_relaxed);
+	switch (m) {
+	case M_LOCK:
+		algo->lock(s->state);
+		break;
+	case M_TRY:
+		for (unsigned n = 1;; n++) {
+			int r = algo->trylock(s->state);
+			if (r == 0)
+				break;
+			if (r != EBUSY)
+				fail("trylock returned %d (%s), not 0 or EBUSY", r, strerror(r));
+			t->busy++;
+			/* Retrying: pause, and yield now and then so that a
+			 * preempted holder gets to run on an oversubscribed box. */
+			if (n % 16 == 0)
+				sched_yield();
+			else
+				pause_n(16);
+		}
+		break;
+	case M_TIMED:
+		for (;;) {
+			uint64_t deadline = ls_now_ns() + patience;
+			int r = algo->timedlock ? algo->timedlock(s->state, deadline)
+						: ls_timedlock_fallback(algo, s->state, deadline);
+			if (r == 0)
+				break;
+			if (r != ETIMEDOUT) {
+				fail("timedlock returned %d (%s), not 0 or ETIMEDOUT", r, strerror(r));
+				continue;
+			}
+			uint64_t now = ls_now_ns();
+			if (now < deadline)
+				fail("timedlock returned ETIMEDOUT %" PRIu64 " ns before its deadline",
+				     deadline - now);
+			t->timeouts++;
+		}
+		break;
+	case M_MIX:
+		break;
+	}
+	t->acquisitions++;
+	atomic_fetch_add_explicit(&s->acquired, 1, memory_order_relaxed);
+}
+
+static void enter(struct thr *t, unsigned li)
+{
+	struct slot *s = &slots[li];
+	atomic_store_explicit(&t->phase, P_INSIDE, memory_order_relaxed);
+	/* An RMW reads the latest value in the word's modification order, so a
+	 * thread still inside is seen whatever the lock's orderings. */
+	unsigned prev = atomic_exchange_explicit(&s->occupant, t->id + 1, memory_order_relaxed);
+	if (prev)
+		fail("mutual exclusion: thread %u entered lock %u held by thread %u", t->id, li, prev - 1);
+}
+
+static void modify(struct thr *t, unsigned li)
+{
+	struct slot *s = &slots[li];
+	/* relaxed: under the lock's acquire/release this is a plain
+	 * read-modify-write; without mutual exclusion it loses updates. */
+	long c = atomic_load_explicit(&s->counter, memory_order_relaxed);
+	LS_INJECT();
+	uint64_t r = rnd(t);
+	/* Now and then give the CPU away while holding the lock, so that the
+	 * others contend (and spin, yield or park) even when the machine runs
+	 * one worker at a time. */
+	if (r % 64 == 0)
+		sched_yield();
+	else
+		pause_n((unsigned)(r % 32));
+	LS_INJECT();
+	atomic_store_explicit(&s->counter, c + 1, memory_order_relaxed);
+}
+
+static void leave(struct thr *t, unsigned li)
+{
+	struct slot *s = &slots[li];
+	unsigned prev = atomic_exchange_explicit(&s->occupant, 0, memory_order_relaxed);
+	if (prev != t->id + 1)
+		fail("mutual exclusion: lock %u was entered by %s while thread %u was inside", li,
+		     prev ? "another thread" : "nobody (occupant cleared)", t->id);
+}
+
+/* While holding li: trylock must say EBUSY, an expired timedlock
+ * ETIMEDOUT (both exercise the failure paths with the lock surely held). */
+static void self_checks(struct thr *t, unsigned li)
+{
+	struct slot *s = &slots[li];
+	uint64_t r = rnd(t);
+	if (r % 16 == 0) {
+		int e = algo->trylock(s->state);
+		if (e != EBUSY)
+			fail("trylock of a lock held by the caller returned %d, not EBUSY", e);
+	} else if (r % 16 == 1) {
+		uint64_t deadline = ls_now_ns() + (r >> 8) % 2000;
+		int e = algo->timedlock ? algo->timedlock(s->state, deadline)
+					: ls_timedlock_fallback(algo, s->state, deadline);
+		if (e != ETIMEDOUT)
+			fail("timedlock of a lock held by the caller returned %d, not ETIMEDOUT", e);
+		else if (ls_now_ns() < deadline)
+			fail("timedlock of a held lock returned ETIMEDOUT before its deadline");
+	}
+}
+
+static void release(struct thr *t, unsigned li, bool elsewhere)
+{
+	atomic_store_explicit(&t->lock, li, memory_order_relaxed);
+	atomic_store_explicit(&t->phase, P_RELEASE, memory_order_relaxed);
+	if (elsewhere) {
+		t->cross++;
+		unlock_elsewhere(&slots[li]);
+	} else {
+		algo->unlock(slots[li].state);
+	}
+}
+
+static enum mode pick(struct thr *t)
+{
+	return mode == M_MIX ? (enum mode)(rnd(t) % 3) : mode;
+}
+
+static void *worker(void *arg)
+{
+	struct thr *t = arg;
+	/* Start together: wait (yielding, so that every worker gets a CPU on
+	 * an oversubscribed machine) until all workers are running. Without
+	 * this, short runs on 2 cores see the workers one after the other. */
+	atomic_fetch_add_explicit(&started, 1, memory_order_relaxed);
+	while (atomic_load_explicit(&started, memory_order_relaxed) < nthreads)
+		sched_yield();
+	for (unsigned long i = 0; i < iters; i++) {
+		atomic_store_explicit(&t->iter, i, memory_order_relaxed);
+		unsigned a = nlocks > 1 ? (unsigned)(rnd(t) % nlocks) : 0;
+		uint64_t r = rnd(t);
+		if (mode == M_MIX && nlocks > 1 && r % 8 == 0) {
+			/* Two locks at once, in index order (no deadlock). */
+			unsigned b = (unsigned)((a + 1 + (r >> 8) % (nlocks - 1)) % nlocks);
+			unsigned lo = a < b ? a : b, hi = a < b ? b : a;
+			acquire(t, lo, pick(t));
+			acquire(t, hi, pick(t));
+			enter(t, lo);
+			enter(t, hi);
+			modify(t, lo);
+			modify(t, hi);
+			self_checks(t, hi);
+			leave(t, hi);
+			leave(t, lo);
+			bool hi_first = (r >> 16) & 1;
+			release(t, hi_first ? hi : lo, false);
+			release(t, hi_first ? lo : hi, false);
+		} else {
+			acquire(t, a, pick(t));
+			enter(t, a);
+			modify(t, a);
+			if (mode == M_MIX)
+				self_checks(t, a);
+			leave(t, a);
+			release(t, a, mode == M_MIX && (r >> 8) % 32 == 0);
+		}
+		atomic_store_explicit(&t->phase, P_IDLE, memory_order_relaxed);
+		pause_n((unsigned)(rnd(t) % 16)); /* non-critical section, shorter: contention */
+	}
+	atomic_store_explicit(&t->iter, iters, memory_order_relaxed);
+	atomic_store_explicit(&t->phase, P_DONE, memory_order_release);
+	return NULL;
+}
+
+/* ---- diagnostics on timeout (async-signal-safe: write only) ---- */
+
+static void put(const char *s)
+{
+	if (write(2, s, strlen(s)) < 0) {
+	}
+}
+
+static void put_u(unsigned long v)
+{
+	char b[24];
+	int i = sizeof b;
+	b[--i] = '\0';
+	do
+		b[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	put(b + i);
+}
+
+static void on_signal(int sig)
+{
+	put("stress: FAIL algo=");
+	put(algo ? algo->name : "?");
+	put(sig == SIGALRM || sig == SIGTERM ? ": stopped by a timeout (deadlock or lost wake-up?)\n"
+					     : ": interrupted\n");
+	for (unsigned i = 0; thr && i < nthreads; i++) {
+		int ph = atomic_load_explicit(&thr[i].phase, memory_order_relaxed);
+		put("stress:   thread ");
+		put_u(i);
+		put(": iteration ");
+		put_u(atomic_load_explicit(&thr[i].iter, memory_order_relaxed));
+		put(", ");
+		put(phase_names[ph]);
+		if (ph == P_ACQUIRE || ph == P_INSIDE || ph == P_RELEASE) {
+			put(" lock ");
+			put_u(atomic_load_explicit(&thr[i].lock, memory_order_relaxed));
+		}
+		put("\n");
+	}
+	_exit(1);
+}
+
+/* ---- set-up ---- */
+
+static unsigned long number(const char *opt, const char *s, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
+		usage_error("-%s: invalid value '%s' (valid: %lu..%lu)", opt, s, lo, hi);
+	return (unsigned long)v;
+}
+
+static int choose(const char *opt, const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	char valid[128] = "";
+	for (int i = 0; i < n; i++)
+		snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "",
+			 names[i]);
+	usage_error("-%s: unknown value '%s' (valid: %s)", opt, s, valid);
+	return -1;
+}
+
+static void apply_params(void)
+{
+	for (const struct ls_param *p = algo->params; p && p->env; p++) {
+		const char *v = getenv(p->env);
+		char err[256];
+		uint64_t x;
+		if (!v)
+			continue;
+		if (ls_param_parse(p, v, &x, err, sizeof err))
+			usage_error("%s", err);
+		*p->value = x;
+	}
+}
+
+static void *state_alloc(void)
+{
+	void *p;
+	if (algo->state_size > LS_INLINE_STATE) {
+		p = ls_ext_alloc(algo->state_size);
+		if (!p)
+			usage_error("algorithm %s: state of %zu bytes too large for ls_ext_alloc", algo->name,
+				    algo->state_size);
+		return p;
+	}
+	/* A line of its own, zero-filled, 8-aligned like the shim's inline
+	 * state (offset 24 of a pthread_mutex_t). */
+	p = aligned_alloc(LS_CACHELINE, LS_CACHELINE);
+	if (!p) {
+		perror("stress: aligned_alloc");
+		exit(2);
+	}
+	memset(p, 0, LS_CACHELINE);
+	return p;
+}
+
+static void state_free(void *p)
+{
+	if (algo->state_size > LS_INLINE_STATE)
+		ls_ext_free(p, algo->state_size);
+	else
+		free(p);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL;
+	int c;
+	ls_wait_cfg.policy = LS_WAIT_PARK;
+	ls_wait_cfg.spin = LS_WAIT_SPIN_DEFAULT;
+	while ((c = getopt(argc, argv, "a:t:n:l:m:p:w:S:s:qh")) != -1) {
+		switch (c) {
+		case 'a':
+			name = optarg;
+			break;
+		case 't':
+			nthreads = (unsigned)number("t", optarg, 1, 1024);
+			break;
+		case 'n':
+			iters = number("n", optarg, 1, 100000000);
+			break;
+		case 'l':
+			nlocks = (unsigned)number("l", optarg, 1, 100000);
+			break;
+		case 'm':
+			mode = (enum mode)choose("m", optarg, mode_names, 4);
+			break;
+		case 'p':
+			patience = number("p", optarg, 0, 100000000000ul);
+			break;
+		case 'w':
+			ls_wait_cfg.policy = (enum ls_policy)choose("w", optarg, wait_names, 3);
+			break;
+		case 'S':
+			ls_wait_cfg.spin = (unsigned)number("S", optarg, 0, 100000000);
+			break;
+		case 's':
+			seed = number("s", optarg, 0, ~0ul);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("usage: stress -a ALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]\n"
+			       "              [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]\n"
+			       "              [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]\n");
+			return 0;
+		default:
+			usage_error("usage: stress -a ALGO [-t N] [-n N] [-l N] [-m MODE] [-p NS] [-w WAIT] "
+				    "[-S SPIN] [-s SEED] [-q]");
+		}
+	}
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	char names[1024];
+	if (!name)
+		usage_error("-a ALGO is required (valid: %s)", ls_algo_names(names, sizeof names));
+	algo = ls_algo_find(name);
+	if (!algo)
+		usage_error("-a: unknown algorithm '%s' (valid: %s)", name,
+			    ls_algo_names(names, sizeof names));
+	if (algo->caps & LS_CAP_PASSTHROUGH)
+		usage_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
+	apply_params();
+
+	/* The -inject build draws its delays from LOCKSWAP_SEED: follow -s. */
+	char sbuf[32];
+	snprintf(sbuf, sizeof sbuf, "%" PRIu64, seed);
+	setenv("LOCKSWAP_SEED", sbuf, 0);
+
+	ls_node_counting = true;
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+
+	slots = aligned_alloc(LS_CACHELINE, sizeof *slots * nlocks);
+	thr = aligned_alloc(LS_CACHELINE, sizeof *thr * nthreads);
+	if (!slots || !thr) {
+		perror("stress: aligned_alloc");
+		return 2;
+	}
+	memset(slots, 0, sizeof *slots * nlocks);
+	memset(thr, 0, sizeof *thr * nthreads);
+	for (unsigned i = 0; i < nlocks; i++) {
+		slots[i].state = state_alloc();
+		if (algo->init)
+			algo->init(slots[i].state);
+	}
+	if (mode == M_MIX && pthread_create(&helper_tid, NULL, helper, NULL)) {
+		perror("stress: pthread_create");
+		return 2;
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		thr[i].id = i;
+		/* splitmix64 of (seed, i): distinct, non-zero xorshift states */
+		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		thr[i].rng = (z ^ (z >> 31)) | 1;
+		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i])) {
+			perror("stress: pthread_create");
+			return 2;
+		}
+	}
+	long acq = 0, timeouts = 0, busy = 0, cross = 0;
+	for (unsigned i = 0; i < nthreads; i++) {
+		pthread_join(thr[i].tid, NULL);
+		if (atomic_load_explicit(&thr[i].phase, memory_order_acquire) != P_DONE ||
+		    atomic_load_explicit(&thr[i].iter, memory_order_relaxed) != iters)
+			fail("thread %u did not finish its %lu iterations", i, iters);
+		acq += thr[i].acquisitions;
+		timeouts += thr[i].timeouts;
+		busy += thr[i].busy;
+		cross += thr[i].cross;
+	}
+	if (mode == M_MIX) {
+		pthread_mutex_lock(&helper_mu);
+		helper_quit = true;
+		pthread_cond_signal(&helper_cv);
+		pthread_mutex_unlock(&helper_mu);
+		pthread_join(helper_tid, NULL);
+	}
+
+	long counted = 0;
+	for (unsigned i = 0; i < nlocks; i++) {
+		long want = atomic_load_explicit(&slots[i].acquired, memory_order_relaxed);
+		long got = atomic_load_explicit(&slots[i].counter, memory_order_relaxed);
+		if (got != want)
+			fail("lock %u: counter is %ld after %ld acquisitions (lost updates: no mutual "
+			     "exclusion)",
+			     i, got, want);
+		counted += got;
+		if (algo->destroy)
+			algo->destroy(slots[i].state);
+		state_free(slots[i].state);
+	}
+	if (counted != acq)
+		fail("counters sum to %ld, threads counted %ld acquisitions", counted, acq);
+
+	struct ls_node_stats ns;
+	ls_node_stats(&ns);
+	if (ns.in_use != 0)
+		fail("%ld queue node(s) still in use after every lock was released and destroyed", ns.in_use);
+	if (!(algo->caps & LS_CAP_QNODE) && ns.max_in_use != 0)
+		fail("used %ld queue node(s) without LS_CAP_QNODE", ns.max_in_use);
+
+	long nf = atomic_load_explicit(&failures, memory_order_relaxed);
+	const char *inj = "";
+#ifdef LS_FAULT_INJECT
+	inj = " inject=yes";
+#endif
+	if (nf) {
+		fprintf(
+		    stderr,
+		    "stress: FAIL algo=%s wait=%s spin=%u threads=%u locks=%u mode=%s iters=%lu seed=%" PRIu64
+		    "%s: %ld failure(s)\n",
+		    algo->name, wait_names[ls_wait_cfg.policy], ls_wait_cfg.spin, nthreads, nlocks,
+		    mode_names[mode], iters, seed, inj, nf);
+		return 1;
+	}
+	if (!quiet)
+		printf(
+		    "stress: OK algo=%s wait=%s spin=%u threads=%u locks=%u mode=%s iters=%lu seed=%" PRIu64
+		    "%s acquisitions=%ld timeouts=%ld busy=%ld cross_unlocks=%ld nodes_max_in_use=%ld\n",
+		    algo->name, wait_names[ls_wait_cfg.policy], ls_wait_cfg.spin, nthreads, nlocks,
+		    mode_names[mode], iters, seed, inj, acq, timeouts, busy, cross, ns.max_in_use);
+	return 0;
+}
