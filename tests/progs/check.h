@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline const char *err_name(int e)
 {
@@ -202,6 +203,36 @@ static inline struct timespec deadline_in(clockid_t c, int64_t ns)
 			FAIL("timed out %lld ns before the deadline on clock %d", (long long)(d_ - n_),    \
 			     (int)(c));                                                                    \
 	} while (0)
+
+/* The scheduler state of one of this process's threads: 'R' running,
+ * 'S' sleeping in the kernel, ... (the third field of /proc/.../stat). */
+static inline char task_state(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		FAIL("cannot open %s", path);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		FAIL("cannot parse %s", path);
+	return p[2];
+}
+/* Waits (up to about `ms` milliseconds) for thread tid to be asleep in the
+ * kernel; returns whether it got there. */
+static inline int await_sleeping(pid_t tid, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (task_state(tid) == 'S')
+			return 1;
+		struct timespec t = {0, 1000000};
+		nanosleep(&t, NULL);
+	}
+	return task_state(tid) == 'S';
+}
 
 #define MS 1000000LL
 #define FAR_NS (3600LL * 1000000000) /* a deadline that is never reached */

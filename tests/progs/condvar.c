@@ -442,20 +442,6 @@ static void timed_signalled_monotonic(void)
 
 /* --- waiters block in the kernel: the waiting thread ends up sleeping
  * (state S in /proc), not running. --- */
-static char task_state(pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		FAIL("cannot open %s", path);
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	CHECK(p && p[1] == ' ');
-	return p[2];
-}
 static void blocks(void)
 {
 	pthread_mutex_t m;
@@ -467,14 +453,8 @@ static void blocks(void)
 		start_waiters(&w, 1, &m, &c, how, &announced);
 		/* Poll for up to ~10 s: a sleeping waiter gets there at once; a
 		 * spinning one never does. */
-		int64_t until = now_ns(CLOCK_MONOTONIC) + 10000 * MS;
-		char s;
-		while ((s = task_state(w.tid)) != 'S' && now_ns(CLOCK_MONOTONIC) < until) {
-			struct timespec ms = {0, 1000000};
-			nanosleep(&ms, NULL);
-		}
-		if (s != 'S')
-			FAIL("waiter (how %d) still in state %c: not blocked in the kernel", how, s);
+		if (!await_sleeping(w.tid, 10000))
+			FAIL("waiter (how %d) still in state %c: not blocked in the kernel", how, task_state(w.tid));
 		CHECK_RC(pthread_cond_signal(&c), 0);
 		finish_waiter(&w);
 	}

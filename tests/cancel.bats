@@ -1,0 +1,43 @@
+#!/usr/bin/env bats
+# pthread_cancel and the lock calls, under every algorithm (issue 2, item 5):
+# a waiter blocked in a condvar wait is cancelled with its mutex re-acquired
+# before the cleanup handlers run; a cancelled waiter does not swallow a
+# concurrent signal; mutex lock calls are not cancellation points.
+load helpers
+TEST_TIMEOUT=20
+P="$PROGS/cancel"
+
+both_policies() {
+  each_algo "" -- "$@" && each_algo "" yield -- "$@"
+}
+
+@test "glibc itself passes every cancel case (the specification)" {
+  for c in $("$P" 2>&1 | sed -n 's/^cases://p'); do
+    run timeout 20 "$P" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+  done
+}
+
+@test "cancel in wait, timedwait, clockwait (both clocks, both condvar clocks): mutex re-acquired before the cleanup handler, busy for others while it runs" {
+  both_policies "$P" in-wait
+}
+
+@test "cancel in timedwait on a CLOCK_MONOTONIC condvar" {
+  both_policies "$P" in-wait-monotonic
+}
+
+@test "a cancel racing with the start of the wait: the handler always finds the mutex held (60 rounds)" {
+  both_policies "$P" racing
+}
+
+@test "a waiter cancelled while a signal is sent does not consume it: the other waiter wakes (40 rounds)" {
+  both_policies "$P" signal-not-consumed
+}
+
+@test "mutex lock, timedlock and clocklock are not cancellation points: the lock is taken, the cancel acts later" {
+  both_policies "$P" lock-not-cancellation-point
+}
+
+@test "with cancellation disabled a cancel does not end the wait; it acts once enabled again" {
+  both_policies "$P" disabled
+}
