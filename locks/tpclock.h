@@ -1,0 +1,84 @@
+/*
+ * tpclock.h - the time source and thresholds of the time-published locks
+ * (mcs-tp, clh-tp): He, Scherer, Scott, "Preemption Adaptivity in
+ * Time-Published Queue-Based Spin Locks", TR 867, Rochester 2005
+ * (../shared/papers/000_9c294dcad948dd76.txt), sections 1 and 2 and the
+ * constants of appendices B.2.1 and B.3.1.
+ *
+ * ls_tp_now() is the paper's gethrtime(): a cheap timestamp, in nanoseconds,
+ * that threads on different cores can compare. It reads the TSC (rdtsc,
+ * scaled to ns) when the CPU says the TSC is invariant, and
+ * clock_gettime(CLOCK_MONOTONIC) otherwise; both count from the same epoch
+ * as ls_now_ns() (see tpclock.c for the measurements and the checks).
+ *
+ * The thresholds are ls_params shared by both locks (see tpclock.c for the
+ * defaults and why):
+ *   LOCKSWAP_TP_MAX_CS_NS       MAXIMUM_CS_TIME: a holder whose critical
+ *                               section is older seems preempted; a waiter
+ *                               that fails or times out then yields
+ *   LOCKSWAP_TP_UPDATE_DELAY_NS UPDATE_DELAY: a waiter whose published time
+ *                               is older seems preempted and is passed over
+ *   LOCKSWAP_TP_PATIENCE_NS     patience of one attempt of a blocking
+ *                               acquisition (the paper's T); lock() retries
+ *   LOCKSWAP_TP_TREADMILL       MAX_THREAD_NUM (mcs-tp only): nodes the
+ *                               holder removes eagerly before scanning
+ *   LOCKSWAP_TP_CLOCK           0: TSC when invariant, else clock_gettime;
+ *                               1: always clock_gettime
+ */
+#ifndef LS_TPCLOCK_H
+#define LS_TPCLOCK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+
+/* Published instead of a time by a waiter that sleeps in the kernel under
+ * LOCKSWAP_WAIT=park: it is not preempted, it waits to be woken, so it must
+ * never look stale. */
+#define LS_TP_PARKED UINT64_MAX
+
+extern uint64_t ls_tp_max_cs_ns, ls_tp_update_delay_ns, ls_tp_patience_ns, ls_tp_treadmill, ls_tp_clock_mode;
+
+/* Scale of the TSC, published once calibrated (tpclock.c). */
+struct ls_tp_scale {
+	uint64_t tsc0; /* TSC at the calibration point */
+	uint64_t ns0;  /* CLOCK_MONOTONIC ns at the same point */
+	uint64_t mult; /* ns per tick, as a 32.32 fixed-point number */
+};
+extern const struct ls_tp_scale *_Atomic ls_tp_scale;
+uint64_t ls_tp_now_slow(void);
+
+static inline uint64_t ls_tp_now(void)
+{
+#if defined(__x86_64__)
+	/* acquire: pairs with the release store that publishes the scale */
+	const struct ls_tp_scale *s = atomic_load_explicit(&ls_tp_scale, memory_order_acquire);
+	if (LS_LIKELY(s != NULL)) {
+		/* Signed: a core whose TSC reads a few ticks behind tsc0
+		 * gives a time a few ns before ns0, not 2^64. */
+		int64_t d = (int64_t)(__builtin_ia32_rdtsc() - s->tsc0);
+		return s->ns0 + (uint64_t)(((__int128)d * (__int128)s->mult) >> 32);
+	}
+#endif
+	return ls_tp_now_slow();
+}
+
+/* True if a timestamp published at t looks older than `delay` at `now`.
+ * A time ahead of `now` (clock skew between cores) is fresh; so is
+ * LS_TP_PARKED. */
+static inline bool ls_tp_older(uint64_t t, uint64_t now, uint64_t delay)
+{
+	return t != LS_TP_PARKED && (int64_t)(now - t) > (int64_t)delay;
+}
+
+/* "tsc", "clock_gettime", or "calibrating" (TSC pending, clock_gettime
+ * meanwhile); and the TSC frequency in kHz once calibrated (else 0). */
+const char *ls_tp_clock_source(void);
+uint64_t ls_tp_tsc_khz(void);
+/* Whether the CPU and kernel say the TSC is invariant (cpuid 0x80000007
+ * EDX bit 8, and constant_tsc and nonstop_tsc in /proc/cpuinfo). */
+bool ls_tp_tsc_invariant(void);
+
+#endif
