@@ -1,0 +1,474 @@
+/*
+ * mcs_tp.c - MCS-TP, the MCS time-published lock.
+ *
+ * He, Scherer, Scott, "Preemption Adaptivity in Time-Published Queue-Based
+ * Spin Locks", TR 867, Rochester 2005, ../shared/papers/000_9c294dcad948dd76.txt:
+ * section 2 (common design), 2.1 and figure 2 (MCS-TP), appendix A.1
+ * (bounds), appendix B (code: mcstp_acquire, mcstp_release). The listing
+ * survived text extraction except its indentation; where its code and prose
+ * differ, the prose is followed (noted at the two places below).
+ *
+ * Design. An MCS queue linked head to tail; the holder hands the lock to its
+ * successor explicitly. Waiters spin on their own node and publish a
+ * timestamp in it (tpclock.h). A waiter whose patience runs out marks its
+ * node TIMEOUT and leaves it in place; coming back, it flips it to WAITING
+ * and has its old place again. At release, the holder passes over every
+ * successor that is not WAITING with a fresh timestamp (timed out, or seems
+ * preempted), marking it FAILED (removed), and grants the lock to the first
+ * live one. Past LOCKSWAP_TP_TREADMILL skipped nodes it stops marking until
+ * it has found a live successor or the end of the queue (the treadmill
+ * bound, section 2.1). A waiter that fails or times out yields the
+ * processor if the holder's critical section looks older than
+ * LOCKSWAP_TP_MAX_CS_NS (it may be preempted). lock() never fails: it
+ * retries the paper's -1 (removed) and -2 (timed out) results.
+ *
+ *	state:	tail	last node in the queue, NULL when free
+ *		holder	the holder's node, for unlock and for the waiters'
+ *			look at its critical-section start (MAXIMUM_CS_TIME);
+ *			the paper's L->cs_start_time lives in that node so the
+ *			state fits inline (16 bytes)
+ *	node:	status	WAITING, AVAILABLE, TIMEOUT, FAILED, ABANDONED
+ *			(LS_PARKED: the owner sleeps on it, under "park")
+ *		time	owner's published time, LS_TP_PARKED while it sleeps
+ *		next	successor
+ *		cs_start when the owner acquired the lock
+ *
+ * Transitions of status (figure 2, plus ABANDONED):
+ *	owner:    -> WAITING (enqueue), WAITING -> TIMEOUT (patience over),
+ *	          TIMEOUT -> WAITING (rejoin), TIMEOUT -> ABANDONED (gives the
+ *	          node up for good: thread exit, or its table is full)
+ *	releaser: WAITING -> AVAILABLE (grant), any -> FAILED (removal)
+ *
+ * Nodes and who frees them. The paper gives each thread one node per lock,
+ * reused while it is TIMEOUT in the queue (figure 1: "semi-dynamic"). Here a
+ * node comes from ls_node_alloc at the first attempt; within one lock() or
+ * timedlock() call it is reused across attempts; when timedlock() returns
+ * ETIMEDOUT with the node still queued (TIMEOUT), the thread keeps it in a
+ * small per-thread table (the paper's last_lock) and rejoins with it at its
+ * next acquisition of that lock. The holder's node is freed by unlock, after
+ * the release scan. A FAILED node belongs to its owner again (it reuses or
+ * frees it). An ABANDONED node is freed by the releaser that removes it:
+ * the owner's TIMEOUT -> ABANDONED and the releaser's exchange to FAILED
+ * decide, by which comes first, who frees. At thread exit the table's nodes
+ * are abandoned (pthread key destructor).
+ *
+ * Waiting policy. spin/yield: the waiter spins (yields) on its status,
+ * publishing its time. park: once the spin budget is spent it publishes
+ * LS_TP_PARKED and sleeps on the status word (LS_PARKED protocol); a parked
+ * waiter is live, not preempted, so the releaser grants it the lock and
+ * wakes it (it stays parked until then, or until its deadline). The yields
+ * on a stalled holder are the algorithm's own and happen under every policy.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "tpclock.h"
+#include "wait.h"
+
+enum { WAITING = 1, AVAILABLE, TIMEOUT, FAILED, ABANDONED };
+enum { GOT = 1, REMOVED = -1, TIMED_OUT = -2 }; /* the paper's results */
+
+struct node {
+	_Atomic uint32_t status;
+	uint32_t unused;
+	_Atomic uint64_t time;
+	struct node *_Atomic next;
+	_Atomic uint64_t cs_start;
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+struct mcstp {
+	struct node *_Atomic tail;
+	struct node *_Atomic holder;
+};
+_Static_assert(sizeof(struct mcstp) <= LS_INLINE_STATE, "inline state");
+
+/* ---- the per-thread table of nodes left TIMEOUT in a queue ---- */
+
+#define LEFT_MAX 8
+struct left {
+	const void *lock;
+	struct node *node;
+};
+static __thread struct left left[LEFT_MAX];
+static __thread bool left_hooked;
+static pthread_key_t left_key;
+static pthread_once_t left_once = PTHREAD_ONCE_INIT;
+
+/* Gives a TIMEOUT node up: the releaser that removes it frees it; if it was
+ * removed already (FAILED), it is ours to free. */
+static void abandon(struct node *n)
+{
+	uint32_t s = TIMEOUT;
+	/* acq_rel: orders against the releaser's exchange (mark_failed) */
+	if (!atomic_compare_exchange_strong_explicit(&n->status, &s, ABANDONED, memory_order_acq_rel,
+						     memory_order_acquire))
+		ls_node_free(n); /* FAILED: nobody else refers to it */
+}
+
+static void left_exit(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < LEFT_MAX; i++)
+		if (left[i].node) {
+			abandon(left[i].node);
+			left[i].node = NULL;
+			left[i].lock = NULL;
+		}
+	left_hooked = false;
+}
+
+static void left_make_key(void)
+{
+	pthread_key_create(&left_key, left_exit);
+}
+
+static struct node *left_take(const void *lock)
+{
+	for (int i = 0; i < LEFT_MAX; i++)
+		if (left[i].lock == lock && left[i].node) {
+			struct node *n = left[i].node;
+			left[i].node = NULL;
+			left[i].lock = NULL;
+			return n;
+		}
+	return NULL;
+}
+
+static void left_put(const void *lock, struct node *n)
+{
+	if (!left_hooked) {
+		pthread_once(&left_once, left_make_key);
+		pthread_setspecific(left_key, (void *)1);
+		left_hooked = true;
+	}
+	int slot = -1;
+	for (int i = 0; i < LEFT_MAX; i++) {
+		struct node *m = left[i].node;
+		/* A node removed since (FAILED) is ours: free it, keep the slot. */
+		if (m && atomic_load_explicit(&m->status, memory_order_acquire) == FAILED) {
+			ls_node_free(m);
+			left[i].node = NULL;
+			left[i].lock = NULL;
+			m = NULL;
+		}
+		if (!m && slot < 0)
+			slot = i;
+	}
+	if (slot < 0) { /* full: give the oldest slot's node up */
+		slot = 0;
+		abandon(left[0].node);
+	}
+	left[slot].lock = lock;
+	left[slot].node = n;
+}
+
+/* ---- acquisition ---- */
+
+static inline void acquired(struct mcstp *l, struct node *I, uint64_t now)
+{
+	/* relaxed: read by waiters for a heuristic, and by unlock, which runs
+	 * after us in this thread or after the program's own synchronisation */
+	atomic_store_explicit(&I->cs_start, now, memory_order_relaxed);
+	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
+}
+
+/* The holder seems preempted: its critical section began more than
+ * MAXIMUM_CS_TIME ago. The holder's node may have been freed and reused
+ * (type-stable memory): then one yield is misguided, nothing worse. */
+static bool holder_stalled(struct mcstp *l)
+{
+	struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	return h && ls_tp_older(atomic_load_explicit(&h->cs_start, memory_order_relaxed), ls_tp_now(),
+				ls_tp_max_cs_ns);
+}
+
+/*
+ * One attempt (the paper's mcstp_acquire): GOT, REMOVED (I is ours again,
+ * out of the queue) or TIMED_OUT (I stays queued, TIMEOUT). `rejoin`: I is
+ * our TIMEOUT node in this queue. `end`: patience, in ls_tp_now() time;
+ * `deadline`: the caller's, 0 for none (a parked waiter sleeps until then).
+ */
+static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t end, uint64_t deadline)
+{
+	uint64_t now = ls_tp_now(), published = now;
+	uint32_t s = TIMEOUT;
+	atomic_store_explicit(&I->time, now, memory_order_relaxed);
+	/* Rejoin (TIMEOUT -> WAITING). release: the time above is seen by a
+	 * releaser that reads WAITING with acquire (grant). */
+	if (!rejoin || !atomic_compare_exchange_strong_explicit(&I->status, &s, WAITING, memory_order_acq_rel,
+								memory_order_relaxed)) {
+		/* A fresh attempt; a failed rejoin means I was removed (FAILED). */
+		atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
+		atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
+		LS_INJECT();
+		/* release: status, time and next are visible to our successor
+		 * and to the releaser that finds I; acquire: pairs with the
+		 * release CAS that emptied the queue (mcstp_release). */
+		struct node *pred = atomic_exchange_explicit(&l->tail, I, memory_order_acq_rel);
+		if (!pred) {
+			acquired(l, I, now);
+			return GOT;
+		}
+		LS_INJECT();
+		/* (C) release: pairs with the acquire load of next in the
+		 * releaser, which then reads our status and time. */
+		atomic_store_explicit(&pred->next, I, memory_order_release);
+	}
+
+	struct ls_spin sp = LS_SPIN_INIT;
+	bool parked = false;
+	for (;;) {
+		/* (A) acquire: pairs with (B) in grant */
+		s = atomic_load_explicit(&I->status, memory_order_acquire);
+		if (s == AVAILABLE) {
+			acquired(l, I, ls_tp_now());
+			return GOT;
+		}
+		if (s == FAILED) {
+			LS_INJECT();
+			if (holder_stalled(l))
+				sched_yield();
+			return REMOVED;
+		}
+		/* WAITING, possibly with LS_PARKED */
+		now = ls_tp_now();
+		bool timed_out;
+		if (parked) {
+			timed_out = deadline && ls_now_ns() >= deadline;
+		} else {
+			/* Publish at most every UPDATE_DELAY/8: fresh enough for
+			 * the releaser, and fewer stores on the line it reads. */
+			if (now - published >= ls_tp_update_delay_ns / 8) {
+				atomic_store_explicit(&I->time, now, memory_order_relaxed);
+				published = now;
+			}
+			timed_out = (int64_t)(now - end) >= 0;
+		}
+		if (timed_out) {
+			/* acq_rel: against the releaser's grant or removal */
+			if (!atomic_compare_exchange_strong_explicit(
+				&I->status, &s, TIMEOUT, memory_order_acq_rel, memory_order_relaxed))
+				continue; /* granted or removed meanwhile */
+			LS_INJECT();
+			if (holder_stalled(l))
+				sched_yield();
+			return TIMED_OUT;
+		}
+		if (parked || ls_spin_step(&sp)) {
+			if (!parked) {
+				/* Live but asleep: never passed over as preempted. */
+				atomic_store_explicit(&I->time, LS_TP_PARKED, memory_order_relaxed);
+				parked = true;
+				LS_INJECT();
+			}
+			if (!(s & LS_PARKED)) {
+				/* acq_rel: either the releaser's exchange/CAS sees
+				 * LS_PARKED and wakes us, or this CAS fails. */
+				if (!atomic_compare_exchange_strong_explicit(&I->status, &s, s | LS_PARKED,
+									     memory_order_acq_rel,
+									     memory_order_relaxed))
+					continue;
+				s |= LS_PARKED;
+			}
+			ls_futex_wait(&I->status, s, deadline);
+		}
+	}
+}
+
+/* lock() (deadline 0) and timedlock(): attempts of LOCKSWAP_TP_PATIENCE_NS
+ * each (the last one cut at the deadline) until one succeeds. */
+static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
+{
+	struct node *I = left_take(l);
+	bool rejoin = I != NULL;
+	if (!I)
+		I = ls_node_alloc();
+	for (;;) {
+		uint64_t end = ls_tp_now() + ls_tp_patience_ns;
+		if (deadline && deadline < end)
+			end = deadline;
+		int r = attempt(l, I, rejoin, end, deadline);
+		if (r == GOT)
+			return 0;
+		if (deadline && ls_now_ns() >= deadline) {
+			if (r == TIMED_OUT)
+				left_put(l, I); /* still queued: rejoin next time */
+			else
+				ls_node_free(I);
+			return ETIMEDOUT;
+		}
+		rejoin = r == TIMED_OUT;
+		LS_INJECT();
+	}
+}
+
+static void mcstp_lock(void *state)
+{
+	mcstp_acquire(state, 0);
+}
+
+static int mcstp_trylock(void *state)
+{
+	struct mcstp *l = state;
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return EBUSY;
+	struct node *I = ls_node_alloc(), *empty = NULL;
+	atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
+	LS_INJECT();
+	/* as the exchange in attempt */
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &empty, I, memory_order_acq_rel,
+						     memory_order_relaxed)) {
+		ls_node_free(I);
+		return EBUSY;
+	}
+	acquired(l, I, ls_tp_now());
+	return 0;
+}
+
+static int mcstp_timedlock(void *state, uint64_t deadline_ns)
+{
+	/* Already expired: succeed only if free now (POSIX), without queueing. */
+	if (ls_now_ns() >= deadline_ns)
+		return mcstp_trylock(state) ? ETIMEDOUT : 0;
+	return mcstp_acquire(state, deadline_ns);
+}
+
+/* ---- release ---- */
+
+/* Removes n from the queue: n->next has been read already. */
+static void mark_failed(struct node *n)
+{
+	/* acq_rel: against the owner's abandon (who frees) and park */
+	uint32_t old = atomic_exchange_explicit(&n->status, FAILED, memory_order_acq_rel);
+	if (old & LS_PARKED)
+		ls_futex_wake(&n->status, INT_MAX);
+	if ((old & ~LS_PARKED) == ABANDONED)
+		ls_node_free(n);
+}
+
+/* Marks from..to (inclusive) FAILED, following next: the nodes passed over
+ * after the treadmill bound. */
+static void fail_range(struct node *from, struct node *to)
+{
+	for (struct node *n = from;;) {
+		struct node *next = n == to ? NULL : atomic_load_explicit(&n->next, memory_order_acquire);
+		mark_failed(n);
+		if (!next)
+			return;
+		n = next;
+	}
+}
+
+/* Grants the lock to n if it is WAITING and live (fresh time, or parked). */
+static bool grant(struct node *n)
+{
+	uint32_t s = atomic_load_explicit(&n->status, memory_order_acquire);
+	while ((s & ~LS_PARKED) == WAITING) {
+		if (!(s & LS_PARKED) && ls_tp_older(atomic_load_explicit(&n->time, memory_order_relaxed),
+						    ls_tp_now(), ls_tp_update_delay_ns))
+			return false; /* seems preempted */
+		/* (B) release: our critical section happens before the
+		 * successor's; pairs with (A) */
+		if (atomic_compare_exchange_weak_explicit(&n->status, &s, AVAILABLE, memory_order_acq_rel,
+							  memory_order_acquire)) {
+			if (s & LS_PARKED)
+				ls_futex_wake(&n->status, INT_MAX);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The paper's mcstp_release. Two departures, both from the prose of
+ * section 2.1: a node is marked removed only after its next pointer has
+ * been read (as the listing does) and nodes scanned past the treadmill
+ * bound are marked removed also when the scan reaches the end of the queue
+ * (the listing forgets them there, which would leave their owners waiting
+ * in a queue that no longer exists).
+ */
+static void mcstp_release(struct mcstp *l, struct node *I)
+{
+	struct node *cur = I, *scan_head = NULL;
+	uint64_t scanned = 0;
+	for (;;) {
+		/* acquire: pairs with (C) */
+		struct node *succ = atomic_load_explicit(&cur->next, memory_order_acquire);
+		if (!succ) {
+			struct node *e = cur;
+			/* release: the next holder's exchange acquires it */
+			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
+								    memory_order_relaxed)) {
+				LS_INJECT();
+				if (scan_head)
+					fail_range(scan_head, cur);
+				else if (cur != I)
+					mark_failed(cur);
+				break;
+			}
+			/* A successor has swapped itself in; wait for its link. */
+			struct ls_spin sp = LS_SPIN_INIT;
+			while (!(succ = atomic_load_explicit(&cur->next, memory_order_acquire)))
+				if (ls_spin_step(&sp))
+					sched_yield(); /* a pointer: no futex to park on */
+		}
+		LS_INJECT();
+		if (++scanned < ls_tp_treadmill) {
+			if (cur != I)
+				mark_failed(cur);
+		} else if (!scan_head) {
+			scan_head = cur; /* treadmill: stop removing until the end */
+		}
+		if (grant(succ)) {
+			if (scan_head)
+				fail_range(scan_head, cur);
+			break;
+		}
+		LS_INJECT();
+		cur = succ;
+	}
+	ls_node_free(I); /* nobody refers to the holder's node any more */
+}
+
+static void mcstp_unlock(void *state)
+{
+	struct mcstp *l = state;
+	mcstp_release(l, atomic_load_explicit(&l->holder, memory_order_relaxed));
+}
+
+static const struct ls_param mcstp_params[] = {
+    {"LOCKSWAP_TP_MAX_CS_NS", "MAXIMUM_CS_TIME: a holder inside longer seems preempted (ns)",
+     &ls_tp_max_cs_ns, 1000, 1000000000},
+    {"LOCKSWAP_TP_UPDATE_DELAY_NS", "UPDATE_DELAY: a waiter whose timestamp is older seems preempted (ns)",
+     &ls_tp_update_delay_ns, 1000, 1000000000},
+    {"LOCKSWAP_TP_PATIENCE_NS", "patience of one attempt of a blocking acquisition (ns)", &ls_tp_patience_ns,
+     1000, 1000000000},
+    {"LOCKSWAP_TP_TREADMILL", "MAX_THREAD_NUM: nodes a releaser removes before it only scans (mcs-tp)",
+     &ls_tp_treadmill, 2, 1000000},
+    {"LOCKSWAP_TP_CLOCK", "timestamps: 0 TSC if invariant, else clock_gettime; 1 clock_gettime",
+     &ls_tp_clock_mode, 0, 1},
+    {0},
+};
+
+static const struct ls_algo mcstp_algo = {
+    .name = "mcs-tp",
+    .desc = "MCS time-published lock: passes over preempted waiters (He/Scherer/Scott TR 867 2.1, app. B)",
+    .caps = LS_CAP_TIMEOUT | LS_CAP_QNODE,
+    .rank = 60,
+    .state_size = sizeof(struct mcstp),
+    .params = mcstp_params,
+    .lock = mcstp_lock,
+    .trylock = mcstp_trylock,
+    .timedlock = mcstp_timedlock,
+    .unlock = mcstp_unlock,
+};
+LS_REGISTER_ALGO(mcstp_algo);
