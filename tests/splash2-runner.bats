@@ -1,0 +1,418 @@
+#!/usr/bin/env bats
+# splash2-runner/splash2-run, end to end, against tests/splash2-standin: a tiny
+# Splash-3-shaped tree of our own (the real suite is never needed). The stand-in
+# apps misbehave on request (STANDIN_HANG, _SPIN, _CRASH, _FAIL, _WRONG_IMAGE,
+# _NO_IMAGE: the thread count at which to do it), so each detection is shown to
+# work. Runs use glibc natively unless the test is about lockswap; those skip
+# when build/liblockswap.so is absent. Every runner call is under a timeout.
+load helpers
+
+RUNNER="$ROOT/splash2-runner/splash2-run"
+STANDIN="$ROOT/tests/splash2-standin"
+
+setup_file() {
+	# One built copy shared by the tests that do not test building.
+	TREE="$BATS_FILE_TMPDIR/tree"
+	cp -r "$STANDIN" "$TREE"
+	make -s -C "$TREE/codes/apps/raytrace" >/dev/null
+	make -s -C "$TREE/codes/apps/barnes" >/dev/null
+	export TREE
+}
+
+setup() {
+	OUTD="$BATS_TEST_TMPDIR/out"
+	unset SPLASH2_DIR SPLASH2_LOCKSWAP
+}
+
+# s2 ARGS...: the runner under a timeout (a hang of the runner fails the test).
+s2() { timeout -k 5 "${S2_TIMEOUT:-90}" "$RUNNER" "$@"; }
+# s2g ARGS...: the shared tree, glibc only, small inputs, output in $OUTD.
+s2g() { s2 --splash2 "$TREE" --algos glibc --ray-res 32 --barnes-bodies 200 --out "$OUTD" -q "$@"; }
+fresh_tree() {
+	cp -r "$STANDIN" "$BATS_TEST_TMPDIR/fresh"
+	echo "$BATS_TEST_TMPDIR/fresh"
+}
+# rows APP THREADS LOAD STATUS: number of CSV rows with these fields
+rows() {
+	awk -F, -v a="$1" -v t="$2" -v l="$3" -v s="$4" '$1 == a && $5 == t && $6 == l && $11 == s' "$OUTD/results.csv" | wc -l
+}
+need_lockswap() {
+	[ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "build/liblockswap.so or build/lockswap not built (run make)"
+}
+# procs_with TEXT: pids of processes whose command line holds TEXT
+procs_with() { pgrep -f -- "$(sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"$1")" || true; }
+# procs_in DIR: pids of processes whose working directory is DIR
+procs_in() { find /proc -mindepth 2 -maxdepth 2 -name cwd -lname "$1" 2>/dev/null | cut -d/ -f3; }
+some_with() { [ -n "$(procs_with "$1")" ]; }
+none_with() { [ -z "$(procs_with "$1")" ]; }
+some_in() { [ -n "$(procs_in "$1")" ]; }
+none_in() { [ -z "$(procs_in "$1")" ]; }
+# wait_for SECONDS CMD...: poll until CMD succeeds; fail after SECONDS
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+@test "--help describes the command, its options and the run statuses" {
+	run s2 --help
+	assert_success
+	assert_output --partial "usage: splash2-run --splash2 DIR"
+	for o in --algos --configs --fill --reps --ray-scene --ray-res --barnes-bodies --timeout --hang --dry-run --report; do
+		assert_output --partial -- "$o"
+	done
+	assert_output --partial "wrong-image"
+}
+
+@test "without a checkout: one line saying how to give one, exit 2" {
+	run s2 --algos glibc
+	assert_failure 2
+	assert_output "splash2-run: no SPLASH-2 checkout: give --splash2 DIR or set SPLASH2_DIR (a Splash-3 checkout; see splash2-runner/README.md)"
+}
+
+@test "a checkout that does not exist, or is not Splash-3-shaped, is named" {
+	run s2 --algos glibc --splash2 "$BATS_TEST_TMPDIR/nothere"
+	assert_failure 2
+	assert_output "splash2-run: SPLASH-2 checkout '$BATS_TEST_TMPDIR/nothere' does not exist"
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run s2 --algos glibc --splash2 "$BATS_TEST_TMPDIR/empty"
+	assert_failure 2
+	assert_output "splash2-run: '$BATS_TEST_TMPDIR/empty' is not a Splash-3 checkout: it has no codes/apps/ folder"
+}
+
+@test "SPLASH2_DIR gives the checkout; its codes/ folder is accepted too" {
+	SPLASH2_DIR="$TREE" run s2 --algos glibc --dry-run
+	assert_success
+	assert_output --partial "cd $TREE/codes/apps/raytrace && ./RAYTRACE -p1"
+	run s2 --algos glibc --dry-run --splash2 "$TREE/codes"
+	assert_success
+	assert_output --partial "cd $TREE/codes/apps/barnes && ./BARNES <"
+}
+
+@test "missing m4 is reported before building anything" {
+	local fresh bin
+	fresh=$(fresh_tree)
+	bin="$BATS_TEST_TMPDIR/bin"
+	mkdir "$bin"
+	ln -s /usr/bin/* "$bin/" 2>/dev/null || true
+	rm -f "$bin/m4"
+	PATH="$bin" run s2 --splash2 "$fresh" --algos glibc
+	assert_failure 2
+	assert_output --partial "m4 not found ('m4', M4 in $fresh/codes/Makefile.config)"
+	[ ${#lines[@]} -eq 1 ]
+	[ ! -e "$fresh/codes/apps/raytrace/RAYTRACE" ]
+}
+
+@test "a missing compiler is named as codes/Makefile.config names it" {
+	local fresh
+	fresh=$(fresh_tree)
+	sed -i 's/^CC := gcc$/CC := nosuch-gcc/' "$fresh/codes/Makefile.config"
+	run s2 --splash2 "$fresh" --algos glibc
+	assert_failure 2
+	assert_output "splash2-run: C compiler 'nosuch-gcc' not found (CC in $fresh/codes/Makefile.config): install it (Debian: apt-get install gcc) or set CC there"
+}
+
+@test "a build failure shows make's error and exits 1" {
+	local fresh
+	fresh=$(fresh_tree)
+	echo '#error standin-broken-on-purpose' >>"$fresh/codes/apps/barnes/barnes.c.in"
+	run s2 --splash2 "$fresh" --algos glibc --out "$OUTD" -q
+	assert_failure 1
+	assert_output --partial "standin-broken-on-purpose"
+	assert_output --partial "splash2-run: building barnes failed (make -C $fresh/codes/apps/barnes); full log: $OUTD/build.log"
+}
+
+@test "both apps are built in the checkout once, then reused; --no-build needs them built" {
+	local fresh r1 b1
+	fresh=$(fresh_tree)
+	run s2 --splash2 "$fresh" --algos glibc --no-build --dry-run
+	assert_success
+	run s2 --splash2 "$fresh" --algos glibc --no-build --out "$OUTD"
+	assert_failure 2
+	assert_output "splash2-run: --no-build: $fresh/codes/apps/raytrace/RAYTRACE is not built"
+	run s2 --splash2 "$fresh" --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 --out "$OUTD/1" -q
+	assert_success
+	r1=$(stat -c %.9Y "$fresh/codes/apps/raytrace/RAYTRACE")
+	b1=$(stat -c %.9Y "$fresh/codes/apps/barnes/BARNES")
+	run s2 --splash2 "$fresh" --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 --out "$OUTD/2" -q
+	assert_success
+	[ "$(stat -c %.9Y "$fresh/codes/apps/raytrace/RAYTRACE")" = "$r1" ]
+	[ "$(stat -c %.9Y "$fresh/codes/apps/barnes/BARNES")" = "$b1" ]
+	grep -q "Nothing to be done\|is up to date" "$OUTD/2/build.log"
+}
+
+@test "dry run prints the build and every run, and runs, builds and writes nothing" {
+	local fresh
+	fresh=$(fresh_tree)
+	run s2 --splash2 "$fresh" --algos glibc --configs 1.0,2.1 --reps 2 --ray-res 800 --out "$OUTD" --dry-run
+	assert_success
+	assert_line --index 0 "# splash2-run dry run: 8 runs (2 apps, 1 algorithms, 2 configurations, 2 repetitions)"
+	assert_line "make -C $fresh/codes/apps/raytrace"
+	assert_line "make -C $fresh/codes/apps/barnes"
+	# 1 reference image + 2 apps x 2 configurations x 2 repetitions
+	[ "$(grep -c '^cd ' <<<"$output")" -eq 9 ]
+	# the paper's 800x800 image needs -m of at least 80
+	assert_output --regexp "cd $fresh/codes/apps/raytrace && \./RAYTRACE -p2 -m128 /tmp/[^ ]*/car-800x800\.env"
+	assert_output --regexp "cd $fresh/codes/apps/barnes && \./BARNES < /tmp/[^ ]*/barnes-plummer-32768-p2\.in"
+	assert_output --partial "# barnes plummer-32768 2.1 glibc wait=- rep 2/2, 1 load processes"
+	[ ! -e "$fresh/codes/apps/raytrace/RAYTRACE" ]
+	[ ! -e "$OUTD" ]
+}
+
+@test "a glibc matrix writes one CSV row per run, the summary table and the plots" {
+	run s2g --configs 1.0,2.1 --reps 2
+	assert_success
+	[ "$(head -n 1 "$OUTD/results.csv")" = "app,input,algorithm,wait,threads,load,rep,wall_s,user_s,sys_s,status" ]
+	[ "$(wc -l <"$OUTD/results.csv")" -eq 9 ]
+	run grep -cE '^(raytrace,car-32x32|barnes,plummer-200),glibc,-,(1,0|2,1),[12],[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},ok$' "$OUTD/results.csv"
+	assert_output 8
+	run cat "$OUTD/summary.txt"
+	assert_line --index 0 --regexp '^app +input +M\.N +algorithm +wait +ok +median_s +min_s +max_s +x_glibc +not ok$'
+	assert_line --regexp '^raytrace +car-32x32 +2\.1 +glibc +- +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.000 *$'
+	assert_line --regexp '^barnes +plummer-200 +1\.0 +glibc +- +2/2 '
+	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,ok,runs,median_s,min_s,max_s,ratio_glibc,not_ok" ]
+	for p in raytrace-car-32x32 barnes-plummer-200 splash2; do
+		[ "$(head -c 8 "$OUTD/plots/$p.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
+	done
+	grep -q 'reference image raytrace car-32x32: sha256 [0-9a-f]\{64\}' "$OUTD/meta.txt"
+}
+
+@test "M.N runs N load processes beside the app, and none outlives the run" {
+	STANDIN_COUNT_PROCS="splash2-load[$OUTD]" run s2g --configs 1.3,2.0 --reps 1
+	assert_success
+	grep -q "standin: 3 processes match" "$OUTD/logs/raytrace-car-32x32-1.3-glibc-native-r1.out"
+	grep -q "standin: 3 processes match" "$OUTD/logs/barnes-plummer-200-1.3-glibc-native-r1.out"
+	grep -q "standin: 0 processes match" "$OUTD/logs/barnes-plummer-200-2.0-glibc-native-r1.out"
+	[ -z "$(procs_with "splash2-load[$OUTD]")" ]
+}
+
+@test "--fill adds load processes on the cores the app leaves idle, as in the paper" {
+	local n
+	n=$(nproc)
+	STANDIN_COUNT_PROCS="splash2-load[$OUTD]" run s2g --apps barnes --configs 1.1 --reps 1 --fill
+	assert_success
+	grep -q "standin: $n processes match" "$OUTD/logs/barnes-plummer-200-1.1-glibc-native-r1.out"
+	grep -q "^configs: 1.1 (fill: (nproc - M) + N load processes)" "$OUTD/meta.txt"
+}
+
+@test "a run still busy at the time limit is a timeout with no time; later repetitions are skipped" {
+	STANDIN_SPIN=2 run s2g --apps barnes --configs 1,2 --reps 2 --timeout 2
+	assert_success
+	[ "$(rows barnes 1 0 ok)" -eq 2 ]
+	grep -qx 'barnes,plummer-200,glibc,-,2,0,1,,,,timeout' "$OUTD/results.csv"
+	grep -qx 'barnes,plummer-200,glibc,-,2,0,2,,,,skipped' "$OUTD/results.csv"
+	run cat "$OUTD/summary.txt"
+	assert_line --regexp '^barnes +plummer-200 +2\.0 +glibc +- +0/2 +- +- +- +- +1 timeout; 1 skipped$'
+	[ -z "$(procs_in "$TREE/codes/apps/barnes")" ]
+}
+
+@test "a run whose threads all sleep for ever is a hang, found long before the time limit" {
+	STANDIN_HANG=2 run s2g --configs 1,2 --reps 1 --hang 1 --timeout 120
+	assert_success
+	grep -qx 'raytrace,car-32x32,glibc,-,2,0,1,,,,hang' "$OUTD/results.csv"
+	grep -qx 'barnes,plummer-200,glibc,-,2,0,1,,,,hang' "$OUTD/results.csv"
+	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
+	[ -z "$(procs_in "$TREE/codes/apps/raytrace")" ]
+}
+
+@test "a crash is reported with its signal, a failure with its exit status" {
+	STANDIN_CRASH=2 STANDIN_FAIL=3 run s2g --configs 1,2,3 --reps 1
+	assert_success
+	[ "$(rows raytrace 2 0 crash:SIGSEGV)" -eq 1 ]
+	[ "$(rows barnes 2 0 crash:SIGSEGV)" -eq 1 ]
+	[ "$(rows raytrace 3 0 exit:3)" -eq 1 ]
+	[ "$(rows barnes 3 0 exit:3)" -eq 1 ]
+	[ "$(rows barnes 1 0 ok)" -eq 1 ]
+	grep -q "failing on request" "$OUTD/logs/barnes-plummer-200-3.0-glibc-native-r1.err"
+}
+
+@test "a Raytrace image that differs from the 1-thread glibc image is wrong-image, and kept" {
+	STANDIN_WRONG_IMAGE=2 run s2g --configs 1,2 --reps 1
+	assert_success
+	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
+	[ "$(rows raytrace 2 0 wrong-image)" -eq 1 ]
+	[ "$(rows barnes 2 0 ok)" -eq 1 ]
+	[ -f "$OUTD/wrong-images/raytrace-car-32x32-2.0-glibc-native-r1/image.ppm" ]
+	[ "$(head -c 9 "$OUTD/reference/car-32x32/image.ppm")" = "$(printf 'P6\n32 32')" ]
+	! cmp -s "$OUTD/reference/car-32x32/image.ppm" "$OUTD/wrong-images/raytrace-car-32x32-2.0-glibc-native-r1/image.ppm"
+}
+
+@test "a Raytrace run that writes no image is no-image" {
+	STANDIN_NO_IMAGE=2 run s2g --apps raytrace --configs 1,2 --reps 1
+	assert_success
+	[ "$(rows raytrace 2 0 no-image)" -eq 1 ]
+}
+
+@test "a failing reference run stops everything with exit 1, naming it" {
+	STANDIN_CRASH=1 run s2g --apps raytrace --configs 2 --reps 1
+	assert_failure 1
+	assert_output "splash2-run: reference run of raytrace car-32x32 (glibc, 1 thread) failed: crash:SIGSEGV; see $OUTD/logs/raytrace-car-32x32-reference.{out,err}"
+}
+
+@test "--strict exits 1 when a run is not ok" {
+	STANDIN_FAIL=2 run s2g --apps barnes --configs 1,2 --reps 1 --strict
+	assert_failure 1
+	assert_output --partial "splash2-run: 2 runs, 1 not ok"
+}
+
+@test "inputs follow the options: scene, resolution, body count, a Barnes input file" {
+	printf '\n500\n7\n\n0.025\n0.05\n1.0\n2.0\n5.0\n0.05\n0.25\nNUMPROCS\n' >"$BATS_TEST_TMPDIR/myinput"
+	run s2g --ray-scene teapot --ray-res 48,24 --barnes-input "$BATS_TEST_TMPDIR/myinput" --configs 2 --reps 1
+	assert_success
+	[ "$(cut -d, -f2 "$OUTD/results.csv" | sort -u | tr '\n' ' ')" = "input myinput teapot-24x24 teapot-48x48 " ]
+	[ "$(head -c 9 "$OUTD/reference/teapot-48x48/image.ppm")" = "$(printf 'P6\n48 48')" ]
+	grep -q "raytrace stand-in: 48x48, 2 threads" "$OUTD/logs/raytrace-teapot-48x48-2.0-glibc-native-r1.out"
+	grep -q "barnes stand-in: 500 bodies, 3 steps, 2 threads" "$OUTD/logs/barnes-myinput-2.0-glibc-native-r1.out"
+	run s2g --apps barnes --barnes-bodies 300 --configs 3 --reps 1 --out "$OUTD-2"
+	assert_success
+	grep -q "barnes stand-in: 300 bodies, 4 steps, 3 threads" "$OUTD-2/logs/barnes-plummer-300-3.0-glibc-native-r1.out"
+}
+
+@test "Raytrace gets the -m it is given" {
+	run s2g --apps raytrace --ray-res 400 --ray-mem 15 --configs 1 --reps 1
+	assert_failure 1
+	grep -q -- "-m15 is too small for 400x400" "$OUTD/logs/raytrace-car-400x400-reference.err"
+}
+
+@test "bad options and values: one line naming them, exit 2" {
+	local args msg
+	while IFS='|' read -r args msg; do
+		# shellcheck disable=SC2086
+		run s2 --splash2 "$TREE" --algos glibc $args
+		msg=${msg//TREE/$TREE}
+		[ "$status" -eq 2 ] || { echo "$args: status $status: $output"; return 1; }
+		[ "$output" = "splash2-run: $msg" ] || { echo "$args: got: $output"; echo "wanted: splash2-run: $msg"; return 1; }
+	done <<'EOF'
+--configs 2.x|--configs: '2.x' is not M.N (M application threads >= 1, N load processes >= 0)
+--configs 0.1|--configs: '0.1' is not M.N (M application threads >= 1, N load processes >= 0)
+--reps 0|--reps: '0' is not a positive integer
+--timeout soon|--timeout: 'soon' is not a positive number of seconds
+--hang 0|--hang: '0' is not a positive number of seconds
+--apps raytrace,fft|--apps: unknown app 'fft' (valid: raytrace, barnes)
+--wait sometimes|--wait: unknown policy 'sometimes' (valid: spin, yield, park, default)
+--ray-res 12x12|--ray-res: '12x12' is not a positive integer
+--ray-scene nosuch|--ray-scene: no TREE/codes/apps/raytrace/inputs/nosuch.env (shipped scenes: car, teapot, balls4)
+--barnes-bodies -5|--barnes-bodies: '-5' is not a positive integer
+--frobnicate|unknown option '--frobnicate' (see --help)
+--lockswap /nonexistent --algos pthread|--lockswap: '/nonexistent' is not an executable file
+--out|--out needs a value (see --help)
+EOF
+	mkdir -p "$OUTD"
+	touch "$OUTD/results.csv"
+	run s2 --splash2 "$TREE" --algos glibc --out "$OUTD"
+	assert_failure 2
+	assert_output "splash2-run: --out: '$OUTD' already holds a results.csv (choose another folder)"
+}
+
+@test "terminating the runner kills the app and the load processes, and keeps partial results" {
+	STANDIN_SPIN=2 timeout -k 5 60 "$RUNNER" --splash2 "$TREE" --algos glibc --apps barnes --configs 1,2.2 \
+		--reps 1 --barnes-bodies 200 --out "$OUTD" -q --timeout 50 3>&- &
+	local pid=$!
+	wait_for 20 some_with "splash2-load[$OUTD]"
+	wait_for 20 some_in "$TREE/codes/apps/barnes"
+	kill -TERM $pid
+	local rc=0
+	wait $pid || rc=$?
+	[ $rc -eq 143 ]
+	[ -z "$(procs_with "splash2-load[$OUTD]")" ]
+	[ -z "$(procs_in "$TREE/codes/apps/barnes")" ]
+	grep -qx 'barnes,plummer-200,glibc,-,1,0,1,[0-9.]*,[0-9.]*,[0-9.]*,ok' "$OUTD/results.csv"
+}
+
+@test "if the runner is killed outright, its load processes and the app still end by themselves" {
+	STANDIN_SPIN=2 "$RUNNER" --splash2 "$TREE" --algos glibc --apps raytrace --configs 2.2 --reps 1 \
+		--ray-res 32 --out "$OUTD" -q --timeout 3 3>&- &
+	local pid=$!
+	wait_for 20 some_with "splash2-load[$OUTD]"
+	wait_for 20 some_in "$TREE/codes/apps/raytrace"
+	kill -KILL $pid
+	# load processes notice within a fraction of a second; the app is
+	# killed by its backstop, timeout(1), 2 s after the time limit
+	wait_for 20 none_with "splash2-load[$OUTD]"
+	wait_for 30 none_in "$TREE/codes/apps/raytrace"
+}
+
+@test "--report recomputes medians, ranges, ratios to glibc and failures from a CSV" {
+	mkdir -p "$OUTD"
+	cat >"$OUTD/results.csv" <<'EOF'
+app,input,algorithm,wait,threads,load,rep,wall_s,user_s,sys_s,status
+barnes,plummer-9,glibc,-,2,1,1,2.000,1.0,0.1,ok
+barnes,plummer-9,glibc,-,2,1,2,1.000,1.0,0.1,ok
+barnes,plummer-9,glibc,-,2,1,3,3.000,1.0,0.1,ok
+barnes,plummer-9,mcs,spin,2,1,1,4.000,1.0,0.1,ok
+barnes,plummer-9,mcs,spin,2,1,2,,,,crash:SIGSEGV
+barnes,plummer-9,mcs,spin,2,1,3,6.000,1.0,0.1,ok
+barnes,plummer-9,mcs,spin,2,1,4,3.000,1.0,0.1,ok
+barnes,plummer-9,tas,yield,2,1,1,,,,timeout
+barnes,plummer-9,tas,yield,2,1,2,,,,skipped
+barnes,plummer-9,tas,yield,2,1,3,,,,skipped
+EOF
+	run s2 --report "$OUTD"
+	assert_success
+	assert_line --regexp '^barnes +plummer-9 +2\.1 +glibc +- +3/3 +2\.000 +1\.000 +3\.000 +1\.000 *$'
+	assert_line --regexp '^barnes +plummer-9 +2\.1 +mcs +spin +3/4 +4\.000 +3\.000 +6\.000 +2\.000 +1 crash:SIGSEGV$'
+	assert_line --regexp '^barnes +plummer-9 +2\.1 +tas +yield +0/3 +- +- +- +- +1 timeout; 2 skipped$'
+	grep -qx 'barnes,plummer-9,2.1,2,1,mcs,spin,3,4,4.000,3.000,6.000,2.000,1 crash:SIGSEGV' "$OUTD/summary.csv"
+	[ -s "$OUTD/plots/barnes-plummer-9.png" ]
+	grep -q 'title "mcs/spin"' "$OUTD/plots/barnes-plummer-9.gp"
+	grep -q 'no time: tas/yield at 2.1 (1 timeout; 2 skipped)' "$OUTD/plots/barnes-plummer-9.gp"
+}
+
+@test "every lockswap algorithm and pthread run both apps through lockswap, with the wait policy asked" {
+	need_lockswap
+	local names n
+	names=$(algos lock)
+	n=$(($(wc -w <<<"$names") + 1))
+	run s2 --splash2 "$TREE" --algos pthread,locks --wait park --configs 2 --reps 1 --ray-res 32 \
+		--barnes-bodies 200 --out "$OUTD" -q --timeout 30 --hang 5
+	assert_success
+	[ "$(rows raytrace 2 0 ok)" -eq $n ] || { cat "$OUTD/results.csv"; return 1; }
+	[ "$(rows barnes 2 0 ok)" -eq $n ] || { cat "$OUTD/results.csv"; return 1; }
+	for a in pthread $names; do
+		grep -q "^raytrace,car-32x32,$a,park,2,0,1," "$OUTD/results.csv"
+		grep -qx "standin: LOCKSWAP_ALGO=$a" "$OUTD/logs/barnes-plummer-200-2.0-$a-park-r1.out"
+	done
+	grep -q "^lockswap: $LOCKSWAP" "$OUTD/meta.txt"
+}
+
+@test "--algos all is glibc, pthread and every algorithm; NAME/WAIT picks a policy" {
+	need_lockswap
+	run s2 --splash2 "$TREE" --algos all --configs 1 --reps 1 --dry-run
+	assert_success
+	assert_output --partial "cd $TREE/codes/apps/raytrace && ./RAYTRACE -p1"
+	for a in $(algos); do
+		assert_output --partial "&& $LOCKSWAP -a $a -- ./BARNES"
+	done
+	a=$(algos lock | head -n 1)
+	run s2 --splash2 "$TREE" --algos "$a/yield" --configs 1 --reps 1 --dry-run
+	assert_output --partial "&& $LOCKSWAP -a $a -w yield -- ./RAYTRACE -p1"
+}
+
+@test "the default algorithms are glibc, pthread and those of the paper's that lockswap has" {
+	need_lockswap
+	run s2 --splash2 "$TREE" --configs 1 --reps 1 --apps barnes --dry-run
+	assert_success
+	assert_output --partial "# barnes plummer-32768 1.0 glibc wait=- rep 1/1"
+	assert_output --partial "-a pthread -- ./BARNES"
+	for a in mcs mcs-tp clh-tp; do
+		if algos | grep -qx -- "$a"; then
+			assert_output --partial "-a $a -- ./BARNES"
+		else
+			refute_output --partial "-a $a "
+		fi
+	done
+	if algos | grep -qx tas; then assert_output --partial "-a tas -w yield -- ./BARNES"; fi
+}
+
+@test "an unknown algorithm is named with the valid ones, exit 2" {
+	need_lockswap
+	run s2 --splash2 "$TREE" --algos glibc,nosuchlock
+	assert_failure 2
+	assert_output "splash2-run: --algos: unknown algorithm 'nosuchlock' (valid: glibc, $(algos | paste -sd, | sed 's/,/, /g'), all, locks)"
+	run s2 --splash2 "$TREE" --algos "$(algos lock | head -n 1)/never"
+	assert_failure 2
+	assert_output --partial "unknown wait policy 'never'"
+}
