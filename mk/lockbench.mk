@@ -23,7 +23,7 @@ $(B)/doubles/nolock.so: tests/doubles/nolock.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -fPIC -shared -o $@ $<
 
-tests-build: $(B)/lockbench $(B)/doubles/nolock.so
+tests-build: $(B)/lockbench $(B)/bench-pairs $(B)/doubles/nolock.so
 
 .PHONY: bench core-bench deps-bench bench-build
 deps-bench:

@@ -294,3 +294,61 @@ shim_algos() {
   done
   [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
 }
+
+# --- the drivers ------------------------------------------------------------------
+
+@test "bench-sweep, bench-plot, core-bench: --help, and bad options exit 2 with one line" {
+  for s in bench-sweep bench-plot core-bench; do
+    run "$ROOT/scripts/$s" --help
+    assert_success
+    assert_output --partial "usage: scripts/$s"
+  done
+  run "$ROOT/scripts/bench-sweep" --reps x
+  assert_failure 2
+  assert_output "bench-sweep: --reps: invalid value 'x' (expected an integer >= 1)"
+  run "$ROOT/scripts/bench-sweep" --exps fastest
+  assert_failure 2
+  assert_output --partial "unknown experiment 'fastest'"
+  run "$ROOT/scripts/bench-sweep" --frob
+  assert_failure 2
+  run "$ROOT/scripts/core-bench" --reps 2
+  assert_failure 2
+  assert_output "core-bench: --reps: invalid value '2' (expected an integer >= 3)"
+}
+
+@test "bench-sweep writes the raw CSV, machine description and plots (glibc, quick)" {
+  command -v gnuplot >/dev/null || skip "gnuplot not installed"
+  local out="$BATS_TEST_TMPDIR/sweep"
+  run timeout -k 5 120 "$ROOT/scripts/bench-sweep" --quick --algos glibc --exps "single tput" --out "$out"
+  assert_success
+  [ -s "$out/single.png" ] && [ -s "$out/throughput.png" ] && [ -s "$out/fairness-latency.png" ]
+  # header + 1 single + 8 tput points
+  [ "$(wc -l <"$out/raw.csv")" -eq 10 ]
+  [ ! -s "$out/failures.txt" ]
+  grep -q '^cpu: ' "$out/machine.txt"
+  grep -q '^date: ' "$out/machine.txt"
+  grep -q '^tput,noload,acq_per_s,glibc,8,' "$out/summary.csv"
+}
+
+@test "bench-sweep rejects an algorithm lockswap does not have" {
+  [ -x "$LOCKSWAP" ] || skip "build/lockswap not built yet"
+  run "$ROOT/scripts/bench-sweep" --algos "glibc nosuchlock" --out "$BATS_TEST_TMPDIR/x"
+  assert_failure 2
+  assert_output --partial "unknown algorithm 'nosuchlock'"
+}
+
+@test "core-bench measures glibc: instructions per pair from callgrind and the table" {
+  command -v valgrind >/dev/null || skip "valgrind not installed"
+  [ -x "$B/bench-pairs" ] || skip "build/bench-pairs not built (make bench-build)"
+  [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
+  local out="$BATS_TEST_TMPDIR/core"
+  run timeout -k 5 300 "$ROOT/scripts/core-bench" --algos glibc --reps 3 --duration 0.05 --out "$out"
+  assert_success
+  # glibc's instructions per pair inside libc: a positive count, the same
+  # in every run (callgrind counts, it does not time)
+  local ins
+  ins=$(awk -F, '$1 == "glibc" { print $2 }' "$out/callgrind.csv")
+  awk -v i="$ins" 'BEGIN { exit !(i > 10 && i < 500) }'
+  grep -q '^| glibc | ' "$out/table.md"
+  [ "$(grep -c ',glibc,' "$out/raw.csv")" -eq 12 ]
+}
