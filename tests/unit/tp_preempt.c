@@ -1,0 +1,469 @@
+/*
+ * tp_preempt - preemption tests of the time-published locks (TR 867,
+ * ../shared/papers/000_9c294dcad948dd76.txt, section 2): a thread is
+ * "preempted" by making it sleep inside a signal handler, which it leaves
+ * only when the test says so.
+ *
+ *   tp_preempt -a ALGO [-w spin|yield|park] [-T WATCHDOG_S] TEST
+ *
+ *   stopped-waiter   H holds the lock; W queues behind H (seen in the lock
+ *                    word, below) and is stopped; once W has been stopped
+ *                    for 3 x UPDATE_DELAY its timestamp is stale; H
+ *                    releases; two running threads must then make 1000
+ *                    acquisitions while W is still stopped (W was removed
+ *                    from the queue). Then W resumes and must get the lock.
+ *   holder-yields    H takes the lock and is stopped; two waiters call
+ *                    lock(); with MAXIMUM_CS_TIME 100 us and patience 1 ms,
+ *                    each must call sched_yield (counted by interposing it)
+ *                    at least 3 times while H is stopped. Under "spin" only:
+ *                    nothing else yields there.
+ *   holder-no-yield  the same with MAXIMUM_CS_TIME 60 s: for 200 ms (some
+ *                    200 timeouts each) no waiter may yield.
+ *   timeouts         H holds and is stopped, W queues and is stopped; two
+ *                    threads make 10 timedlock calls each with a 20 ms
+ *                    deadline: every one returns ETIMEDOUT, never before its
+ *                    deadline; trylock returns EBUSY; then H resumes and
+ *                    releases and both threads get the lock (while W is
+ *                    still stopped, except under "park", where W may be
+ *                    asleep, i.e. live, and is resumed first).
+ *
+ * Nothing here depends on speed: events are ordered by flags; a stopped
+ * thread stays stopped until the others have done what is checked; waits
+ * for staleness are sleeps of at least the threshold (the threshold is in
+ * wall time, and a stopped thread cannot publish); every wait for progress
+ * is bounded only by the watchdog (default 60 s, SIGALRM: prints the phase
+ * and exits 1). Each test also checks mutual exclusion (a counter updated
+ * with a plain read and write) and that every queue node was given back.
+ *
+ * White box: "W is queued" is read from the lock state: its first word is
+ * the queue tail in both locks (it changes from H's node to W's); for
+ * mcs-tp also H's node must have its `next` (offset 16) set, because a
+ * waiter stopped between swapping the tail and linking blocks the release
+ * (the window of section 3 that MCS-TP cannot close). For other algorithms
+ * (negative controls) only the tail is watched.
+ *
+ * Exit: 0 pass, 1 fail (a line says why), 2 usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "tpclock.h"
+#include "wait.h"
+
+static const struct ls_algo *algo;
+static void *L;
+static const char *volatile phase = "start";
+
+/* ---- sched_yield, counted per thread (the locks call this one: the test
+ * links liblocks.a statically, so the executable's definition wins) ---- */
+#define MAXT 8
+static _Atomic unsigned long yields[MAXT];
+static __thread int tid = -1;
+int sched_yield(void)
+{
+	if (tid >= 0)
+		atomic_fetch_add_explicit(&yields[tid], 1, memory_order_relaxed);
+	return (int)syscall(SYS_sched_yield);
+}
+
+/* ---- stopping a thread: it sleeps in a SIGUSR1 handler until resumed ---- */
+static _Atomic int stopped[MAXT], resume[MAXT];
+static void on_usr1(int sig)
+{
+	(void)sig;
+	int me = tid;
+	atomic_store(&stopped[me], 1);
+	while (!atomic_load(&resume[me])) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&stopped[me], 0);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	char msg[256];
+	int n = snprintf(msg, sizeof msg, "tp_preempt: FAIL watchdog fired in phase: %s\n", phase);
+	if (write(1, msg, (size_t)n) < 0) {
+	}
+	_exit(1);
+}
+
+static void fail(const char *fmt, const char *a)
+{
+	printf("tp_preempt: FAIL ");
+	printf(fmt, a);
+	printf("\n");
+	exit(1);
+}
+
+static void msleep(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) && errno == EINTR) {
+	}
+}
+
+/* Waits (bounded by the watchdog) for *flag to become at least v. */
+static void await(_Atomic long *flag, long v, const char *what)
+{
+	phase = what;
+	while (atomic_load(flag) < v)
+		msleep(1);
+}
+
+/* ---- the protected data ---- */
+static long counter;
+static _Atomic long acquisitions;
+static void critical(void)
+{
+	long c = counter;
+	for (volatile int i = 0; i < 50; i++) {
+	}
+	counter = c + 1;
+	atomic_fetch_add(&acquisitions, 1);
+}
+
+/* ---- threads ---- */
+struct thr {
+	pthread_t t;
+	int id;
+	_Atomic long started, held, done, count;
+	_Atomic int go, stop;
+	int (*body)(struct thr *);
+	int result;
+};
+static struct thr th[MAXT];
+
+static void *run(void *arg)
+{
+	struct thr *t = arg;
+	tid = t->id;
+	t->result = t->body(t);
+	atomic_store(&t->done, 1);
+	return NULL;
+}
+
+static void start(int id, int (*body)(struct thr *))
+{
+	th[id].id = id;
+	th[id].body = body;
+	pthread_create(&th[id].t, NULL, run, &th[id]);
+}
+
+static void stop_thread(int id)
+{
+	atomic_store(&resume[id], 0);
+	pthread_kill(th[id].t, SIGUSR1);
+	phase = "waiting for a thread to stop in its signal handler";
+	while (!atomic_load(&stopped[id]))
+		msleep(1);
+}
+
+/* H: lock, say so, wait until told, unlock. */
+static int holder(struct thr *t)
+{
+	algo->lock(L);
+	critical();
+	atomic_store(&t->held, 1);
+	while (!atomic_load(&t->go))
+		msleep(1);
+	algo->unlock(L);
+	return 0;
+}
+
+/* W: one lock() */
+static int waiter_once(struct thr *t)
+{
+	atomic_store(&t->started, 1);
+	algo->lock(L);
+	critical();
+	atomic_store(&t->held, 1);
+	algo->unlock(L);
+	return 0;
+}
+
+/* R: lock/unlock until told to stop */
+static int runner(struct thr *t)
+{
+	atomic_store(&t->started, 1);
+	while (!atomic_load(&t->stop)) {
+		algo->lock(L);
+		critical();
+		algo->unlock(L);
+		atomic_fetch_add(&t->count, 1);
+	}
+	return 0;
+}
+
+static uint64_t word(int i)
+{
+	return atomic_load((_Atomic uint64_t *)L + i);
+}
+
+/* W is in the queue behind H's node (see the header). */
+static void await_queued(uint64_t tail_before)
+{
+	phase = "waiting for the waiter to queue";
+	while (word(0) == tail_before)
+		msleep(1);
+	if (!strcmp(algo->name, "mcs-tp")) {
+		phase = "waiting for the waiter to link behind the holder (mcs-tp)";
+		uint64_t h = word(1);
+		while (!atomic_load((_Atomic uint64_t *)(uintptr_t)(h + 16)))
+			msleep(1);
+	}
+}
+
+static void finish_checks(void)
+{
+	phase = "joining";
+	for (int i = 0; i < MAXT; i++)
+		if (th[i].t)
+			pthread_join(th[i].t, NULL);
+	if (counter != atomic_load(&acquisitions)) {
+		char b[64];
+		snprintf(b, sizeof b, "%ld != %ld", counter, atomic_load(&acquisitions));
+		fail("mutual exclusion: counter %s acquisitions (lost updates)", b);
+	}
+	if (algo->destroy)
+		algo->destroy(L);
+	struct ls_node_stats ns;
+	ls_node_stats(&ns);
+	if (ns.in_use != 0) {
+		char b[32];
+		snprintf(b, sizeof b, "%ld", ns.in_use);
+		fail("%s queue node(s) still in use at the end", b);
+	}
+}
+
+/* ---- the tests ---- */
+
+static void t_stopped_waiter(void)
+{
+	ls_tp_update_delay_ns = 1000000; /* 1 ms */
+	ls_tp_patience_ns = 600000000000ull;
+	ls_tp_max_cs_ns = 600000000000ull;
+	uint64_t empty = word(0);
+	start(0, holder);
+	await(&th[0].held, 1, "holder taking the lock");
+	uint64_t tail_h = word(0);
+	(void)empty;
+	start(1, waiter_once);
+	await_queued(tail_h);
+	stop_thread(1);
+	msleep(3); /* > UPDATE_DELAY: W's timestamp is stale from now on */
+	start(2, runner);
+	start(3, runner);
+	await(&th[2].started, 1, "runner starting");
+	await(&th[3].started, 1, "runner starting");
+	atomic_store(&th[0].go, 1); /* H releases */
+	phase = "runners making 1000 acquisitions while the waiter is stopped";
+	while (atomic_load(&th[2].count) + atomic_load(&th[3].count) < 1000)
+		msleep(1);
+	if (!atomic_load(&stopped[1]) || atomic_load(&th[1].held))
+		fail("%s", "the stopped waiter ran before it was resumed");
+	long got = atomic_load(&th[2].count) + atomic_load(&th[3].count);
+	atomic_store(&resume[1], 1);
+	await(&th[1].held, 1, "the resumed waiter getting the lock");
+	atomic_store(&th[2].stop, 1);
+	atomic_store(&th[3].stop, 1);
+	finish_checks();
+	printf("tp_preempt: OK test=stopped-waiter algo=%s wait=%s acquisitions_while_stopped=%ld\n",
+	       algo->name, (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], got);
+}
+
+static void t_holder(bool expect_yields)
+{
+	ls_tp_update_delay_ns = 1000000;
+	ls_tp_patience_ns = 1000000;
+	ls_tp_max_cs_ns = expect_yields ? 100000 : 60000000000ull;
+	start(0, holder);
+	await(&th[0].held, 1, "holder taking the lock");
+	stop_thread(0);
+	start(1, waiter_once);
+	start(2, waiter_once);
+	await(&th[1].started, 1, "waiter starting");
+	await(&th[2].started, 1, "waiter starting");
+	unsigned long y1, y2;
+	if (expect_yields) {
+		phase = "each waiter yielding 3 times while the holder is stopped";
+		while (atomic_load(&yields[1]) < 3 || atomic_load(&yields[2]) < 3)
+			msleep(1);
+	} else {
+		msleep(200); /* some 200 patience timeouts each */
+	}
+	y1 = atomic_load(&yields[1]);
+	y2 = atomic_load(&yields[2]);
+	if (!expect_yields && (y1 || y2)) {
+		char b[64];
+		snprintf(b, sizeof b, "%lu and %lu", y1, y2);
+		fail("waiters yielded (%s times) although the holder's critical section is younger than "
+		     "MAXIMUM_CS_TIME",
+		     b);
+	}
+	if (atomic_load(&th[1].held) || atomic_load(&th[2].held))
+		fail("%s", "a waiter got the lock while the holder held it");
+	atomic_store(&resume[0], 1);
+	atomic_store(&th[0].go, 1);
+	await(&th[1].held, 1, "waiter getting the lock after the holder resumed");
+	await(&th[2].held, 1, "waiter getting the lock after the holder resumed");
+	finish_checks();
+	printf("tp_preempt: OK test=%s algo=%s wait=%s yields=%lu,%lu\n",
+	       expect_yields ? "holder-yields" : "holder-no-yield", algo->name,
+	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], y1, y2);
+}
+
+static _Atomic long early, timeouts_seen;
+static int timer(struct thr *t)
+{
+	atomic_store(&t->started, 1);
+	for (int i = 0; i < 10; i++) {
+		uint64_t d = ls_now_ns() + 20000000;
+		int r = algo->timedlock(L, d);
+		uint64_t now = ls_now_ns();
+		if (r != ETIMEDOUT)
+			return 1;
+		if (now < d)
+			atomic_fetch_add(&early, 1);
+		atomic_fetch_add(&timeouts_seen, 1);
+	}
+	if (algo->trylock(L) != EBUSY)
+		return 2;
+	atomic_store(&t->count, 1); /* timeouts done */
+	while (!atomic_load(&t->go))
+		msleep(1);
+	algo->lock(L);
+	critical();
+	algo->unlock(L);
+	uint64_t d = ls_now_ns() + 60000000000ull;
+	if (algo->timedlock(L, d) != 0)
+		return 3;
+	critical();
+	algo->unlock(L);
+	atomic_store(&t->held, 1);
+	return 0;
+}
+
+static void t_timeouts(void)
+{
+	ls_tp_update_delay_ns = 1000000;
+	ls_tp_patience_ns = 1000000;
+	ls_tp_max_cs_ns = 100000;
+	start(0, holder);
+	await(&th[0].held, 1, "holder taking the lock");
+	uint64_t tail_h = word(0);
+	stop_thread(0);
+	start(1, waiter_once);
+	await_queued(tail_h);
+	stop_thread(1);
+	start(2, timer);
+	start(3, timer);
+	await(&th[2].count, 1, "timedlock calls timing out");
+	await(&th[3].count, 1, "timedlock calls timing out");
+	if (th[2].done || th[3].done)
+		fail("%s",
+		     "timedlock did not return ETIMEDOUT, or trylock did not return EBUSY, on the held lock");
+	if (atomic_load(&early))
+		fail("%s", "timedlock returned ETIMEDOUT before its deadline");
+	/* H resumes and releases; the timers then lock. */
+	atomic_store(&resume[0], 1);
+	atomic_store(&th[0].go, 1);
+	if (ls_wait_cfg.policy == LS_WAIT_PARK)
+		atomic_store(&resume[1], 1); /* asleep = live: it may be next */
+	atomic_store(&th[2].go, 1);
+	atomic_store(&th[3].go, 1);
+	await(&th[2].held, 1, "timedlock threads getting the lock after the holder released");
+	await(&th[3].held, 1, "timedlock threads getting the lock after the holder released");
+	if (ls_wait_cfg.policy != LS_WAIT_PARK && atomic_load(&th[1].held))
+		fail("%s", "the stopped waiter ran before it was resumed");
+	atomic_store(&resume[1], 1);
+	await(&th[1].held, 1, "the resumed waiter getting the lock");
+	if (th[2].result || th[3].result)
+		fail("%s", "a timedlock thread failed");
+	finish_checks();
+	printf("tp_preempt: OK test=timeouts algo=%s wait=%s timeouts=%ld\n", algo->name,
+	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], atomic_load(&timeouts_seen));
+}
+
+static void usage(const char *why)
+{
+	fprintf(stderr,
+		"tp_preempt: %s (usage: tp_preempt -a ALGO [-w spin|yield|park] [-T WATCHDOG_S] "
+		"stopped-waiter|holder-yields|holder-no-yield|timeouts)\n",
+		why);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL, *test = NULL;
+	unsigned watchdog = 60;
+	ls_wait_cfg.policy = LS_WAIT_PARK;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-a") && i + 1 < argc)
+			name = argv[++i];
+		else if (!strcmp(argv[i], "-T") && i + 1 < argc)
+			watchdog = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
+			const char *w = argv[++i];
+			if (!strcmp(w, "spin"))
+				ls_wait_cfg.policy = LS_WAIT_SPIN;
+			else if (!strcmp(w, "yield"))
+				ls_wait_cfg.policy = LS_WAIT_YIELD;
+			else if (!strcmp(w, "park"))
+				ls_wait_cfg.policy = LS_WAIT_PARK;
+			else
+				usage("-w: spin, yield or park");
+		} else if (argv[i][0] != '-' && !test)
+			test = argv[i];
+		else
+			usage("bad arguments");
+	}
+	if (!name || !test)
+		usage("-a ALGO and TEST are required");
+	algo = ls_algo_find(name);
+	if (!algo || !algo->trylock)
+		usage("unknown algorithm");
+	if (!strcmp(test, "timeouts") && !algo->timedlock)
+		usage("the algorithm has no native timedlock");
+	ls_node_counting = true;
+	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size)
+					       : aligned_alloc(LS_CACHELINE, LS_CACHELINE);
+	memset(L, 0, algo->state_size);
+	if (algo->init)
+		algo->init(L);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(watchdog);
+
+	if (!strcmp(test, "stopped-waiter"))
+		t_stopped_waiter();
+	else if (!strcmp(test, "holder-yields"))
+		t_holder(true);
+	else if (!strcmp(test, "holder-no-yield"))
+		t_holder(false);
+	else if (!strcmp(test, "timeouts"))
+		t_timeouts();
+	else
+		usage("unknown test");
+	return 0;
+}
