@@ -240,6 +240,15 @@ wait_for() {
 	! cmp -s "$OUTD/reference/car-32x32/image.ppm" "$OUTD/wrong-images/raytrace-car-32x32-2.0-glibc-native-r1/image.ppm"
 }
 
+@test "--no-image-check skips the reference run and the comparison" {
+	STANDIN_WRONG_IMAGE=2 STANDIN_NO_IMAGE=1 run s2g --apps raytrace --configs 1,2 --reps 1 --no-image-check
+	assert_success
+	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
+	[ "$(rows raytrace 2 0 ok)" -eq 1 ]
+	[ ! -e "$OUTD/logs/raytrace-car-32x32-reference.out" ]
+	grep -qx "raytrace images: not checked (--no-image-check)" "$OUTD/meta.txt"
+}
+
 @test "a Raytrace run that writes no image is no-image" {
 	STANDIN_NO_IMAGE=2 run s2g --apps raytrace --configs 1,2 --reps 1
 	assert_success
