@@ -342,6 +342,13 @@ EOF
 	# killed by its backstop, timeout(1), 2 s after the time limit
 	wait_for 20 none_with "splash2-load[$OUTD]"
 	wait_for 30 none_in "$TREE/codes/apps/raytrace"
+	# its scratch folder is removed by the next run
+	local work
+	work=$(grep -l "^$pid\$" /tmp/splash2-run.*/owner | xargs dirname)
+	[ -d "$work" ]
+	run s2g --apps barnes --configs 1 --reps 1 --out "$OUTD-2"
+	assert_success
+	[ ! -e "$work" ]
 }
 
 @test "--report recomputes medians, ranges, ratios to glibc and failures from a CSV" {
