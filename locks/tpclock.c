@@ -21,23 +21,44 @@
  * ls_now_ns() over hours; deadlines are always confirmed with ls_now_ns().
  *
  * Measurements on this machine (2-vCPU KVM guest, "Intel Xeon Processor",
- * kernel 6.18, clocksource tsc; tests/unit/tp_clock.c, medians of 5 runs of
- * 10^6 calls, see results/tp/README.md):
- *   cpuid 0x80000007 EDX = 0x100 (invariant), flags constant_tsc nonstop_tsc
- *   rdtsc  ~XX ns   rdtscp ~XX ns   clock_gettime(MONOTONIC) ~XX ns (vDSO)
- *   ls_tp_now ~XX ns; TSC frequency XXXX MHz
- *   cross-core: a timestamp published on one core and read on the other is
- *   never ahead of the reader's clock by more than XX ns (skew), and a
- *   published word reaches the other core in ~XX ns (cache-line transfer)
- *   a waiter's publishing period: p50 XX ns, p99.99 XX ns, max XX us when it
- *   is running; when it is preempted (3 spinners on 2 cores) it is stale for
- *   XX ms (the scheduler's slice)
+ * kernel 6.18, clocksource tsc, shared with other jobs; tests/unit/tp_clock.c
+ * --measure, medians of 5 x 10^6 calls; results/tp/clock.txt):
+ *   cpuid 0x80000007 EDX = 0x100 (invariant TSC); /proc/cpuinfo has
+ *   constant_tsc and nonstop_tsc; TSC 2300 MHz.
+ *   cost per call: rdtsc 10-14 ns, rdtscp 18-25 ns, clock_gettime
+ *   (MONOTONIC, vDSO) 23-35 ns, ls_tp_now 13-17 ns.
+ *   cross-core: with an lfence before the reader's clock read, a value
+ *   published on the other core is never ahead of the reader's clock (the
+ *   smallest age seen is +35..+60 ns): no measurable skew. Without it the
+ *   reader's rdtsc may run before its load of the published value has
+ *   completed and the value looks up to 0.6-5 us "from the future" (a
+ *   cache-line round trip between the vCPUs is 0.5-2.3 us here). That only
+ *   makes an age look smaller (a peer looks fresher), so plain rdtsc is
+ *   kept (half the cost of rdtscp) and ls_tp_older treats a time ahead of
+ *   `now` as fresh.
+ *   a running waiter's loop publishes every <1 us; with 3 such threads on
+ *   2 cores, gaps of 1-50 us (interrupts, VM exits) occur ~40 times per
+ *   second per thread, gaps of 50-200 us once or twice in 2 s, and every
+ *   preemption lasts >= 1.5 ms (p10; median 8 ms: the scheduler's slice).
  *
  * Defaults, from those numbers:
- *   UPDATE_DELAY 50 us: XX
- *   MAXIMUM_CS_TIME 100 us: XX
- *   patience 200 us: XX
- *   MAX_THREAD_NUM 64: XX
+ *   UPDATE_DELAY 50 us: above all but ~1 in 10^7 of a running waiter's
+ *     publishing gaps, 30x below the shortest preemptions; far above the
+ *     round trip plus skew of A.2's footnote (~2 us). A waiter publishes
+ *     every UPDATE_DELAY/8 (the line is read by its successor).
+ *   MAXIMUM_CS_TIME 100 us: 2 x UPDATE_DELAY (a critical section cannot be
+ *     judged at a finer grain than a waiter's liveness), 100x the
+ *     microbenchmark's critical sections, 15x below the shortest
+ *     preemption, so a holder preempted for a slice is seen within 7% of it.
+ *   patience 200 us: each attempt of a blocking lock() lasts 200 us, then
+ *     the waiter checks the holder (and yields if it is stalled) and tries
+ *     again; A.2 stops publishing UPDATE_DELAY before the end, so patience
+ *     must be several UPDATE_DELAYs; 200 us wastes at most 2.5% of an 8 ms
+ *     slice spinning behind a preempted holder. The sweep in results/tp
+ *     (blocking.png) finds throughput flat from 20 us to 5 ms.
+ *   MAX_THREAD_NUM 64: the paper's "approximate maximum number of threads":
+ *     a holder removes up to 64 skipped nodes eagerly before it scans;
+ *     beyond the 16 threads measured, small enough to bound the scan.
  */
 #include <cpuid.h>
 #include <fcntl.h>
