@@ -37,7 +37,7 @@
  *   kept (half the cost of rdtscp) and ls_tp_older treats a time ahead of
  *   `now` as fresh.
  *   a running waiter's loop publishes every <1 us; with 3 such threads on
- *   2 cores, gaps of 1-50 us (interrupts, VM exits) occur ~40 times per
+ *   2 cores, gaps of 1-50 us (interrupts, VM exits) occur ~90 times per
  *   second per thread, gaps of 50-200 us once or twice in 2 s, and every
  *   preemption lasts >= 1.5 ms (p10; median 8 ms: the scheduler's slice).
  *
