@@ -192,7 +192,7 @@ static uint64_t work(uint64_t iters, uint64_t x)
 
 static void calibrate(void)
 {
-	const uint64_t n = 1u << 20;
+	const uint64_t n = 1u << 18;
 	uint64_t best = UINT64_MAX, sink = 0;
 	for (int i = 0; i < 5; i++) {
 		uint64_t t0 = now_ns();
