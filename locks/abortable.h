@@ -1,0 +1,507 @@
+/*
+ * abortable.h - what the abortable queue locks share (clh_try.c, mcs_try.c,
+ * clh_nb.c, mcs_nb.c, cal.c, cal_fp.c). Private to those files: everything
+ * here is static, each including file gets its own copy.
+ *
+ *   1. Deadlines: AB_NEVER (lock), 0 (trylock: already passed), else the
+ *      caller's absolute ls_now_ns() deadline.
+ *   2. PARKED-aware operations on 32-bit status words watched through
+ *      ls_wait_while_eq: every change to such a word is an RMW that wakes
+ *      sleepers when LS_PARKED was set (a plain store would erase the bit
+ *      and strand a sleeper).
+ *   3. Event words for fields wider than 32 bits (MCS-try's tagged
+ *      pointers): the writer changes the field, then ab_notify(node's seq);
+ *      the waiter polls the field and, when the policy says park, sets
+ *      LS_PARKED in seq, re-checks the field and sleeps on seq. Two words,
+ *      so this IS a Dekker pattern: field write and seq load on one side,
+ *      seq RMW and field load on the other, all seq_cst, so at least one
+ *      side sees the other (the writer wakes, or the waiter does not sleep).
+ *   4. Per-thread node pools for the non-blocking locks (Scott, TR 773,
+ *      section 2.1.1 and appendix "local_qnode"): see the comment there.
+ *   5. The composite abortable lock core, shared by cal.c and cal_fp.c.
+ */
+#ifndef LS_ABORTABLE_H
+#define LS_ABORTABLE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+#define AB_NEVER UINT64_MAX
+
+/* ---- 2. status words ---------------------------------------------------- */
+
+/* Current value without LS_PARKED. acquire: pairs with the release half of
+ * whichever ab_set/ab_cas wrote it. */
+static inline uint32_t ab_load(_Atomic uint32_t *w)
+{
+	return atomic_load_explicit(w, memory_order_acquire) & ~LS_PARKED;
+}
+
+/* Exchange (acq_rel) and wake sleepers; returns the old value. */
+static inline uint32_t ab_set(_Atomic uint32_t *w, uint32_t v)
+{
+	return ls_word_publish(w, v);
+}
+
+/* CAS that ignores LS_PARKED in the comparison and wakes sleepers when it
+ * succeeds over a parked value. acq_rel like ab_set. */
+static inline bool ab_cas(_Atomic uint32_t *w, uint32_t expect, uint32_t v)
+{
+	uint32_t cur = atomic_load_explicit(w, memory_order_relaxed);
+	for (;;) {
+		if ((cur & ~LS_PARKED) != expect)
+			return false;
+		if (atomic_compare_exchange_weak_explicit(w, &cur, v, memory_order_acq_rel,
+							  memory_order_relaxed))
+			break;
+	}
+	if (cur & LS_PARKED)
+		ls_futex_wake(w, 0x7fffffff);
+	return true;
+}
+
+/* Waits while *w == val (without LS_PARKED), following the policy, until
+ * the deadline (AB_NEVER: none). 0 with *out = new value, or ETIMEDOUT. */
+static inline int ab_wait(_Atomic uint32_t *w, uint32_t val, uint64_t deadline, uint32_t *out)
+{
+	uint32_t dummy;
+	if (!out)
+		out = &dummy;
+	if (deadline == AB_NEVER) {
+		*out = ls_wait_while_eq(w, val);
+		return 0;
+	}
+	return ls_wait_while_eq_until(w, val, deadline, out);
+}
+
+/* Waits until *w == val (no deadline): the handshakes of Scott & Scherer. */
+static inline void ab_wait_for(_Atomic uint32_t *w, uint32_t val)
+{
+	uint32_t v;
+	while ((v = ab_load(w)) != val)
+		ls_wait_while_eq(w, v);
+}
+
+/* ---- 3. event words ----------------------------------------------------- */
+
+/* After changing a field watched through `seq`. seq_cst: see (3) above. */
+static inline void ab_notify(_Atomic uint32_t *seq)
+{
+	uint32_t v = atomic_load_explicit(seq, memory_order_seq_cst);
+	if (LS_UNLIKELY(v & LS_PARKED))
+		ls_word_publish(seq, (v + 1) & ~LS_PARKED);
+}
+
+/* Sets LS_PARKED in *seq; returns the value to sleep on, or 0 if seq moved
+ * (a notification came: re-check instead of sleeping). */
+static inline uint32_t ab_park_prepare(_Atomic uint32_t *seq)
+{
+	uint32_t v = atomic_load_explicit(seq, memory_order_seq_cst);
+	if (v & LS_PARKED)
+		return v;
+	if (!atomic_compare_exchange_strong_explicit(seq, &v, v | LS_PARKED, memory_order_seq_cst,
+						     memory_order_seq_cst))
+		return 0;
+	return v | LS_PARKED;
+}
+
+/* Waits while `cond` (which must read the watched fields with seq_cst
+ * loads) holds. Evaluates to true if the deadline passed first. */
+#define AB_AWAIT(seq, cond, deadline)                                                                        \
+	({                                                                                                   \
+		struct ls_spin s_ = LS_SPIN_INIT;                                                            \
+		uint64_t dl_ = (deadline);                                                                   \
+		bool late_ = false;                                                                          \
+		for (unsigned i_ = 0; (cond); i_++) {                                                        \
+			if (dl_ != AB_NEVER && ((i_ & 15) == 0 || s_.n >= ls_wait_cfg.spin) &&               \
+			    ls_now_ns() >= dl_) {                                                            \
+				late_ = true;                                                                \
+				break;                                                                       \
+			}                                                                                    \
+			if (ls_spin_step(&s_)) {                                                             \
+				uint32_t v_ = ab_park_prepare(seq);                                          \
+				if (v_ && (cond))                                                            \
+					ls_futex_wait((seq), v_, dl_ == AB_NEVER ? 0 : dl_);                 \
+			}                                                                                    \
+		}                                                                                            \
+		late_;                                                                                       \
+	})
+
+/* ---- 4. per-thread node pools ------------------------------------------- */
+
+/*
+ * The non-blocking locks need the ABA protection of Scott's allocator
+ * (TR 773, 2.1.1): a node B allocated is reused only by B, so B's late
+ * compare_and_swap(tail, mine, pred) cannot succeed on a recycled copy of
+ * its node. ls_node_free puts a node in the *freeing* thread's cache, which
+ * is exactly what must not happen, so these locks keep their own layer:
+ *
+ *   - each thread owns a circular list of nodes taken from ls_node_alloc;
+ *   - any thread frees a node by marking it FREE (a release exchange);
+ *   - only the owner allocates, by scanning its list for a FREE node (an
+ *     acquire load: whatever the freer did happens before the reuse), and
+ *     grows the list when all are in use (so the list's length is the
+ *     "queue nodes ever extant" of section 3.4, and ls_node_stats counts it);
+ *   - at thread exit the owner returns FREE nodes to ls_node_free and marks
+ *     the others ORPHAN: whoever frees an ORPHAN calls ls_node_free. The
+ *     owner has exited, so it has no late CAS left to protect.
+ *
+ * Pool fields live at bytes 40..55 of the node: the algorithms' fields stay
+ * below 40, and ls_node_free's link (the last 8 bytes) is untouched while
+ * the node is in a pool.
+ */
+#define AB_POOL_OFF 40
+enum { AB_FREE = 0, AB_USED = 1, AB_ORPHAN = 2 };
+struct ab_pool_fields {
+	_Atomic uint32_t pstate;
+	uint32_t pad;
+	void *next; /* circular list of the owner's nodes */
+};
+_Static_assert(AB_POOL_OFF + sizeof(struct ab_pool_fields) <= LS_NODE_SIZE - 8, "pool fields");
+#define AB_PF(n) ((struct ab_pool_fields *)((char *)(n) + AB_POOL_OFF))
+
+struct ab_pool {
+	void *cursor; /* last node allocated; NULL: empty */
+};
+static __thread struct ab_pool ab_pool __attribute__((tls_model("initial-exec")));
+static pthread_key_t ab_pool_key;
+static pthread_once_t ab_pool_once = PTHREAD_ONCE_INIT;
+
+static void ab_pool_exit(void *arg)
+{
+	struct ab_pool *p = arg;
+	void *first = p->cursor, *n = first;
+	if (!n)
+		return;
+	p->cursor = NULL;
+	do {
+		void *next = AB_PF(n)->next;
+		uint32_t used = AB_USED;
+		/* acq_rel: on failure (FREE) we take the node back, so the
+		 * freer's accesses must happen before ls_node_free. */
+		if (!atomic_compare_exchange_strong_explicit(&AB_PF(n)->pstate, &used, AB_ORPHAN,
+							     memory_order_acq_rel, memory_order_acquire))
+			ls_node_free(n);
+		n = next;
+	} while (n != first);
+}
+
+static void ab_pool_make_key(void)
+{
+	if (pthread_key_create(&ab_pool_key, ab_pool_exit) != 0)
+		ab_pool_key = (pthread_key_t)-1; /* no exit hook: nodes stay with the thread */
+}
+
+static __attribute__((unused, noinline)) void *ab_pool_grow(struct ab_pool *p)
+{
+	void *n = ls_node_alloc();
+	atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
+	if (!p->cursor) {
+		pthread_once(&ab_pool_once, ab_pool_make_key);
+		if (ab_pool_key != (pthread_key_t)-1)
+			pthread_setspecific(ab_pool_key, p);
+		AB_PF(n)->next = n;
+	} else {
+		AB_PF(n)->next = AB_PF(p->cursor)->next;
+		AB_PF(p->cursor)->next = n;
+	}
+	p->cursor = n;
+	return n;
+}
+
+static __attribute__((unused)) void *ab_pool_alloc(void)
+{
+	struct ab_pool *p = &ab_pool;
+	void *c = p->cursor;
+	if (LS_LIKELY(c != NULL)) {
+		void *n = c;
+		do {
+			n = AB_PF(n)->next;
+			/* acquire: pairs with the release exchange in ab_pool_free */
+			if (atomic_load_explicit(&AB_PF(n)->pstate, memory_order_acquire) == AB_FREE) {
+				atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
+				p->cursor = n;
+				return n;
+			}
+		} while (n != c);
+	}
+	return ab_pool_grow(p);
+}
+
+/* Any thread, once it holds the node's responsible reference. */
+static __attribute__((unused)) void ab_pool_free(void *n)
+{
+	/* release: our reads of the node happen before its reuse */
+	if (atomic_exchange_explicit(&AB_PF(n)->pstate, AB_FREE, memory_order_acq_rel) == AB_ORPHAN)
+		ls_node_free(n);
+}
+
+/* ---- per-thread random numbers ------------------------------------------ */
+
+static __thread uint64_t ab_rng __attribute__((tls_model("initial-exec")));
+
+static __attribute__((unused)) uint32_t ab_random(void)
+{
+	uint64_t x = ab_rng;
+	if (LS_UNLIKELY(x == 0))
+		x = ((uint64_t)(uintptr_t)&ab_rng ^ ls_now_ns()) * 0x9e3779b97f4a7c15ull | 1;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	ab_rng = x;
+	return (uint32_t)(x >> 32);
+}
+
+/* ---- 5. composite abortable lock (cal.c, cal_fp.c) ----------------------- */
+#ifdef AB_WANT_CAL
+/*
+ * Marathe, Moir & Shavit, "Composite Abortable Locks", IPDPS 2006 (paper
+ * 003, section 3, Figs. 1-2; 3.1 aborts; 3.2 fast path) and AMP 7.7
+ * (CompositeLock, CompositeFastPathLock). Line numbers "L23" below are
+ * those of 003's Fig. 2.
+ *
+ * State (out of line, type-stable): the tail word, then C nodes of one
+ * 32-bit word each, one node per cache line:
+ *
+ *	tail:	version:55 | FP:1 | index:8	(index 0 = NULL, 1..C a node)
+ *	node:	state:8 | pred:8 | 0:15 | LS_PARKED:1
+ *		F free, W waiting (queued or holding), R released,
+ *		A aborted, with `pred` its predecessor's index (the paper
+ *		stores it in node->next; packing it into the state word makes
+ *		"write pred, then mark A" one atomic publish).
+ *
+ * ABA on x86-64: a node index is reused constantly, so "tail == node 3"
+ * says nothing about which use of node 3. Every CAS on the tail adds one
+ * to the 55-bit version carried in the same 64-bit word, and a plain
+ * LOCK CMPXCHG compares index and version together: a CAS prepared from a
+ * stale read fails unless the tail went through exactly 2^55 updates in
+ * between. Storing an index, not a pointer (AMP's AtomicStampedReference
+ * would need CMPXCHG16B), is what lets version and reference share one
+ * word.
+ *
+ * Transitions: F->W (CAS, a thread takes the node, L23), A/R->W (tail
+ * clean-up: the node is the tail and nobody is behind it, L27-35),
+ * W->F (aborted before splicing, L47), W->A (abort while queued, L63-64),
+ * W->R (release), A->F and R->F (the successor frees it, L60, L69).
+ * Who frees (sets F): the thread spinning on the node, or the thread that
+ * cleans it up at the tail, or (cal-fp) the fast path that empties the
+ * queue; no memory is ever allocated.
+ *
+ * FP (cal-fp, 003 3.2): "locked by an unqueued thread". A thread takes an
+ * idle lock (tail NULL, or the tail node R, or A with no predecessor) by
+ * one CAS that sets FP; queued threads then proceed as in CAL, except that
+ * the head of the queue enters only once FP is clear. It waits for that on
+ * `fpseq`, which the fast-path unlocker bumps (with a wake) whenever its
+ * CAS found someone queued; a thread queued after that CAS sees FP clear.
+ *
+ * Backoff (L39): a thread that cannot take its node sleeps on that node's
+ * word for a random time below a doubling limit (AB_CAL_BACKOFF_MIN..MAX
+ * ns), capped by its deadline, waking early if the node changes: a
+ * test-and-test-and-set on the node, through the waiting policy.
+ */
+#define AB_CAL_MAX 16
+#define AB_CAL_BACKOFF_MIN 1000u
+#define AB_CAL_BACKOFF_MAX 256000u
+enum { CAL_F = 0, CAL_W = 1, CAL_R = 2, CAL_A = 3 };
+#define CAL_IDX(t) ((uint32_t)((t)&0xff))
+#define CAL_FP 0x100ull
+#define CAL_VER 0x200ull
+#define CAL_ST(w) ((w)&0xff)
+#define CAL_PRED(w) (((w) >> 8) & 0xff)
+
+struct cal_node {
+	_Atomic uint32_t word;
+	char pad[LS_CACHELINE - 4];
+};
+
+struct cal {
+	_Atomic uint64_t tail;
+	_Atomic uint32_t fpseq;	 /* cal-fp: bumped when FP clears under a queue */
+	_Atomic uint32_t holder; /* node index of the holder, 0: fast path */
+	char pad[LS_CACHELINE - 16];
+	struct cal_node node[AB_CAL_MAX];
+};
+
+/* Next tail word: same FP bit, one more version, index `idx`. */
+static inline uint64_t cal_next(uint64_t t, uint32_t idx)
+{
+	return ((t & ~(CAL_VER - 1)) + CAL_VER) | (t & CAL_FP) | idx;
+}
+
+static inline struct cal_node *cal_at(struct cal *l, uint32_t idx)
+{
+	return &l->node[idx - 1];
+}
+
+/* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path. */
+static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
+{
+	uint32_t idx = 1 + ab_random() % c;
+	struct cal_node *n = cal_at(l, idx);
+	uint32_t limit = AB_CAL_BACKOFF_MIN;
+	uint64_t t;
+
+	/* Take a node (L22-43): a test-and-set with backoff on one node. */
+	for (;;) {
+		if (ab_cas(&n->word, CAL_F, CAL_W))
+			break;
+		LS_INJECT();
+		/* L25-26: tail first, then the node. */
+		t = atomic_load_explicit(&l->tail, memory_order_acquire);
+		uint32_t w = ab_load(&n->word);
+		if ((CAL_ST(w) == CAL_A || CAL_ST(w) == CAL_R) && CAL_IDX(t) == idx) {
+			/* The node is the tail: nobody is behind it, so take it
+			 * out of the queue ourselves (L27-36). R: it was the
+			 * only node, the queue becomes empty; A: its
+			 * predecessor becomes the tail. The version makes the
+			 * CAS fail if the tail moved since we read it. */
+			uint64_t nt = cal_next(t, CAL_ST(w) == CAL_A ? CAL_PRED(w) : 0);
+			if (atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
+								    memory_order_relaxed)) {
+				LS_INJECT();
+				ab_set(&n->word, CAL_W);
+				break;
+			}
+		}
+		/* L39-42, with the deadline checked before sleeping. */
+		uint64_t now = ls_now_ns();
+		if (now >= deadline)
+			return ETIMEDOUT; /* no node: nothing to undo */
+		uint64_t until = now + ab_random() % limit;
+		if (until > deadline)
+			until = deadline;
+		ab_wait(&n->word, w, until, NULL);
+		if (limit < AB_CAL_BACKOFF_MAX)
+			limit *= 2;
+	}
+
+	/* Splice it in (L44-51). The CAS comes before the deadline check so
+	 * that zero patience (trylock) still gets one try. release: our W is
+	 * visible to the successor that gets idx from the tail. */
+	t = atomic_load_explicit(&l->tail, memory_order_relaxed);
+	for (;;) {
+		LS_INJECT();
+		if (atomic_compare_exchange_weak_explicit(&l->tail, &t, cal_next(t, idx),
+							  memory_order_acq_rel, memory_order_relaxed))
+			break;
+		if (ls_now_ns() >= deadline) {
+			ab_set(&n->word, CAL_F); /* L47 */
+			return ETIMEDOUT;
+		}
+	}
+
+	/* Wait for the predecessor (L52-69). */
+	uint32_t pred = CAL_IDX(t);
+	for (;;) {
+		if (pred == 0) {
+			if (!fp)
+				break;
+			/* cal-fp: head of the queue, wait for FP to clear.
+			 * seq first, then tail: see the unlock side. */
+			uint32_t q = ab_load(&l->fpseq);
+			if (!(atomic_load_explicit(&l->tail, memory_order_acquire) & CAL_FP))
+				break;
+			if (ab_wait(&l->fpseq, q, deadline, NULL) == ETIMEDOUT)
+				goto abort;
+			continue;
+		}
+		struct cal_node *p = cal_at(l, pred);
+		/* (A) acquire: pairs with (B) in cal_release */
+		uint32_t w = ab_load(&p->word);
+		if (CAL_ST(w) == CAL_R) {
+			LS_INJECT();
+			ab_set(&p->word, CAL_F); /* L69 */
+			pred = 0;
+			continue;
+		}
+		if (CAL_ST(w) == CAL_A) {
+			LS_INJECT();
+			ab_set(&p->word, CAL_F); /* L57-61: clean up, skip it */
+			pred = CAL_PRED(w);
+			continue;
+		}
+		if (ab_wait(&p->word, w, deadline, NULL) == ETIMEDOUT)
+			goto abort;
+		LS_INJECT();
+	}
+	atomic_store_explicit(&l->holder, idx, memory_order_relaxed);
+	return 0;
+
+abort:
+	/* L63-64: leave the node, naming our predecessor, for our successor
+	 * (or a thread that finds it at the tail) to clean up. */
+	LS_INJECT();
+	ab_set(&n->word, CAL_A | pred << 8);
+	return ETIMEDOUT;
+}
+
+/* cal-fp fast path (003 3.2, AMP Fig. 7.25): an idle lock in one CAS. */
+static inline bool cal_fast(struct cal *l)
+{
+	uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+	if (t & CAL_FP)
+		return false;
+	uint32_t idx = CAL_IDX(t);
+	if (idx) {
+		/* "Tail points to a node in R state, or in A state with a
+		 * NULL next field": the queue is empty, reset it. */
+		uint32_t w = ab_load(&cal_at(l, idx)->word);
+		if (!(CAL_ST(w) == CAL_R || (CAL_ST(w) == CAL_A && CAL_PRED(w) == 0)))
+			return false;
+	}
+	/* acquire: pairs with the release CAS in cal_release, or (A) */
+	uint64_t nt = ((t & ~(CAL_VER - 1)) + CAL_VER) | CAL_FP;
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
+						     memory_order_relaxed))
+		return false;
+	if (idx) /* it left the queue with our CAS: nobody else frees it */
+		ab_set(&cal_at(l, idx)->word, CAL_F);
+	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
+	return true;
+}
+
+static void cal_release(struct cal *l, bool fp)
+{
+	uint32_t idx = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (fp && idx == 0) {
+		/* AMP Fig. 7.26 fastPathUnlock. release: pairs with the
+		 * acquire of the next fast path or queue head. */
+		uint64_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
+		while (!atomic_compare_exchange_weak_explicit(&l->tail, &t,
+							      ((t & ~(CAL_VER - 1)) + CAL_VER) | CAL_IDX(t),
+							      memory_order_acq_rel, memory_order_relaxed)) {
+		}
+		if (CAL_IDX(t)) {
+			/* Someone queued before our CAS may wait for FP. */
+			LS_INJECT();
+			ab_set(&l->fpseq, (ab_load(&l->fpseq) + 1) & ~LS_PARKED);
+		}
+		return;
+	}
+	/* (B) release: Fig. 1 line 14 */
+	ab_set(&cal_at(l, idx)->word, CAL_R);
+}
+
+/* trylock: EBUSY without taking a node if the tail node is W (held or
+ * queued) or the fast path is held; else one attempt with zero patience. */
+static inline int cal_trylock(struct cal *l, uint32_t c, bool fp)
+{
+	if (fp && cal_fast(l))
+		return 0;
+	uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+	if (fp && (t & CAL_FP))
+		return EBUSY;
+	if (CAL_IDX(t) && CAL_ST(ab_load(&cal_at(l, CAL_IDX(t))->word)) == CAL_W)
+		return EBUSY;
+	return cal_acquire(l, c, 0, fp) == 0 ? 0 : EBUSY;
+}
+#endif /* AB_WANT_CAL */
+
+#endif

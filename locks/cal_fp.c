@@ -1,0 +1,69 @@
+/*
+ * cal_fp.c - composite abortable lock with the fast path.
+ *
+ * Marathe, Moir & Shavit, "Composite Abortable Locks", IPDPS 2006,
+ * ../shared/papers/003_fcd6877fde719c1f.txt, section 3.2 ("An Important
+ * Optimization"), and Herlihy & Shavit, AMP section 7.7.1
+ * (CompositeFastPathLock, Figs. 7.25-7.26),
+ * ../shared/papers/004_c3117dc34b7d1b6f.txt.
+ *
+ * cal (cal.c) plus a FASTPATH bit in the tail word: a thread that finds the
+ * queue empty (tail NULL, or the tail node released, or aborted with no
+ * predecessor, as 003 3.2 resets it) takes the lock with one CAS that sets
+ * the bit, like a test-and-set lock, and releases with a CAS that clears
+ * it. Under contention threads queue as in cal; the head of the queue
+ * enters only once the bit is clear, waiting for it with its patience (AMP
+ * waits without a deadline; 003 counts it as part of the attempt, which is
+ * what a timed lock needs). The core is in abortable.h, section 5.
+ *
+ * trylock is the fast path, then EBUSY if the lock is visibly held, then one
+ * attempt with zero patience.
+ */
+#define AB_WANT_CAL
+#include "abortable.h"
+
+static uint64_t nodes = 4;
+static const struct ls_param params[] = {
+    {"LOCKSWAP_CAL_NODES", "cal and cal-fp: queue nodes per lock (C of Marathe et al.)", &nodes, 1,
+     AB_CAL_MAX},
+    {0},
+};
+
+static void cal_fp_lock(void *state)
+{
+	if (LS_LIKELY(cal_fast(state)))
+		return;
+	cal_acquire(state, (uint32_t)nodes, AB_NEVER, true);
+}
+
+static int cal_fp_timedlock(void *state, uint64_t deadline_ns)
+{
+	if (LS_LIKELY(cal_fast(state)))
+		return 0;
+	return cal_acquire(state, (uint32_t)nodes, deadline_ns, true);
+}
+
+static int cal_fp_try(void *state)
+{
+	return cal_trylock(state, (uint32_t)nodes, true);
+}
+
+static void cal_fp_unlock(void *state)
+{
+	cal_release(state, true);
+}
+
+static const struct ls_algo cal_fp_algo = {
+    .name = "cal-fp",
+    .desc =
+	"composite abortable lock with TAS-like fast path (Marathe, Moir & Shavit IPDPS'06 3.2; AMP 7.7.1)",
+    .caps = LS_CAP_TIMEOUT,
+    .rank = 47,
+    .state_size = sizeof(struct cal),
+    .params = params,
+    .lock = cal_fp_lock,
+    .trylock = cal_fp_try,
+    .timedlock = cal_fp_timedlock,
+    .unlock = cal_fp_unlock,
+};
+LS_REGISTER_ALGO(cal_fp_algo);

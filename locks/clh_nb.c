@@ -1,0 +1,198 @@
+/*
+ * clh_nb.c - CLH-NB try lock: CLH with non-blocking timeout.
+ *
+ * Scott, "Non-Blocking Timeout in Scalable Queue-Based Spin Locks", TR 773
+ * / PODC 2002, ../shared/papers/002_349a8f224470ecdc.txt, sections 2.1 and
+ * 2.1.1 (the appendix listing is damaged by text extraction; this follows
+ * the prose, which describes every step). AMP's TOLock (Herlihy & Shavit,
+ * ../shared/papers/004_c3117dc34b7d1b6f.txt, section 7.6) is the same lock
+ * in Java: a timed-out node points at its predecessor, the successor skips
+ * it, and a CAS on the tail removes a last node; the garbage collector
+ * plays the part of the responsible-reference rules and the per-thread
+ * pool below, so it is not written a second time.
+ *
+ * A waiter swaps its node into the tail and spins on its predecessor's
+ * node. To time out it writes its predecessor into its own node, marks it
+ * LEAVING, and tries to swing the tail from its node back to the
+ * predecessor; then it returns at once, whatever its neighbours are doing.
+ * Its successor (if any) sees LEAVING, moves to the predecessor and frees
+ * the node. Release swings the tail to NULL if nobody is behind, else
+ * marks its node AVAILABLE.
+ *
+ * Node: status (32-bit word, bit 31 = LS_PARKED) and prev. The paper packs
+ * both into one pointer (nil / AVAILABLE / a predecessor); a futex word is
+ * 32 bits, so prev is written first and published by the status change.
+ *	WAITING    owner waits for or holds the lock
+ *	AVAILABLE  owner released: the successor may enter   (token, state 2)
+ *	LEAVING    owner timed out; prev is its predecessor
+ *
+ * Responsible references (2.1.1): every node has exactly one reference
+ * whose holder must free it: first the allocator's local variable, then
+ * the tail (after the swap), then the successor's local `pred`, or - when
+ * the owner times out - the owner's node->prev hands the predecessor's
+ * reference on to whoever holds the reference to the owner's node. Who
+ * frees a node:
+ *	- the successor that sees it AVAILABLE (and takes the lock) or
+ *	  LEAVING (and moves past it);
+ *	- its owner, when the owner's CAS on the tail succeeds (timeout at the
+ *	  end of the queue, or release with no successor);
+ *	- destroy(), for what an unheld lock still holds (below).
+ * ABA: the owner's late CAS(tail, mine, pred) must not succeed on a
+ * recycled copy of its node, so nodes come from the per-thread pools of
+ * abortable.h, in which only the allocating thread reuses a node.
+ *
+ * Space: a timed-out node waits in the queue for its successor, so space is
+ * unbounded in the worst case (2.3) and ~5 nodes per thread in practice
+ * (3.4); see results/abortable/. An unheld lock may keep a short chain
+ * (tail -> LEAVING... -> AVAILABLE) when the last waiters timed out after
+ * the holder's CAS failed: the next acquirer frees it, destroy() too.
+ *
+ * trylock: EBUSY at once if the tail node is WAITING (a hint read from
+ * type-stable memory: a stale read can only give EBUSY during a hand-off);
+ * otherwise one attempt with zero patience.
+ */
+#include "abortable.h"
+
+enum { WAITING, AVAILABLE, LEAVING };
+
+struct node {
+	_Atomic uint32_t status;
+	struct node *_Atomic prev;
+};
+_Static_assert(sizeof(struct node) <= AB_POOL_OFF, "the pool's fields follow the node");
+
+struct clh_nb {
+	struct node *_Atomic tail;
+	struct node *_Atomic holder;
+};
+_Static_assert(sizeof(struct clh_nb) <= LS_INLINE_STATE, "inline state");
+
+static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, struct node *pred,
+					  uint64_t deadline)
+{
+	for (;;) {
+		/* (A) acquire: pairs with (B) in unlock and (C) below */
+		uint32_t s = ab_load(&pred->status);
+		if (s == AVAILABLE) {
+			/* The releaser is done with it and nobody else can
+			 * reach it: token state 2 -> 3. */
+			ab_pool_free(pred);
+			atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+			return 0;
+		}
+		if (s == LEAVING) {
+			/* Take over the reference its owner left in it. */
+			struct node *temp = atomic_load_explicit(&pred->prev, memory_order_relaxed);
+			ab_pool_free(pred);
+			pred = temp;
+			LS_INJECT();
+			continue;
+		}
+		if (ab_wait(&pred->status, WAITING, deadline, NULL) == ETIMEDOUT)
+			break;
+		LS_INJECT();
+	}
+
+	/* Timeout: hand our reference to pred to whoever holds ours. */
+	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
+	LS_INJECT();
+	/* (C) release: prev is visible to the successor that sees LEAVING */
+	ab_set(&i->status, LEAVING);
+	LS_INJECT();
+	/* Last in line: take our reference back from the tail and give it
+	 * pred's. i can only be reused by this thread, so a tail equal to i
+	 * is this attempt's node (per-thread pool: no ABA). */
+	struct node *expected = i;
+	if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, pred, memory_order_acq_rel,
+						    memory_order_relaxed))
+		ab_pool_free(i);
+	/* else a successor (present or arriving) frees i: we do not wait */
+	return ETIMEDOUT;
+}
+
+static int acquire(struct clh_nb *l, uint64_t deadline)
+{
+	struct node *i = ab_pool_alloc();
+	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	LS_INJECT();
+	/* release: a successor that gets i sees WAITING; acquire: pairs with
+	 * the release CAS in unlock when we get NULL (token state 1 -> 3). */
+	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
+	if (LS_LIKELY(pred == NULL)) {
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		return 0;
+	}
+	LS_INJECT();
+	return slow(l, i, pred, deadline);
+}
+
+static void clh_nb_lock(void *state)
+{
+	acquire(state, AB_NEVER);
+}
+
+static int clh_nb_timedlock(void *state, uint64_t deadline_ns)
+{
+	return acquire(state, deadline_ns);
+}
+
+static int clh_nb_trylock(void *state)
+{
+	struct clh_nb *l = state;
+	struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire);
+	if (t && ab_load(&t->status) == WAITING)
+		return EBUSY;
+	return acquire(l, 0) == 0 ? 0 : EBUSY;
+}
+
+static void clh_nb_unlock(void *state)
+{
+	struct clh_nb *l = state;
+	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = i;
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+	/* No successor: token state 3 -> 1. Read first: under contention the
+	 * CAS would fail (the "Scott-AL-OPT" of paper 003, section 4.1). i is
+	 * held, so nobody can free it before this CAS: no ABA. release: pairs
+	 * with the acquire of the next swap that reads NULL. */
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
+	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		ab_pool_free(i);
+		return;
+	}
+	LS_INJECT();
+	/* (B) release: token state 3 -> 2; the successor frees i */
+	ab_set(&i->status, AVAILABLE);
+}
+
+/* An unheld lock: free the chain the last timed-out waiters left. */
+static void clh_nb_destroy(void *state)
+{
+	struct clh_nb *l = state;
+	struct node *n = atomic_exchange_explicit(&l->tail, NULL, memory_order_acq_rel);
+	while (n) {
+		uint32_t s = ab_load(&n->status);
+		if (s == WAITING) { /* not unheld after all: put it back */
+			atomic_store_explicit(&l->tail, n, memory_order_release);
+			return;
+		}
+		struct node *next =
+		    s == LEAVING ? atomic_load_explicit(&n->prev, memory_order_relaxed) : NULL;
+		ab_pool_free(n);
+		n = next;
+	}
+}
+
+static const struct ls_algo clh_nb_algo = {
+    .name = "clh-nb",
+    .desc = "CLH try lock with non-blocking timeout (Scott TR 773 / PODC'02 2.1, paper 002)",
+    .caps = LS_CAP_FIFO | LS_CAP_TIMEOUT | LS_CAP_QNODE,
+    .rank = 42,
+    .state_size = sizeof(struct clh_nb),
+    .destroy = clh_nb_destroy,
+    .lock = clh_nb_lock,
+    .trylock = clh_nb_trylock,
+    .timedlock = clh_nb_timedlock,
+    .unlock = clh_nb_unlock,
+};
+LS_REGISTER_ALGO(clh_nb_algo);

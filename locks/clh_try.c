@@ -1,0 +1,223 @@
+/*
+ * clh_try.c - CLH try-lock with timeout (handshake-based).
+ *
+ * Scott & Scherer, "Scalable Queue-Based Spin Locks with Timeout", PPoPP
+ * 2001, ../shared/papers/001_4191f6f0cf692594.txt, "CLH queue-based spin
+ * lock with timeout" (complete code; followed step by step below).
+ *
+ * A waiter swaps its node into the tail and spins on its predecessor's
+ * status. To time out it must tell its neighbours: it marks the
+ * predecessor TRANSIENT (so the predecessor can neither release nor leave
+ * under it), records the predecessor in its own node, marks its own node
+ * LEAVING and then either swings the tail back (it was last) or waits until
+ * its successor has seen LEAVING and answered RECYCLED. A timed-out waiter
+ * can therefore be held up by a preempted neighbour: that is the blocking
+ * that clh-nb (TR 773) removes.
+ *
+ * Node status (32-bit word, bit 31 = LS_PARKED):
+ *	WAITING    owner holds or waits for the lock
+ *	AVAILABLE  owner released: the successor may enter
+ *	LEAVING    owner timed out; node->prev names its predecessor
+ *	TRANSIENT  the successor is leaving and owns this word for a moment
+ *	RECYCLED   the successor has finished with this (LEAVING) node
+ * Transitions: WAITING -> AVAILABLE (release), WAITING -> LEAVING (owner
+ * times out), WAITING/LEAVING -> TRANSIENT (successor starts leaving),
+ * TRANSIENT -> WAITING (successor done), LEAVING/TRANSIENT -> RECYCLED.
+ *
+ * Who frees which node (ls_node_alloc, one per attempt):
+ *	- the acquirer frees its predecessor's node once it has seen
+ *	  AVAILABLE (the paper hands it to the releaser for reuse instead);
+ *	- a waiter that times out frees its own node when it returns (it
+ *	  swung the tail back, or its successor answered RECYCLED);
+ *	- a releaser with no successor frees its own node.
+ *
+ * Departures from the listing, both for lockswap's state contract (all-zero
+ * is unlocked, an unlocked state can be copied): there is no dummy node, an
+ * empty queue is a NULL tail and release first tries to swing the tail
+ * from its node back to NULL, as the CLH-NB lock of TR 773 does. Because a
+ * successor that times out may swing the tail back to our node while we
+ * are releasing, release retries that CAS each time the successor's
+ * TRANSIENT mark clears, so an unheld lock always ends with tail == NULL.
+ * trylock is a single CAS of an empty tail (no node enters the queue).
+ */
+#include "abortable.h"
+
+enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED };
+
+struct node {
+	_Atomic uint32_t status;
+	struct node *_Atomic prev; /* predecessor, published when leaving */
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+struct clh_try {
+	struct node *_Atomic tail;
+	struct node *_Atomic holder;
+};
+_Static_assert(sizeof(struct clh_try) <= LS_INLINE_STATE, "inline state");
+
+static struct node *prev_of(struct node *n)
+{
+	/* relaxed: ordered by the acquire that saw n LEAVING */
+	return atomic_load_explicit(&n->prev, memory_order_relaxed);
+}
+
+/* Returns 0 with the lock, or ETIMEDOUT. */
+static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, struct node *pred,
+					  uint64_t deadline)
+{
+	uint32_t stat;
+
+	/* Spin on the predecessor until it is AVAILABLE or we run out of
+	 * patience, skipping predecessors that left (and telling them, with
+	 * RECYCLED, that we are done with their node). */
+	for (;;) {
+		/* (A) acquire: pairs with (B) in unlock and with the LEAVING CAS */
+		stat = ab_load(&pred->status);
+		if (stat == AVAILABLE)
+			goto got;
+		if (stat == LEAVING) {
+			struct node *temp = prev_of(pred);
+			LS_INJECT();
+			ab_set(&pred->status, RECYCLED);
+			pred = temp;
+			continue;
+		}
+		/* WAITING, or TRANSIENT if somebody left just before we came */
+		if (ab_wait(&pred->status, stat, deadline, NULL) == ETIMEDOUT)
+			break;
+		LS_INJECT();
+	}
+
+	/* Timed out. Lock the predecessor's status word with TRANSIENT. */
+	for (;;) {
+		LS_INJECT();
+		/* a predecessor's earlier successor may still hold it */
+		ls_wait_while_eq(&pred->status, TRANSIENT);
+		stat = ab_set(&pred->status, TRANSIENT);
+		if (stat == AVAILABLE)
+			goto got; /* released under us: take it after all */
+		if (stat == LEAVING) {
+			struct node *temp = prev_of(pred);
+			ab_set(&pred->status, RECYCLED);
+			pred = temp;
+			continue;
+		}
+		break; /* WAITING: the word is ours until we restore it */
+	}
+	atomic_store_explicit(&i->prev, pred, memory_order_relaxed); /* so the successor can find it */
+	LS_INJECT();
+
+	/* Mark ourselves LEAVING, once our own successor is not TRANSIENT
+	 * on us. release (in ab_cas): publishes i->prev with LEAVING. */
+	while (!ab_cas(&i->status, WAITING, LEAVING))
+		ls_wait_while_eq(&i->status, TRANSIENT);
+	LS_INJECT();
+
+	/* Last in line: link ourselves out. i is ours and alive, so a tail
+	 * equal to i is this very attempt (no ABA). */
+	struct node *expected = i;
+	if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, pred, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		LS_INJECT();
+		ab_set(&pred->status, WAITING);
+		ls_node_free(i);
+		return ETIMEDOUT;
+	}
+	/* Not last: the successor will see LEAVING, take pred, and answer. */
+	ab_wait_for(&i->status, RECYCLED);
+	LS_INJECT();
+	ab_set(&pred->status, WAITING);
+	ls_node_free(i);
+	return ETIMEDOUT;
+
+got:
+	/* The predecessor released and returned: nobody else can reach it. */
+	ls_node_free(pred);
+	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+	return 0;
+}
+
+static int acquire(struct clh_try *l, uint64_t deadline)
+{
+	struct node *i = ls_node_alloc();
+	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	LS_INJECT();
+	/* release: a successor that gets i from its swap sees WAITING;
+	 * acquire: pairs with the release CAS in unlock when we get NULL. */
+	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
+	if (LS_LIKELY(pred == NULL)) {
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		return 0;
+	}
+	LS_INJECT();
+	return slow(l, i, pred, deadline);
+}
+
+static void clh_try_lock(void *state)
+{
+	acquire(state, AB_NEVER);
+}
+
+static int clh_try_timedlock(void *state, uint64_t deadline_ns)
+{
+	return acquire(state, deadline_ns);
+}
+
+static int clh_try_trylock(void *state)
+{
+	struct clh_try *l = state;
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+		return EBUSY;
+	struct node *i = ls_node_alloc(), *expected = NULL;
+	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	/* as the exchange in acquire */
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, i, memory_order_acq_rel,
+						     memory_order_relaxed)) {
+		ls_node_free(i);
+		return EBUSY;
+	}
+	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+	return 0;
+}
+
+static void clh_try_unlock(void *state)
+{
+	struct clh_try *l = state;
+	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+	for (;;) {
+		struct node *expected = i;
+		/* No successor: empty the queue. release: pairs with the
+		 * acquire of the next swap that reads NULL. */
+		if (atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
+		    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			/* A successor that linked itself out may still owe us
+			 * its restoring store (TRANSIENT -> WAITING). */
+			LS_INJECT();
+			ls_wait_while_eq(&i->status, TRANSIENT);
+			ls_node_free(i);
+			return;
+		}
+		LS_INJECT();
+		/* (B) release: pairs with (A); the successor frees i */
+		if (ab_cas(&i->status, WAITING, AVAILABLE))
+			return;
+		/* A successor is leaving and holds our word: wait, retry. */
+		ls_wait_while_eq(&i->status, TRANSIENT);
+	}
+}
+
+static const struct ls_algo clh_try_algo = {
+    .name = "clh-try",
+    .desc = "CLH try-lock with handshake timeout (Scott & Scherer PPoPP'01, paper 001)",
+    .caps = LS_CAP_FIFO | LS_CAP_TIMEOUT | LS_CAP_QNODE,
+    .rank = 40,
+    .state_size = sizeof(struct clh_try),
+    .lock = clh_try_lock,
+    .trylock = clh_try_trylock,
+    .timedlock = clh_try_timedlock,
+    .unlock = clh_try_unlock,
+};
+LS_REGISTER_ALGO(clh_try_algo);

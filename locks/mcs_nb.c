@@ -1,0 +1,280 @@
+/*
+ * mcs_nb.c - MCS-NB try lock: MCS with non-blocking timeout.
+ *
+ * Scott, "Non-Blocking Timeout in Scalable Queue-Based Spin Locks", TR 773
+ * / PODC 2002, ../shared/papers/002_349a8f224470ecdc.txt, sections 2.2 and
+ * 2.2.1. The appendix listing of MCS-NB is badly damaged by text extraction
+ * (statements of the release and timeout paths are interleaved, comments
+ * swallow code); this file is written from the prose, which describes every
+ * case, using the listing only for names and the status encoding.
+ *
+ * Node: status (32-bit word the owner spins on, bit 31 = LS_PARKED), next
+ * (towards the successor), prev (the predecessor, written when leaving).
+ *	next:	NULL       no successor known
+ *		real node  the successor's node
+ *		AVAILABLE  owner released with no successor known  (token)
+ *		LEAVING    owner timed out and no next pointer anywhere refers
+ *			   to this node (its CAS on pred->next succeeded)
+ *		TRANSIENT  owner timed out but pred->next still refers to it:
+ *			   the predecessor's owner will still write its status
+ *	status:	waiting; available (lock granted: token); leaving / transient
+ *		(the predecessor left, LEAVING / TRANSIENT as above: find the
+ *		new predecessor in its prev); recycled (a successor finished
+ *		with this TRANSIENT node before the predecessor's owner did:
+ *		whoever swaps into a status word and gets recycled frees it).
+ *
+ * Acquire (C with node Z): swap Z into the tail; NULL: the lock is ours.
+ * Else swap Z into pred->next: AVAILABLE -> ours (free pred); LEAVING ->
+ * pred's owner left, take pred->prev, free pred, retry; TRANSIENT -> take
+ * pred->prev, swap recycled into pred->status and free pred unless that
+ * returned waiting (then the predecessor's owner frees it), retry; NULL ->
+ * linked: spin on Z->status. available -> ours (free pred); leaving or
+ * transient -> reset to waiting and handle as LEAVING / TRANSIENT above.
+ * Timeout while linked: Z->prev = pred; CAS(pred->next, Z, NULL). Success:
+ * swap LEAVING into Z->next; if a successor showed up, swap leaving into
+ * its status (free it on recycled); else CAS the tail from Z back to pred
+ * and free Z if that works. Failure: swap TRANSIENT into Z->next and
+ * transient into the successor's status (free it on recycled), or, with no
+ * successor, abandon Z to the next acquirer. Timeout while relinking
+ * (outer loop): we hold pred's reference but are not in pred->next, which
+ * is the "CAS succeeded" case without the CAS. The paper restores
+ * pred->next and marks itself; handling the departed predecessor first and
+ * then leaving as above reaches the same state with fewer steps, and every
+ * step stays bounded (no waiting on anyone).
+ * Release (A with node X): CAS the tail from X to NULL (free X); else swap
+ * AVAILABLE into X->next and, if that returned a successor, swap available
+ * into its status (free it on recycled). The paper swaps first and CASes
+ * the tail second; we CAS first because unlock may run on a thread other
+ * than X's allocator, and then a successor could free X and X's allocator
+ * reuse it as the tail before a late CAS (ABA); while X is held nobody
+ * frees it.
+ *
+ * Responsible references (2.2.1): each node's rref is in the tail, in a
+ * waiting thread's `pred`, or in a departed node's prev; the extra
+ * reference in a predecessor's next is dealt with by LEAVING (destroyed)
+ * or TRANSIENT + recycled (whoever touches the status last frees). Who
+ * frees a node: the successor that acquires past it or moves past it
+ * (LEAVING; TRANSIENT when the predecessor's owner was first), the
+ * predecessor's owner when its swap into the status returns recycled, the
+ * owner itself when its CAS on the tail succeeds, destroy() for what an
+ * unheld lock still holds. Nodes come from abortable.h's per-thread pools
+ * (only the allocator reuses a node: the ABA protection of 2.2.1).
+ */
+#include "abortable.h"
+
+enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED };
+
+struct node;
+#define NX_AVAILABLE ((struct node *)1)
+#define NX_LEAVING ((struct node *)2)
+#define NX_TRANSIENT ((struct node *)3)
+
+struct node {
+	_Atomic uint32_t status;
+	struct node *_Atomic next;
+	struct node *_Atomic prev;
+};
+_Static_assert(sizeof(struct node) <= AB_POOL_OFF, "the pool's fields follow the node");
+
+struct mcs_nb {
+	struct node *_Atomic tail;
+	struct node *_Atomic holder;
+};
+_Static_assert(sizeof(struct mcs_nb) <= LS_INLINE_STATE, "inline state");
+
+static struct node *swap_next(struct node *n, struct node *v)
+{
+	/* acq_rel: what the owner wrote before marking LEAVING/TRANSIENT
+	 * (its prev) is visible to us, and our node's fields to it */
+	return atomic_exchange_explicit(&n->next, v, memory_order_acq_rel);
+}
+
+/* Tell a successor node its predecessor left (or granted the lock):
+ * whoever swaps into a status word and finds recycled frees the node. */
+static void tell(struct node *succ, uint32_t status)
+{
+	LS_INJECT();
+	if (ab_set(&succ->status, status) == RECYCLED)
+		ab_pool_free(succ);
+}
+
+/* We hold no next-pointer reference from anyone and hold pred's rref:
+ * mark i LEAVING, hand pred on, and go. */
+static int leave(struct mcs_nb *l, struct node *i, struct node *pred)
+{
+	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
+	LS_INJECT();
+	struct node *succ = swap_next(i, NX_LEAVING);
+	if (succ) {
+		tell(succ, LEAVING);
+	} else {
+		/* Last: swing the tail back. A tail equal to i is this
+		 * attempt's node: only this thread reuses i. */
+		struct node *expected = i;
+		LS_INJECT();
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, pred, memory_order_acq_rel,
+							    memory_order_relaxed))
+			ab_pool_free(i);
+		/* else a newcomer will find LEAVING in i->next and free i */
+	}
+	return ETIMEDOUT;
+}
+
+static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, struct node *pred,
+					  uint64_t deadline)
+{
+	for (;;) {
+		LS_INJECT();
+		struct node *pn = swap_next(pred, i);
+		if (pn == NX_AVAILABLE) {
+			/* The releaser found no successor; its tail CAS failed
+			 * (we are in the tail): it will not touch pred again. */
+			ab_pool_free(pred);
+			goto won;
+		}
+		if (pn == NULL) {
+			/* Linked in: spin on our own status. */
+			uint32_t s = ab_load(&i->status);
+			if (s == WAITING && ab_wait(&i->status, WAITING, deadline, &s) == ETIMEDOUT)
+				goto timeout;
+			if (s == AVAILABLE) {
+				ab_pool_free(pred); /* usual case (2.2.1) */
+				goto won;
+			}
+			/* leaving / transient: pred's owner left. Nobody's next
+			 * refers to i now, so a plain reset is safe; the swap
+			 * that relinks us publishes it. */
+			atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+			pn = s == LEAVING ? NX_LEAVING : NX_TRANSIENT;
+		}
+		/* pred's owner timed out: LEAVING or TRANSIENT. */
+		LS_INJECT();
+		struct node *pp = atomic_load_explicit(&pred->prev, memory_order_relaxed);
+		if (pn == NX_LEAVING)
+			ab_pool_free(pred);
+		else if (ab_set(&pred->status, RECYCLED) != WAITING)
+			ab_pool_free(pred); /* its predecessor's owner already wrote it */
+		pred = pp;
+		/* Timeout in the outer loop. trylock (deadline 0) walks the
+		 * whole chain of departed nodes instead: each step is bounded,
+		 * and an unheld lock's chain ends at AVAILABLE. */
+		if (deadline && ls_now_ns() >= deadline)
+			return leave(l, i, pred);
+	}
+
+timeout:
+	/* Timeout in the inner loop. Try to destroy pred's reference to i. */
+	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
+	LS_INJECT();
+	struct node *expected = i;
+	if (atomic_compare_exchange_strong_explicit(&pred->next, &expected, NULL, memory_order_acq_rel,
+						    memory_order_relaxed))
+		return leave(l, i, pred);
+	/* pred's owner is releasing or leaving and will write our status: we
+	 * cannot free i, nor wait for it. */
+	LS_INJECT();
+	struct node *succ = swap_next(i, NX_TRANSIENT);
+	if (succ)
+		tell(succ, TRANSIENT);
+	/* else abandoned to the next acquirer (2.3: unbounded in theory) */
+	return ETIMEDOUT;
+
+won:
+	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+	return 0;
+}
+
+static int acquire(struct mcs_nb *l, uint64_t deadline)
+{
+	struct node *i = ab_pool_alloc();
+	atomic_store_explicit(&i->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	LS_INJECT();
+	/* release: our fields are initialised for whoever gets i; acquire:
+	 * pairs with the release CAS in unlock when we get NULL */
+	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
+	if (LS_LIKELY(pred == NULL)) {
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		return 0;
+	}
+	return slow(l, i, pred, deadline);
+}
+
+static void mcs_nb_lock(void *state)
+{
+	acquire(state, AB_NEVER);
+}
+
+static int mcs_nb_timedlock(void *state, uint64_t deadline_ns)
+{
+	return acquire(state, deadline_ns);
+}
+
+static int mcs_nb_trylock(void *state)
+{
+	struct mcs_nb *l = state;
+	struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire);
+	/* Hint from type-stable memory: a held or queued tail has a plain
+	 * next (NULL or a successor); AVAILABLE/LEAVING/TRANSIENT may be a
+	 * free lock, so try once with zero patience. */
+	if (t) {
+		struct node *nx = atomic_load_explicit(&t->next, memory_order_relaxed);
+		if (nx == NULL || (uintptr_t)nx > (uintptr_t)NX_TRANSIENT)
+			return EBUSY;
+	}
+	return acquire(l, 0) == 0 ? 0 : EBUSY;
+}
+
+static void mcs_nb_unlock(void *state)
+{
+	struct mcs_nb *l = state;
+	struct node *x = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = x;
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+	/* release: pairs with the acquire of the swap that next reads NULL */
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == x &&
+	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		ab_pool_free(x);
+		return;
+	}
+	LS_INJECT();
+	/* release: the critical section happens before the successor's
+	 * acquire of AVAILABLE (in x->next) or available (in its status) */
+	struct node *succ = swap_next(x, NX_AVAILABLE);
+	if (succ)
+		tell(succ, AVAILABLE);
+	/* x is freed by whoever takes the lock past it */
+}
+
+/* An unheld lock: free what the last timed-out waiters left behind
+ * (tail -> LEAVING/TRANSIENT ... -> AVAILABLE). */
+static void mcs_nb_destroy(void *state)
+{
+	struct mcs_nb *l = state;
+	struct node *n = atomic_load_explicit(&l->tail, memory_order_acquire);
+	if (!n || atomic_load_explicit(&n->next, memory_order_acquire) == NULL)
+		return; /* empty, or held / queued: not ours to touch */
+	atomic_store_explicit(&l->tail, NULL, memory_order_relaxed);
+	while (n) {
+		struct node *nx = atomic_load_explicit(&n->next, memory_order_acquire);
+		struct node *p = nx == NX_LEAVING || nx == NX_TRANSIENT
+				     ? atomic_load_explicit(&n->prev, memory_order_relaxed)
+				     : NULL;
+		ab_pool_free(n);
+		n = p;
+	}
+}
+
+static const struct ls_algo mcs_nb_algo = {
+    .name = "mcs-nb",
+    .desc = "MCS try lock with non-blocking timeout (Scott TR 773 / PODC'02 2.2, paper 002)",
+    .caps = LS_CAP_FIFO | LS_CAP_TIMEOUT | LS_CAP_QNODE,
+    .rank = 43,
+    .state_size = sizeof(struct mcs_nb),
+    .destroy = mcs_nb_destroy,
+    .lock = mcs_nb_lock,
+    .trylock = mcs_nb_trylock,
+    .timedlock = mcs_nb_timedlock,
+    .unlock = mcs_nb_unlock,
+};
+LS_REGISTER_ALGO(mcs_nb_algo);
