@@ -8,7 +8,7 @@ TEST_TIMEOUT=20
 P="$PROGS/cancel"
 
 both_policies() {
-  each_algo "" -- "$@" && each_algo "" yield -- "$@"
+  each_algo "" -- "$@" && each_algo "" yield -- "$@" || return 1
 }
 
 @test "glibc itself passes every cancel case (the specification)" {
@@ -19,25 +19,25 @@ both_policies() {
 }
 
 @test "cancel in wait, timedwait, clockwait (both clocks, both condvar clocks): mutex re-acquired before the cleanup handler, busy for others while it runs" {
-  both_policies "$P" in-wait
+  both_policies "$P" in-wait || return 1
 }
 
 @test "cancel in timedwait on a CLOCK_MONOTONIC condvar" {
-  both_policies "$P" in-wait-monotonic
+  both_policies "$P" in-wait-monotonic || return 1
 }
 
 @test "a cancel racing with the start of the wait: the handler always finds the mutex held (60 rounds)" {
-  both_policies "$P" racing
+  both_policies "$P" racing || return 1
 }
 
 @test "a waiter cancelled while a signal is sent does not consume it: the other waiter wakes (40 rounds)" {
-  both_policies "$P" signal-not-consumed
+  both_policies "$P" signal-not-consumed || return 1
 }
 
 @test "mutex lock, timedlock and clocklock are not cancellation points: the lock is taken, the cancel acts later" {
-  both_policies "$P" lock-not-cancellation-point
+  both_policies "$P" lock-not-cancellation-point || return 1
 }
 
 @test "with cancellation disabled a cancel does not end the wait; it acts once enabled again" {
-  both_policies "$P" disabled
+  both_policies "$P" disabled || return 1
 }

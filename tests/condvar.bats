@@ -11,7 +11,7 @@ P="$PROGS/condvar"
 BROKEN="$B/doubles-core/broken.so"
 
 both_policies() {
-  each_algo "" -- "$@" && each_algo "" yield -- "$@"
+  each_algo "" -- "$@" && each_algo "" yield -- "$@" || return 1
 }
 
 # The case must fail (or hang, then be killed) under the broken double.
@@ -38,60 +38,60 @@ fails_when_broken() {
 }
 
 @test "signal: a 100-round ping-pong, the mutex held on every return" {
-  both_policies "$P" signal
+  both_policies "$P" signal || return 1
 }
 
 @test "no lost wake-ups: one-slot buffer, 3x400 items, 3 producers, 3 consumers, signal only" {
-  both_policies "$P" no-lost-wakeup
+  both_policies "$P" no-lost-wakeup || return 1
 }
 
 @test "no return without a signal: waiters interrupted 100 times by a signal handler keep waiting; earlier signals are not remembered" {
-  both_policies "$P" no-spurious
+  both_policies "$P" no-spurious || return 1
 }
 
 @test "broadcast wakes every waiter (20 rounds of 8 single waits, every wait function)" {
-  both_policies "$P" broadcast
+  both_policies "$P" broadcast || return 1
 }
 
 @test "n signals wake n single waiters, with or without the mutex held" {
-  both_policies "$P" signal-each
+  both_policies "$P" signal-each || return 1
 }
 
 @test "timedwait on a default and a CLOCK_REALTIME condvar: ETIMEDOUT not before the deadline, mutex held" {
-  both_policies "$P" timedwait-realtime
+  both_policies "$P" timedwait-realtime || return 1
 }
 
 @test "timedwait honours pthread_condattr_setclock(CLOCK_MONOTONIC)" {
-  both_policies "$P" timedwait-monotonic
+  both_policies "$P" timedwait-monotonic || return 1
 }
 
 @test "clockwait on CLOCK_MONOTONIC and CLOCK_REALTIME, whatever the condvar's clock" {
-  both_policies "$P" clockwait
+  both_policies "$P" clockwait || return 1
 }
 
 @test "timed waits: EINVAL for a bad tv_nsec or clock, EPERM without the errorcheck mutex; the mutex stays as it was" {
-  each_algo "" -- "$P" timed-einval
+  each_algo "" -- "$P" timed-einval || return 1
 }
 
 @test "timed waits signalled before their deadline return 0 (both clocks)" {
-  both_policies "$P" timed-signalled
-  both_policies "$P" timed-signalled-monotonic
+  both_policies "$P" timed-signalled || return 1
+  both_policies "$P" timed-signalled-monotonic || return 1
 }
 
 @test "waiters block in the kernel, under every waiting policy" {
-  each_algo "" -- "$P" blocks
-  each_algo "" yield -- "$P" blocks
-  each_algo "" spin -- "$P" blocks
+  each_algo "" -- "$P" blocks || return 1
+  each_algo "" yield -- "$P" blocks || return 1
+  each_algo "" spin -- "$P" blocks || return 1
 }
 
 @test "a condvar works with every mutex type; a recursive mutex comes back at depth 1" {
-  each_algo "" -- "$P" mutex-types
+  each_algo "" -- "$P" mutex-types || return 1
 }
 
 @test "waiters woken by a broadcast still exclude each other" {
-  both_policies "$P" broadcast-exclusion
+  both_policies "$P" broadcast-exclusion || return 1
 }
 
 @test "destroy and free right after a broadcast, while waiters are leaving" {
-  both_policies "$P" destroy-reuse
+  both_policies "$P" destroy-reuse || return 1
 }

@@ -9,7 +9,7 @@ TEST_TIMEOUT=20
 P="$PROGS/cxx_sync"
 
 both_policies() {
-  each_algo "" -- "$@" && each_algo "" yield -- "$@"
+  each_algo "" -- "$@" && each_algo "" yield -- "$@" || return 1
 }
 
 @test "glibc and libstdc++ themselves pass every cxx_sync case (the specification)" {
@@ -20,25 +20,25 @@ both_policies() {
 }
 
 @test "std::mutex excludes (4 threads x 2000 lock_guard increments); try_lock" {
-  both_policies "$P" mutex
+  both_policies "$P" mutex || return 1
 }
 
 @test "std::recursive_mutex: the owner relocks, the last unlock releases" {
-  each_algo "" -- "$P" recursive-mutex
+  each_algo "" -- "$P" recursive-mutex || return 1
 }
 
 @test "std::timed_mutex: try_lock_for and try_lock_until (steady_clock, system_clock) time out not before the deadline, succeed when released" {
-  both_policies "$P" timed-mutex
+  both_policies "$P" timed-mutex || return 1
 }
 
 @test "std::condition_variable: notify_one ping-pong and notify_all" {
-  both_policies "$P" condvar-notify
+  both_policies "$P" condvar-notify || return 1
 }
 
 @test "std::condition_variable: wait_for and wait_until (steady_clock, system_clock) time out holding the lock, or return when notified" {
-  both_policies "$P" condvar-timeouts
+  both_policies "$P" condvar-timeouts || return 1
 }
 
 @test "pthread_cancel of a thread in condition_variable::wait unwinds with the mutex held, then unique_lock releases it" {
-  both_policies "$P" cancel-wait
+  both_policies "$P" cancel-wait || return 1
 }

@@ -8,7 +8,7 @@ TEST_TIMEOUT=20
 P="$PROGS/mutex_types"
 
 both_policies() {
-  each_algo "" -- "$@" && each_algo "" yield -- "$@"
+  each_algo "" -- "$@" && each_algo "" yield -- "$@" || return 1
 }
 
 @test "glibc itself passes every mutex_types case (the specification)" {
@@ -34,29 +34,29 @@ both_policies() {
 }
 
 @test "normal: locked means busy for everyone, own trylock included; a blocked waiter gets it on unlock" {
-  both_policies "$P" normal
+  both_policies "$P" normal || return 1
 }
 
 @test "default type (attribute and NULL attributes) behaves as normal" {
-  both_policies "$P" default
+  both_policies "$P" default || return 1
 }
 
 @test "adaptive_np behaves as normal" {
-  both_policies "$P" adaptive
+  both_policies "$P" adaptive || return 1
 }
 
 @test "recursive: lock, trylock, timedlock and clocklock by the owner each add a level; only the last unlock releases" {
-  both_policies "$P" recursive
+  both_policies "$P" recursive || return 1
 }
 
 @test "recursive: 100000 levels deep and back" {
-  each_algo "" -- "$P" recursive-deep
+  each_algo "" -- "$P" recursive-deep || return 1
 }
 
 @test "errorcheck: the owner's relock fails without adding a level; ownership follows the lock" {
-  both_policies "$P" errorcheck
+  both_policies "$P" errorcheck || return 1
 }
 
 @test "a mutex destroyed and initialised again takes the new type" {
-  each_algo "" -- "$P" reinit
+  each_algo "" -- "$P" reinit || return 1
 }

@@ -10,16 +10,31 @@
  *   recursive                              lock twice, unlock twice
  *   trylock                                trylock until it succeeds
  *   timedlock                              timedlock, deadline never reached
+ *   preempted                              lock/unlock; the holder yields the CPU
+ *                                          inside every 8th time
  *   timedlock-short, clocklock-short       deadlines 0-2 or 0-64 us away, retried on
- *                                          ETIMEDOUT (timeouts abandon waits)
+ *                                          ETIMEDOUT; the holder yields inside as in
+ *                                          "preempted", so that waits do time out
  *   mixed                                  all of the above, in turn
  */
 #include "check.h"
 
-enum mode { NORMAL, STATIC, ADAPTIVE, ERRORCHECK, RECURSIVE, TRYLOCK, TIMEDLOCK, TIMED_SHORT, CLOCK_SHORT, MIXED };
-static const char *const mode_names[] = {"normal",    "static",    "adaptive",	     "errorcheck",
-					 "recursive", "trylock",   "timedlock",	     "timedlock-short",
-					 "clocklock-short", "mixed"};
+enum mode {
+	NORMAL,
+	STATIC,
+	ADAPTIVE,
+	ERRORCHECK,
+	RECURSIVE,
+	TRYLOCK,
+	TIMEDLOCK,
+	PREEMPTED,
+	TIMED_SHORT,
+	CLOCK_SHORT,
+	MIXED
+};
+static const char *const mode_names[] = {"normal",	    "static",	       "adaptive",  "errorcheck",
+					 "recursive",	    "trylock",	       "timedlock", "preempted",
+					 "timedlock-short", "clocklock-short", "mixed"};
 
 static enum mode mode;
 static int nthreads = 8, iters = 2000;
@@ -91,6 +106,11 @@ static void *worker(void *arg)
 		long v = counter;
 		for (int k = 0; k < 64; k++)
 			__asm__ __volatile__("" ::: "memory"); /* widen the window */
+		/* The holder sometimes yields the CPU inside, so that the
+		 * others do find it held (and, with short deadlines, time out
+		 * and abandon their wait). */
+		if (mode >= PREEMPTED && i % 8 == 0)
+			sched_yield();
 		counter = v + 1;
 		atomic_fetch_sub_explicit(&inside, 1, memory_order_relaxed);
 		release(how);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bats
+# A NORMAL mutex unlocked by a thread other than the one that locked it:
+# glibc tolerates it and programs use mutexes as binary semaphores this way
+# (issue 2, item 4). Every algorithm, under park and yield.
+load helpers
+TEST_TIMEOUT=20
+P="$PROGS/cross_unlock"
+
+both_policies() {
+  each_algo "" -- "$@" && each_algo "" yield -- "$@" || return 1
+}
+
+@test "glibc itself passes every cross_unlock case (the specification)" {
+  for c in $("$P" 2>&1 | sed -n 's/^cases://p'); do
+    run timeout 20 "$P" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+  done
+}
+
+@test "normal, default and adaptive mutexes unlocked by another thread, the locker alive or exited" {
+  both_policies "$P" simple || return 1
+}
+
+@test "two mutexes as semaphores: 2000 strictly alternating turns, every unlock by a non-owner" {
+  both_policies "$P" semaphore || return 1
+}
+
+@test "a baton passed round four threads through mutexes locked by one and unlocked by the next" {
+  both_policies "$P" chain || return 1
+}

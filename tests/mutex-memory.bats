@@ -1,0 +1,42 @@
+#!/usr/bin/env bats
+# Where a pthread_mutex_t lives and what programs do with its memory
+# (issue 2, item 4): copies, reuse without destroy, 100,000 mutexes, a
+# thread holding hundreds, thousands of threads, use before the library's
+# constructor. Every algorithm.
+load helpers
+TEST_TIMEOUT=30
+P="$PROGS/mutex_memory"
+
+@test "glibc itself passes every mutex_memory case and early (the specification)" {
+  for c in $("$P" 2>&1 | sed -n 's/^cases://p'); do
+    run timeout 30 "$P" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+  done
+  run timeout 30 "$PROGS/early"
+  assert_success
+}
+
+@test "a mutex copied by value while unlocked: copy and original are independent mutexes of the same type" {
+  each_algo "" -- "$P" copy || return 1
+}
+
+@test "freed (or overwritten) and the memory reused for another mutex without destroy, 1000 times" {
+  each_algo "" -- "$P" reuse || return 1
+}
+
+@test "100,000 mutexes, all held by one thread at once, then swept by 4 threads" {
+  each_algo "" -- "$P" many || return 1
+}
+
+@test "4 threads each holding 500 mutexes at once, queued behind each other" {
+  each_algo "" -- "$P" nested || return 1
+  each_algo "" yield -- "$P" nested || return 1
+}
+
+@test "2000 threads created and exited (some detached), each locking a shared and an own mutex" {
+  each_algo "" -- "$P" threads || return 1
+}
+
+@test "mutexes used, and left locked, in .preinit_array and in a dependency's constructor, before the library's constructor" {
+  each_algo "" -- "$PROGS/early" || return 1
+}
