@@ -22,7 +22,9 @@
  * A cache's `limit` is 0 until the thread has registered its exit hook, so
  * the first free (and every free after the hook has run at thread exit)
  * takes the slow path and registers: nodes freed during thread teardown are
- * not lost.
+ * not lost. While nodes are counted (ls_node_counting) the limit stays 0 and
+ * the cache empty: every allocation and free is a slow path, which counts,
+ * and the fast paths carry no test for it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,7 +39,7 @@
 #include "wait.h"
 
 #define LINE 64u
-#define LINK(n) ((uint64_t *)((char *)(n) + LS_NODE_SIZE - 8))
+#define LINK(n) LS_NODE_LINK(n)
 #define CACHE_MAX 64u
 #define BATCH 16u
 #define COMMIT_STEP (2u << 20)
@@ -56,12 +58,8 @@ static _Atomic uint64_t ext_head[EXT_CLASSES];
 bool ls_node_counting;
 static _Atomic long nodes_in_use, nodes_max, nodes_carved;
 
-struct cache {
-	char *head;
-	unsigned count;
-	unsigned limit; /* 0 until registered for thread exit */
-};
-static __thread struct cache cache __attribute__((tls_model("initial-exec")));
+#define cache ls_node_cache
+__thread struct ls_node_cache ls_node_cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
@@ -191,7 +189,7 @@ static char *stack_pop(_Atomic uint64_t *head, size_t link_off)
 	return at((uint32_t)old);
 }
 
-static void cache_drain(struct cache *c, unsigned keep)
+static void cache_drain(struct ls_node_cache *c, unsigned keep)
 {
 	while (c->count > keep) {
 		char *n = c->head;
@@ -203,9 +201,10 @@ static void cache_drain(struct cache *c, unsigned keep)
 
 static void thread_exit(void *arg)
 {
-	struct cache *c = arg;
+	struct ls_node_cache *c = arg;
 	cache_drain(c, 0);
 	c->limit = 0; /* frees after this point come back to the slow path */
+	c->registered = false;
 }
 
 static void make_key(void)
@@ -214,11 +213,12 @@ static void make_key(void)
 		die("pthread_key_create failed");
 }
 
-static void cache_register(struct cache *c)
+static void cache_register(struct ls_node_cache *c)
 {
 	pthread_once(&exit_once, make_key);
 	pthread_setspecific(exit_key, c);
-	c->limit = CACHE_MAX;
+	c->registered = true;
+	c->limit = ls_node_counting ? 0 : CACHE_MAX;
 }
 
 static void count_alloc(void)
@@ -230,11 +230,21 @@ static void count_alloc(void)
 	}
 }
 
-static __attribute__((noinline)) void *alloc_slow(void)
+void *ls_node_alloc_slow(void)
 {
-	struct cache *c = &cache;
-	if (!c->limit)
+	struct ls_node_cache *c = &cache;
+	if (!c->registered)
 		cache_register(c);
+	if (ls_node_counting) {
+		/* counting: no cache, one node at a time */
+		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
+		if (!n) {
+			n = carve(LINE);
+			atomic_fetch_add_explicit(&nodes_carved, 1, memory_order_relaxed);
+		}
+		count_alloc();
+		return n;
+	}
 	for (unsigned i = 0; i < BATCH; i++) {
 		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
 		if (!n)
@@ -256,36 +266,19 @@ static __attribute__((noinline)) void *alloc_slow(void)
 	return ls_node_alloc();
 }
 
-void *ls_node_alloc(void)
+void ls_node_free_slow(void)
 {
-	struct cache *c = &cache;
-	char *n = c->head;
-	if (LS_UNLIKELY(!n))
-		return alloc_slow();
-	c->head = (char *)*LINK(n);
-	c->count--;
-	if (LS_UNLIKELY(ls_node_counting))
-		count_alloc();
-	return n;
-}
-
-static __attribute__((noinline)) void free_slow(struct cache *c)
-{
-	if (!c->limit)
+	struct ls_node_cache *c = &cache;
+	if (!c->registered)
 		cache_register(c);
+	if (ls_node_counting) {
+		/* the node just freed is at the head of the cache */
+		cache_drain(c, 0);
+		atomic_fetch_sub_explicit(&nodes_in_use, 1, memory_order_relaxed);
+		return;
+	}
 	if (c->count > c->limit)
 		cache_drain(c, c->limit / 2);
-}
-
-void ls_node_free(void *node)
-{
-	struct cache *c = &cache;
-	*LINK(node) = (uint64_t)(uintptr_t)c->head;
-	c->head = node;
-	if (LS_UNLIKELY(++c->count > c->limit))
-		free_slow(c);
-	if (LS_UNLIKELY(ls_node_counting))
-		atomic_fetch_sub_explicit(&nodes_in_use, 1, memory_order_relaxed);
 }
 
 void ls_node_stats(struct ls_node_stats *out)

@@ -35,12 +35,45 @@
 
 #define LS_NODE_SIZE 64
 
-void *ls_node_alloc(void);
-void ls_node_free(void *node);
+/* The per-thread cache, inline so that a queue lock's fast path pays a few
+ * instructions for its node (see pool.c for the slow paths). */
+struct ls_node_cache {
+	char *head;
+	unsigned count;
+	unsigned limit; /* 0: every free takes the slow path (see pool.c) */
+	bool registered;
+};
+extern __thread struct ls_node_cache ls_node_cache __attribute__((tls_model("initial-exec")));
+void *ls_node_alloc_slow(void);
+void ls_node_free_slow(void);
 
-/* Space accounting. Counting nodes in use costs two atomic operations per
- * allocation, so it runs only when enabled (LOCKSWAP_STATS=1 or
- * LOCKSWAP_VERBOSE=1 set it through the shim, tests set it directly). */
+#define LS_NODE_LINK(n) ((uint64_t *)((char *)(n) + LS_NODE_SIZE - 8))
+
+static inline void *ls_node_alloc(void)
+{
+	struct ls_node_cache *c = &ls_node_cache;
+	char *n = c->head;
+	if (__builtin_expect(!n, 0))
+		return ls_node_alloc_slow();
+	c->head = (char *)(uintptr_t)*LS_NODE_LINK(n);
+	c->count--;
+	return n;
+}
+
+static inline void ls_node_free(void *node)
+{
+	struct ls_node_cache *c = &ls_node_cache;
+	*LS_NODE_LINK(node) = (uint64_t)(uintptr_t)c->head;
+	c->head = (char *)node;
+	if (__builtin_expect(++c->count > c->limit, 0))
+		ls_node_free_slow();
+}
+
+/* Space accounting. Counting nodes in use runs only when ls_node_counting is
+ * set (LOCKSWAP_STATS=1 or LOCKSWAP_VERBOSE=1 set it through the shim; tests
+ * set it directly), before the first node is allocated. It costs nothing on
+ * the fast path: while counting, thread caches are bypassed, so every
+ * allocation and free takes the slow path, which counts. */
 extern bool ls_node_counting;
 struct ls_node_stats {
 	long in_use;	 /* allocated and not yet freed (counting only) */
