@@ -101,6 +101,7 @@ static __thread struct left left[LEFT_MAX];
 static __thread bool left_hooked;
 static pthread_key_t left_key;
 static pthread_once_t left_once = PTHREAD_ONCE_INIT;
+static bool left_ok; /* the key exists: nodes may be kept across calls */
 
 /* Gives a TIMEOUT node up: the releaser that removes it frees it; if it was
  * removed already (FAILED), it is ours to free. */
@@ -127,7 +128,7 @@ static void left_exit(void *arg)
 
 static void left_make_key(void)
 {
-	pthread_key_create(&left_key, left_exit);
+	left_ok = pthread_key_create(&left_key, left_exit) == 0;
 }
 
 static struct node *left_take(const void *lock)
@@ -146,7 +147,10 @@ static void left_put(const void *lock, struct node *n)
 {
 	if (!left_hooked) {
 		pthread_once(&left_once, left_make_key);
-		pthread_setspecific(left_key, (void *)1);
+		if (!left_ok || pthread_setspecific(left_key, (void *)1) != 0) {
+			abandon(n); /* no exit hook: do not keep it */
+			return;
+		}
 		left_hooked = true;
 	}
 	int slot = -1;

@@ -27,6 +27,8 @@ results/tp):
                and success rate vs patience 2..500 us (TR 867 fig. 11)
   blocking.png lock(), 16 threads, synthetic scheduler: acquisitions/s vs
                LOCKSWAP_TP_PATIENCE_NS (the default's justification)
+  (single)     in summary.csv: 1 thread, empty CS and NCS, the cost of an
+               uncontended acquire/release pair (TR 867 fig. 6)
 Experiments (CS 2 lines, NCS 1 us unless said): variants glibc, tas/yield,
 mcs and clh under spin and park, mcs-tp and clh-tp under spin and park.
 Repetitions are interleaved; every run is niced and under a timeout; a failed
@@ -103,6 +105,9 @@ run() {
 pdur=$(awk -v d="$dur" 'BEGIN { print (d > 0.3) ? 0.3 : d }')
 start=$(date +%s)
 for rep in $(seq 1 "$reps"); do
+  for v in $VARIANTS; do
+    run single none "$v" 1 "$rep" -- -t 1 -c 0 -N 0
+  done
   for env in $ENVS; do
     for t in $THREADS; do
       for v in $VARIANTS; do
@@ -181,6 +186,8 @@ awk -F, '
       print ""
     }
   }' "$out/summary.csv" >"$out/ratios.txt"
+awk -F, '$1 == "single" { printf "%s %.1f ns\n", $3, 1e9 / $5 }' "$out/summary.csv" |
+  { echo "single thread, empty CS and NCS: ns per acquire/release pair (median)"; cat; } >>"$out/ratios.txt"
 
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
