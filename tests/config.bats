@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# Configuration through the environment (issue 2, item 9): an unknown name or
+# malformed value prints ONE line on stderr naming the variable, the value
+# and the valid choices, and the program exits with status 2 before main
+# runs; LOCKSWAP_VERBOSE=1 reports the configuration; otherwise the library
+# prints nothing at all.
+bats_require_minimum_version 1.5.0
+load helpers
+TEST_TIMEOUT=10
+HELLO="$PROGS/hello"
+
+# run_lib VAR=VALUE... -- CMD...: CMD with only the library preloaded and
+# the given variables (no LOCKSWAP_ALGO unless given), stderr kept apart.
+run_lib() {
+  local env=(LD_PRELOAD="$LIB")
+  while [ "$1" != "--" ]; do env+=("$1"); shift; done
+  shift
+  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" env "${env[@]}" "$@"
+}
+
+# A rejected configuration: status 2, main never ran, exactly one stderr
+# line starting "lockswap: " and containing every following word.
+rejected() {
+  [ "$status" -eq 2 ] || { echo "status $status, expected 2; stderr: $stderr"; return 1; }
+  [ -z "$output" ] || { echo "main ran: $output"; return 1; }
+  [ "${#stderr_lines[@]}" -eq 1 ] || { echo "expected one stderr line, got: $stderr"; return 1; }
+  [[ "$stderr" == "lockswap: "* ]] || { echo "not prefixed 'lockswap: ': $stderr"; return 1; }
+  local w
+  for w in "$@"; do
+    [[ "$stderr" == *"$w"* ]] || { echo "'$w' missing from: $stderr"; return 1; }
+  done
+}
+
+@test "unknown LOCKSWAP_ALGO: one line naming the variable, the value and every algorithm; exit 2 before main" {
+  # shellcheck disable=SC2046
+  run_lib LOCKSWAP_ALGO=foo -- "$HELLO"
+  rejected LOCKSWAP_ALGO "'foo'" $(algos) || return 1
+  run_lib LOCKSWAP_ALGO=MCS -- "$HELLO"
+  rejected LOCKSWAP_ALGO "'MCS'" || return 1
+  run_lib LOCKSWAP_ALGO= -- "$HELLO"
+  rejected LOCKSWAP_ALGO "''" || return 1
+  run_lib "LOCKSWAP_ALGO=mcs " -- "$HELLO"
+  rejected LOCKSWAP_ALGO || return 1
+}
+
+@test "unknown LOCKSWAP_WAIT: one line naming the variable, the value and spin, yield, park; exit 2" {
+  for v in bogus Park "" spin,park; do
+    run_lib LOCKSWAP_ALGO=mcs LOCKSWAP_WAIT="$v" -- "$HELLO"
+    rejected LOCKSWAP_WAIT "'$v'" spin yield park || return 1
+  done
+}
+
+@test "malformed LOCKSWAP_SPIN (not an unsigned integer, negative, overflowing, empty): exit 2" {
+  for v in abc -1 10x 1.5 99999999999999999999999 ""; do
+    run_lib LOCKSWAP_SPIN="$v" -- "$HELLO"
+    rejected LOCKSWAP_SPIN "'$v'" || return 1
+  done
+}
+
+@test "LOCKSWAP_VERBOSE and LOCKSWAP_STATS accept only 0 and 1" {
+  for var in LOCKSWAP_VERBOSE LOCKSWAP_STATS; do
+    for v in 2 yes true ""; do
+      run_lib "$var=$v" -- "$HELLO"
+      rejected "$var" "'$v'" || return 1
+    done
+  done
+}
+
+@test "an unknown LOCKSWAP_ variable: one line naming it and listing the known variables, each once; exit 2" {
+  for v in LOCKSWAP_FOO LOCKSWAP_ALG LOCKSWAP_algo LOCKSWAP_; do
+    run_lib "$v=1" -- "$HELLO"
+    rejected "$v" LOCKSWAP_ALGO LOCKSWAP_WAIT LOCKSWAP_SPIN LOCKSWAP_VERBOSE LOCKSWAP_STATS || return 1
+    local list dups
+    list=$(grep -o 'LOCKSWAP_[A-Z0-9_]*' <<<"${stderr#*valid}")
+    dups=$(sort <<<"$list" | uniq -d)
+    [ -z "$dups" ] || { echo "listed more than once: $dups"; return 1; }
+  done
+}
+
+@test "a malformed algorithm tunable (every LOCKSWAP_ tunable --list shows): exit 2 naming it" {
+  local vars
+  vars=$("$LOCKSWAP" --list | grep -o 'LOCKSWAP_[A-Z0-9_]*=' | tr -d = | sort -u)
+  [ -n "$vars" ] || skip "no algorithm has tunables"
+  for v in $vars; do
+    run_lib LOCKSWAP_ALGO=pthread "$v=abc" -- "$HELLO"
+    rejected "$v" "'abc'" || return 1
+  done
+}
+
+@test "several bad variables still give one line and exit 2" {
+  run_lib LOCKSWAP_ALGO=foo LOCKSWAP_WAIT=bar LOCKSWAP_SPIN=x LOCKSWAP_FOO=1 -- "$HELLO"
+  rejected || return 1
+}
+
+@test "the check happens even in a program that never uses a mutex" {
+  run_lib LOCKSWAP_ALGO=foo -- /bin/true
+  rejected LOCKSWAP_ALGO || return 1
+}
+
+@test "valid configurations print nothing at all: every algorithm, every policy, LOCKSWAP_SPIN, LOCKSWAP_VERBOSE=0, LOCKSWAP_STATS=0" {
+  for a in $(algos); do
+    for w in spin yield park; do
+      run_lib LOCKSWAP_ALGO="$a" LOCKSWAP_WAIT="$w" -- "$HELLO"
+      [ "$status" -eq 0 ] && [ "$output" = "main ran" ] && [ -z "$stderr" ] ||
+        { echo "$a/$w: status $status, stdout '$output', stderr '$stderr'"; return 1; }
+    done
+  done
+  for env in LOCKSWAP_SPIN=0 LOCKSWAP_SPIN=1000 LOCKSWAP_SPIN=0x10 LOCKSWAP_VERBOSE=0 LOCKSWAP_STATS=0; do
+    run_lib "$env" -- "$HELLO"
+    [ "$status" -eq 0 ] && [ "$output" = "main ran" ] && [ -z "$stderr" ] ||
+      { echo "$env: status $status, stdout '$output', stderr '$stderr'"; return 1; }
+  done
+}
+
+@test "LOCKSWAP_VERBOSE=1 reports the algorithm and the waiting policy on stderr, lines prefixed 'lockswap: '" {
+  for a in $(algos); do
+    for w in spin yield park; do
+      run_lib LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO="$a" LOCKSWAP_WAIT="$w" -- "$HELLO"
+      [ "$status" -eq 0 ] && [ "$output" = "main ran" ] || { echo "$a/$w: $status $output"; return 1; }
+      [[ "$stderr" == *"$a"* && "$stderr" == *"$w"* ]] || { echo "$a/$w not reported: $stderr"; return 1; }
+      local l
+      for l in "${stderr_lines[@]}"; do
+        [[ "$l" == "lockswap: "* ]] || { echo "unprefixed line: $l"; return 1; }
+      done
+    done
+  done
+}
+
+@test "defaults: algorithm ttas, policy park" {
+  run_lib LOCKSWAP_VERBOSE=1 -- "$HELLO"
+  assert_success
+  [[ "$stderr" == *ttas* && "$stderr" == *park* ]] || { echo "$stderr"; return 1; }
+}
