@@ -33,7 +33,7 @@ Experiments (CS 2 lines, NCS 1 us unless said): variants glibc, tas/yield,
 mcs and clh under spin and park, mcs-tp and clh-tp under spin and park.
 Repetitions are interleaved; every run is niced and under a timeout; a failed
 run goes to failures.txt and the sweep goes on. Default: 3 repetitions of
-0.5 s (the patience sweep: 0.3 s), about 6 minutes; --quick: 1 repetition of
+0.4 s (the patience sweep: 0.3 s), about 7 minutes; --quick: 1 repetition of
 0.1 s. Also writes clock.txt (build/unit/tp_clock --measure: the time source
 and the numbers behind the thresholds' defaults) and space.txt
 (build/unit/tp_space: most queue nodes in use at once vs threads).
@@ -42,7 +42,7 @@ EOF
 
 out="$ROOT/results/tp"
 reps=3
-dur=0.5
+dur=0.4
 plot=1
 need() { [ $# -ge 2 ] || { echo "run.sh: $1 needs a value; see --help" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
