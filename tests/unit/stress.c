@@ -29,8 +29,8 @@
  * timedlock only 0/ETIMEDOUT.
  *
  * Environment: the algorithm's ls_params (e.g. LOCKSWAP_ALOCK_SLOTS), read as
- * the shim reads them; in the -inject build LOCKSWAP_INJECT (percent) and
- * LOCKSWAP_SEED (defaults to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from
+ * the shim reads them; LOCKSWAP_YIELD (park's yield phase, as in the shim); in the -inject build
+ * LOCKSWAP_INJECT (percent) and LOCKSWAP_SEED (defaults to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from
  * `timeout`, i.e. a lost wake-up or a deadlock) it prints where each thread
  * is and exits 1.
  *
@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lock.h"
@@ -94,17 +95,31 @@ static struct thr *thr;
 static _Atomic long failures;
 static _Atomic unsigned started; /* workers that have reached the start line */
 
-static void fail(const char *fmt, ...)
+static void vfail(bool always, const char *fmt, va_list ap)
 {
-	/* Report the first few; count all. */
-	if (atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed) >= 10)
+	/* During the run, report the first few and count all. */
+	if (atomic_fetch_add_explicit(&failures, 1, memory_order_relaxed) >= 10 && !always)
 		return;
 	char msg[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	fprintf(stderr, "stress: FAIL algo=%s: %s\n", algo->name, msg);
+}
+
+static void fail(const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vfail(false, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "stress: FAIL algo=%s: %s\n", algo->name, msg);
+}
+
+/* The end-of-run checks: always reported. */
+static void fail_final(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfail(true, fmt, ap);
+	va_end(ap);
 }
 
 static void usage_error(const char *fmt, ...)
@@ -245,9 +260,10 @@ static void modify(struct thr *t, unsigned li)
 	LS_INJECT();
 	uint64_t r = rnd(t);
 	/* Now and then give the CPU away while holding the lock, so that the
-	 * others contend (and spin, yield or park) even when the machine runs
-	 * one worker at a time. */
-	if (r % 64 == 0)
+	 * others contend (and yield or park) even when the machine runs one
+	 * worker at a time. Not under spin: there the holder would wait for a
+	 * spinner's time slice to end, on every hand-off of a FIFO lock. */
+	if (r % 64 == 0 && ls_wait_cfg.policy != LS_WAIT_SPIN)
 		sched_yield();
 	else
 		pause_n((unsigned)(r % 32));
@@ -373,12 +389,27 @@ static void on_signal(int sig)
 	put(algo ? algo->name : "?");
 	put(sig == SIGALRM || sig == SIGTERM ? ": stopped by a timeout (deadlock or lost wake-up?)\n"
 					     : ": interrupted\n");
+	/* Deadlock or just slow? Look again 200 ms later. */
+	unsigned long before[64];
+	unsigned n = nthreads < 64 ? nthreads : 64;
+	for (unsigned i = 0; thr && i < n; i++)
+		before[i] = atomic_load_explicit(&thr[i].iter, memory_order_relaxed);
+	struct timespec nap = {0, 200000000};
+	nanosleep(&nap, NULL);
 	for (unsigned i = 0; thr && i < nthreads; i++) {
 		int ph = atomic_load_explicit(&thr[i].phase, memory_order_relaxed);
+		unsigned long it = atomic_load_explicit(&thr[i].iter, memory_order_relaxed);
 		put("stress:   thread ");
 		put_u(i);
 		put(": iteration ");
-		put_u(atomic_load_explicit(&thr[i].iter, memory_order_relaxed));
+		put_u(it);
+		if (i < n && ph != P_DONE) {
+			put(it == before[i] ? " (no progress in 200 ms)" : " (progressing: +");
+			if (it != before[i]) {
+				put_u(it - before[i]);
+				put(" in 200 ms)");
+			}
+		}
 		put(", ");
 		put(phase_names[ph]);
 		if (ph == P_ACQUIRE || ph == P_INSIDE || ph == P_RELEASE) {
@@ -390,6 +421,103 @@ static void on_signal(int sig)
 	_exit(1);
 }
 
+/* ---- broken doubles: tests/stress.bats checks that each is caught ---- *
+ * Registered in this program only (not in liblocks.a), named selftest-*. */
+
+struct dbl {
+	_Atomic uint32_t word;
+};
+
+static void dbl_nop(void *st)
+{
+	(void)st;
+}
+
+static int dbl_try_ok(void *st)
+{
+	(void)st;
+	return 0;
+}
+
+/* selftest-nolock: no mutual exclusion at all. */
+static const struct ls_algo selftest_nolock = {
+    .name = "selftest-nolock",
+    .desc = "broken double: lock and unlock do nothing",
+    .rank = 1000,
+    .state_size = sizeof(struct dbl),
+    .lock = dbl_nop,
+    .trylock = dbl_try_ok,
+    .unlock = dbl_nop,
+};
+LS_REGISTER_ALGO(selftest_nolock);
+
+static int dbl_trylock(void *st)
+{
+	struct dbl *l = st;
+	uint32_t z = 0;
+	return atomic_compare_exchange_strong_explicit(&l->word, &z, 1, memory_order_acquire,
+						       memory_order_relaxed)
+		   ? 0
+		   : EBUSY;
+}
+
+static void dbl_lock(void *st)
+{
+	while (dbl_trylock(st))
+		sched_yield();
+}
+
+static void dbl_unlock(void *st)
+{
+	struct dbl *l = st;
+	atomic_store_explicit(&l->word, 0, memory_order_release);
+}
+
+/* selftest-leak: a correct lock that takes a queue node per acquisition
+ * and never gives it back. */
+static void dbl_lock_leak(void *st)
+{
+	(void)ls_node_alloc();
+	dbl_lock(st);
+}
+
+static const struct ls_algo selftest_leak = {
+    .name = "selftest-leak",
+    .desc = "broken double: leaks a queue node per acquisition",
+    .caps = LS_CAP_QNODE,
+    .rank = 1001,
+    .state_size = sizeof(struct dbl),
+    .lock = dbl_lock_leak,
+    .trylock = dbl_trylock,
+    .unlock = dbl_unlock,
+};
+LS_REGISTER_ALGO(selftest_leak);
+
+/* selftest-early: a correct lock whose timedlock gives up at once, before
+ * its deadline, on every other call. */
+static int dbl_timedlock_early(void *st, uint64_t deadline)
+{
+	static __thread unsigned calls;
+	(void)deadline;
+	if (calls++ % 2 == 0)
+		return ETIMEDOUT;
+	dbl_lock(st);
+	return 0;
+}
+
+static const struct ls_algo selftest_early = {
+    .name = "selftest-early",
+    .desc = "broken double: timedlock returns ETIMEDOUT before the deadline",
+    .caps = LS_CAP_TIMEOUT,
+    .rank = 1002,
+    .state_size = sizeof(struct dbl),
+    .lock = dbl_lock,
+    .trylock = dbl_trylock,
+    .timedlock = dbl_timedlock_early,
+    .unlock = dbl_unlock,
+};
+LS_REGISTER_ALGO(selftest_early);
+
 /* ---- set-up ---- */
 
 static unsigned long number(const char *opt, const char *s, unsigned long lo, unsigned long hi)
@@ -398,7 +526,7 @@ static unsigned long number(const char *opt, const char *s, unsigned long lo, un
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
-		usage_error("-%s: invalid value '%s' (valid: %lu..%lu)", opt, s, lo, hi);
+		usage_error("%s%s: invalid value '%s' (valid: %lu..%lu)", opt[1] ? "" : "-", opt, s, lo, hi);
 	return (unsigned long)v;
 }
 
@@ -518,6 +646,9 @@ int main(int argc, char **argv)
 	if (algo->caps & LS_CAP_PASSTHROUGH)
 		usage_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
 	apply_params();
+	const char *y = getenv("LOCKSWAP_YIELD");
+	if (y)
+		ls_wait_cfg.yield = (unsigned)number("LOCKSWAP_YIELD", y, 0, 100000000);
 
 	/* The -inject build draws its delays from LOCKSWAP_SEED: follow -s. */
 	char sbuf[32];
@@ -564,7 +695,7 @@ int main(int argc, char **argv)
 		pthread_join(thr[i].tid, NULL);
 		if (atomic_load_explicit(&thr[i].phase, memory_order_acquire) != P_DONE ||
 		    atomic_load_explicit(&thr[i].iter, memory_order_relaxed) != iters)
-			fail("thread %u did not finish its %lu iterations", i, iters);
+			fail_final("thread %u did not finish its %lu iterations", i, iters);
 		acq += thr[i].acquisitions;
 		timeouts += thr[i].timeouts;
 		busy += thr[i].busy;
@@ -583,43 +714,45 @@ int main(int argc, char **argv)
 		long want = atomic_load_explicit(&slots[i].acquired, memory_order_relaxed);
 		long got = atomic_load_explicit(&slots[i].counter, memory_order_relaxed);
 		if (got != want)
-			fail("lock %u: counter is %ld after %ld acquisitions (lost updates: no mutual "
-			     "exclusion)",
-			     i, got, want);
+			fail_final("lock %u: counter is %ld after %ld acquisitions (lost updates: no mutual "
+				   "exclusion)",
+				   i, got, want);
 		counted += got;
 		if (algo->destroy)
 			algo->destroy(slots[i].state);
 		state_free(slots[i].state);
 	}
 	if (counted != acq)
-		fail("counters sum to %ld, threads counted %ld acquisitions", counted, acq);
+		fail_final("counters sum to %ld, threads counted %ld acquisitions", counted, acq);
 
 	struct ls_node_stats ns;
 	ls_node_stats(&ns);
 	if (ns.in_use != 0)
-		fail("%ld queue node(s) still in use after every lock was released and destroyed", ns.in_use);
+		fail_final("%ld queue node(s) still in use after every lock was released and destroyed",
+			   ns.in_use);
 	if (!(algo->caps & LS_CAP_QNODE) && ns.max_in_use != 0)
-		fail("used %ld queue node(s) without LS_CAP_QNODE", ns.max_in_use);
+		fail_final("used %ld queue node(s) without LS_CAP_QNODE", ns.max_in_use);
 
 	long nf = atomic_load_explicit(&failures, memory_order_relaxed);
-	const char *inj = "";
+	char conf[256];
+	snprintf(conf, sizeof conf,
+		 "algo=%s wait=%s spin=%u yield=%u threads=%u locks=%u mode=%s iters=%lu patience=%" PRIu64
+		 " seed=%" PRIu64 "%s",
+		 algo->name, wait_names[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_wait_cfg.yield, nthreads,
+		 nlocks, mode_names[mode], iters, patience, seed,
 #ifdef LS_FAULT_INJECT
-	inj = " inject=yes";
+		 " inject=yes"
+#else
+		 ""
 #endif
+	);
 	if (nf) {
-		fprintf(
-		    stderr,
-		    "stress: FAIL algo=%s wait=%s spin=%u threads=%u locks=%u mode=%s iters=%lu seed=%" PRIu64
-		    "%s: %ld failure(s)\n",
-		    algo->name, wait_names[ls_wait_cfg.policy], ls_wait_cfg.spin, nthreads, nlocks,
-		    mode_names[mode], iters, seed, inj, nf);
+		fprintf(stderr, "stress: FAIL %s: %ld failure(s)\n", conf, nf);
 		return 1;
 	}
 	if (!quiet)
-		printf(
-		    "stress: OK algo=%s wait=%s spin=%u threads=%u locks=%u mode=%s iters=%lu seed=%" PRIu64
-		    "%s acquisitions=%ld timeouts=%ld busy=%ld cross_unlocks=%ld nodes_max_in_use=%ld\n",
-		    algo->name, wait_names[ls_wait_cfg.policy], ls_wait_cfg.spin, nthreads, nlocks,
-		    mode_names[mode], iters, seed, inj, acq, timeouts, busy, cross, ns.max_in_use);
+		printf("stress: OK %s acquisitions=%ld timeouts=%ld busy=%ld cross_unlocks=%ld "
+		       "nodes_max_in_use=%ld\n",
+		       conf, acq, timeouts, busy, cross, ns.max_in_use);
 	return 0;
 }

@@ -1,0 +1,169 @@
+#!/usr/bin/env bats
+# Every lock through the generic validator, tests/unit/stress.c (issue 2,
+# items 6-8 and 12: mutual exclusion under heavy contention with more threads
+# than cores, every waiting policy, timeouts, nodes given back). Each case
+# runs for EVERY algorithm of `lockswap --names --cap lock`, so a new lock is
+# covered by adding its file. Plain build and the -inject build (random
+# delays and yields between the steps of every acquire and release path).
+# Each run is under `timeout`: a deadlock or a lost wake-up is a failure,
+# and the harness then prints where every thread was.
+#
+# spin runs use 2 threads (pure spinning with more threads than the 2 cores
+# crawls); yield and park use 6. mix mode uses 3 locks (two held at once now
+# and then) and adds trylock, timedlock, self-checks on a held lock and
+# unlock from another thread.
+#
+#   STRESS_ALGOS="a b"   run only these algorithms (default: every lock)
+#   STRESS_TIMEOUT=S     seconds allowed per run (default 30)
+#   STRESS=PATH          the harness to run (default build/unit/stress)
+load helpers
+: "${STRESS_TIMEOUT:=30}"
+: "${STRESS:=$UNIT/stress}"
+S=$STRESS
+
+# stress_all "SEEDS" ARGS... : the harness over every lock and every seed;
+# fails naming each algorithm/seed that failed, with the end of its output.
+stress_all() {
+  local seeds=$1 names a s rc out failed=()
+  shift
+  names=${STRESS_ALGOS:-$(algos lock)}
+  [ -n "$names" ] || { echo "no algorithm has capability lock"; return 1; }
+  for a in $names; do
+    for s in $seeds; do
+      rc=0
+      out=$(timeout -k 2 "$STRESS_TIMEOUT" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then
+        failed+=("$a(seed $s)")
+        [ "$rc" -eq 124 ] && out+=$'\n(killed after '"$STRESS_TIMEOUT"' s: deadlock or lost wake-up?)'
+        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
+      fi
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+}
+
+# --- the validator catches what it claims to catch ---------------------------
+
+@test "stress harness: a lock without mutual exclusion fails (occupant and counter checks)" {
+  run timeout 30 "$S" -a selftest-nolock -t 4 -n 2000
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"mutual exclusion"* ]]
+  [[ "$output" == *"lost updates"* ]]
+}
+
+@test "stress harness: a leaked queue node fails" {
+  run timeout 30 "$S" -a selftest-leak -t 2 -n 100
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"200 queue node(s) still in use"* ]]
+}
+
+@test "stress harness: ETIMEDOUT before the deadline fails" {
+  run timeout 30 "$S" -a selftest-early -t 2 -n 100 -m timed -p 1000000000
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"ETIMEDOUT"*"before its deadline"* ]]
+}
+
+@test "stress harness: stopped by timeout, it says where each thread is and fails" {
+  run timeout -s TERM 1 "$S" -a ttas -t 2 -n 100000000
+  [ "$status" -eq 124 ]
+  [[ "$output" == *"stopped by a timeout"* ]]
+  [[ "$output" == *"thread 0: iteration"* ]]
+  [[ "$output" == *"thread 1: iteration"* ]]
+}
+
+@test "stress harness: bad usage is one line and exit 2" {
+  run "$S" -a nosuchlock
+  [ "$status" -eq 2 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"unknown algorithm 'nosuchlock' (valid: "*"mcs"* ]]
+  run "$S" -a pthread
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"not a lock"* ]]
+  run "$S" -a mcs -t 0
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"-t: invalid value '0'"* ]]
+  run "$S" -a mcs -m sometimes
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"(valid: lock, try, timed, mix)"* ]]
+  run "$S" -a mcs -w nap
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"(valid: spin, yield, park)"* ]]
+  run env LOCKSWAP_ALOCK_SLOTS=0 "$S" -a alock
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"LOCKSWAP_ALOCK_SLOTS"*"out of range"* ]]
+}
+
+@test "stress harness: a correct run prints one OK line with the figures" {
+  run timeout 30 "$S" -a mcs -t 3 -n 500 -m mix -l 2
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == "stress: OK algo=mcs wait=park "*"threads=3 locks=2 mode=mix"*"acquisitions="*"timeouts="*"nodes_max_in_use="* ]]
+}
+
+# --- every lock, every policy ------------------------------------------------
+# One seed per case, a different one in each (a failing seed is printed and
+# can be replayed: stress -a ALGO ... -s SEED).
+
+@test "every lock, spin, 2 threads: lock(), and mix" {
+  stress_all 1 "$S" -w spin -t 2 -n 2000 -m lock
+  stress_all 2 "$S" -w spin -t 2 -n 1000 -m mix -l 3
+}
+
+@test "every lock, yield, 6 threads: lock(), and mix" {
+  stress_all 3 "$S" -w yield -t 6 -n 2000 -m lock
+  stress_all 4 "$S" -w yield -t 6 -n 1000 -m mix -l 3
+}
+
+@test "every lock, park, 6 threads: lock(), and mix" {
+  stress_all 5 "$S" -w park -t 6 -n 2000 -m lock
+  stress_all 6 "$S" -w park -t 6 -n 1000 -m mix -l 3
+}
+
+@test "every lock, park with no spinning and no yielding (every waiter sleeps), 6 threads, mix" {
+  LOCKSWAP_YIELD=0 stress_all 7 "$S" -w park -S 0 -t 6 -n 1000 -m mix -l 3
+}
+
+@test "every lock, park, 6 threads, timedlock only with a 2 us patience (many timeouts)" {
+  stress_all 8 "$S" -w park -t 6 -n 500 -m timed -p 2000
+}
+
+# --- the same under fault injection ------------------------------------------
+
+@test "every lock, -inject, spin, 2 threads: lock(), and mix" {
+  # Few iterations: an injected yield by the next owner of a FIFO lock
+  # costs the spinner's whole time slice.
+  stress_all 11 "$S-inject" -w spin -t 2 -n 300 -m lock
+  stress_all 12 "$S-inject" -w spin -t 2 -n 300 -m mix -l 3
+}
+
+@test "every lock, -inject, yield, 6 threads, mix" {
+  stress_all 13 "$S-inject" -w yield -t 6 -n 400 -m mix -l 3
+}
+
+@test "every lock, -inject, park, 6 threads: lock(), and mix with two seeds" {
+  stress_all 14 "$S-inject" -w park -t 6 -n 400 -m lock
+  stress_all "15 16" "$S-inject" -w park -t 6 -n 400 -m mix -l 3
+}
+
+@test "every lock, -inject, park with no spinning or yielding, 6 threads, mix" {
+  LOCKSWAP_YIELD=0 stress_all 17 "$S-inject" -w park -S 0 -t 6 -n 400 -m mix -l 3
+}
+
+# --- tunables of particular locks --------------------------------------------
+
+@test "alock is safe with more threads than slots (1, 2 and 3 slots, 6 threads)" {
+  local n
+  for n in 1 2 3; do
+    run timeout 30 env LOCKSWAP_ALOCK_SLOTS=$n "$S" -a alock -w park -t 6 -n 2000 -m mix -l 2
+    [ "$status" -eq 0 ] || { echo "slots=$n: $output"; return 1; }
+    run timeout 30 env LOCKSWAP_ALOCK_SLOTS=$n "$S-inject" -a alock -w yield -t 6 -n 600 -m lock
+    [ "$status" -eq 0 ] || { echo "slots=$n -inject: $output"; return 1; }
+  done
+}
+
+@test "backoff with extreme delays (1 ns; max below min) still excludes" {
+  run timeout 30 env LOCKSWAP_BACKOFF_MIN=1 LOCKSWAP_BACKOFF_MAX=1 "$S-inject" -a backoff -w park -t 6 -n 600 -m mix
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run timeout 30 env LOCKSWAP_BACKOFF_MIN=20000 LOCKSWAP_BACKOFF_MAX=10 "$S" -a backoff -w spin -t 2 -n 2000 -m mix
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
