@@ -65,13 +65,14 @@ static inline _Atomic uint32_t *slot_of(struct alock *l, uint32_t t)
 	return &l->slot[t % (uint32_t)nslots].go;
 }
 
-static __attribute__((noinline)) void alock_wait(_Atomic uint32_t *s, uint32_t t, uint32_t v)
+static __attribute__((noinline)) void alock_wait(struct alock *l, _Atomic uint32_t *s, uint32_t t, uint32_t v)
 {
 	do {
 		LS_INJECT();
 		/* (A) acquire: pairs with (B) */
 		v = ls_wait_while_eq(s, v);
 	} while (v != t);
+	l->holder = t;
 }
 
 static void alock_lock(void *state)
@@ -83,8 +84,10 @@ static void alock_lock(void *state)
 	LS_INJECT();
 	/* (A) acquire: pairs with (B) in alock_unlock */
 	uint32_t v = atomic_load_explicit(s, memory_order_acquire) & MASK;
-	if (LS_UNLIKELY(v != t))
-		alock_wait(s, t, v);
+	if (LS_UNLIKELY(v != t)) {
+		alock_wait(l, s, t, v); /* a tail call: the fast path stays a leaf */
+		return;
+	}
 	l->holder = t;
 }
 

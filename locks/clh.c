@@ -49,27 +49,47 @@ struct clh {
 };
 _Static_assert(sizeof(struct clh) <= LS_INLINE_STATE, "inline state");
 
-static __attribute__((noinline)) void clh_wait(struct node *pred)
+/* Contended acquisition: wait for pred's release, then own. */
+static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, struct node *pred)
 {
 	LS_INJECT();
 	/* (A) acquire: pairs with (B) in clh_unlock */
 	ls_wait_while_eq(&pred->locked, 1);
 	LS_INJECT();
 	ls_node_free(pred); /* released: we hold its last reference */
+	l->holder = n;
 }
 
-static void clh_lock(void *state)
+/* Enqueue n; returns with the lock held. */
+static inline __attribute__((always_inline)) void clh_acquire(struct clh *l, struct node *n)
 {
-	struct clh *l = state;
-	struct node *n = ls_node_alloc();
 	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets n from its swap sees locked == 1;
 	 * acquire: pairs with the release CAS in clh_unlock when we get NULL. */
 	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
-	if (LS_UNLIKELY(pred != NULL))
-		clh_wait(pred);
+	if (LS_UNLIKELY(pred != NULL)) {
+		clh_wait(l, n, pred); /* a tail call: the fast path stays a leaf */
+		return;
+	}
 	l->holder = n;
+}
+
+/* The lock with a node cache refill: out of line, so that the fast path
+ * below makes no call that returns and needs no saved registers. */
+static __attribute__((noinline)) void clh_lock_refill(struct clh *l)
+{
+	clh_acquire(l, ls_node_alloc());
+}
+
+static void clh_lock(void *state)
+{
+	struct clh *l = state;
+	if (LS_UNLIKELY(!ls_node_cache.head)) {
+		clh_lock_refill(l);
+		return;
+	}
+	clh_acquire(l, ls_node_alloc()); /* from the cache: no call */
 }
 
 static int clh_trylock(void *state)

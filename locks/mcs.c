@@ -52,7 +52,8 @@ struct mcs {
 };
 _Static_assert(sizeof(struct mcs) <= LS_INLINE_STATE, "inline state");
 
-static __attribute__((noinline)) void mcs_wait(struct node *n, struct node *pred)
+/* Contended acquisition: link behind pred, wait, then own. */
+static __attribute__((noinline)) void mcs_wait(struct mcs *l, struct node *n, struct node *pred)
 {
 	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
 	LS_INJECT();
@@ -64,21 +65,40 @@ static __attribute__((noinline)) void mcs_wait(struct node *n, struct node *pred
 	LS_INJECT();
 	/* (A) acquire: pairs with (B) in mcs_unlock */
 	ls_wait_while_eq(&n->locked, 1);
+	l->holder = n;
 }
 
-static void mcs_lock(void *state)
+/* Enqueue n; returns with the lock held. */
+static inline __attribute__((always_inline)) void mcs_acquire(struct mcs *l, struct node *n)
 {
-	struct mcs *l = state;
-	struct node *n = ls_node_alloc();
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets n from its swap sees the stores above;
 	 * acquire: pairs with the release CAS in mcs_unlock when we get NULL. */
 	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
-	if (LS_UNLIKELY(pred != NULL))
-		mcs_wait(n, pred);
+	if (LS_UNLIKELY(pred != NULL)) {
+		mcs_wait(l, n, pred); /* a tail call: the fast path stays a leaf */
+		return;
+	}
 	l->holder = n;
+}
+
+/* The lock with a node cache refill: out of line, so that the fast path
+ * below makes no call that returns and needs no saved registers. */
+static __attribute__((noinline)) void mcs_lock_refill(struct mcs *l)
+{
+	mcs_acquire(l, ls_node_alloc());
+}
+
+static void mcs_lock(void *state)
+{
+	struct mcs *l = state;
+	if (LS_UNLIKELY(!ls_node_cache.head)) {
+		mcs_lock_refill(l);
+		return;
+	}
+	mcs_acquire(l, ls_node_alloc()); /* from the cache: no call */
 }
 
 static int mcs_trylock(void *state)
