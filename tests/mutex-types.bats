@@ -18,6 +18,13 @@ both_policies() {
   done
 }
 
+@test "the type checks fail on a lock that does nothing" {
+  for c in normal recursive errorcheck; do
+    run timeout 10 env BROKEN_DOUBLE=nolock LD_PRELOAD="$B/doubles-core/broken.so" "$P" "$c"
+    [ "$status" -ne 0 ] || { echo "$c passed under the nolock double"; return 1; }
+  done
+}
+
 @test "every pthread_mutex_* and pthread_cond_* entry point, at its default version, resolves to liblockswap" {
   run "$PROGS/which_lib"
   assert_success

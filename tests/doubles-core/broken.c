@@ -43,7 +43,8 @@ int pthread_mutex_unlock(pthread_mutex_t *m)
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *t)
 {
 	return is("nolock") ? 0
-			    : NEXT("pthread_mutex_timedlock", int (*)(pthread_mutex_t *, const struct timespec *))(m, t);
+			    : NEXT("pthread_mutex_timedlock",
+				   int (*)(pthread_mutex_t *, const struct timespec *))(m, t);
 }
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c, const struct timespec *t)
 {
@@ -80,8 +81,8 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, c
 {
 	if (is("condspurious"))
 		return spurious(m);
-	int rc = NEXT("pthread_cond_clockwait",
-		      int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *))(c, m, k, t);
+	int rc = NEXT("pthread_cond_clockwait", int (*)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+							const struct timespec *))(c, m, k, t);
 	if (rc == ETIMEDOUT && is("condunlocked"))
 		pthread_mutex_unlock(m);
 	return rc;

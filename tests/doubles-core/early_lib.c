@@ -10,8 +10,8 @@
 #include <pthread.h>
 #include <time.h>
 
-pthread_mutex_t early_lib_normal = PTHREAD_MUTEX_INITIALIZER;	/* left locked */
-pthread_mutex_t early_lib_recursive;				/* init'ed here, left at depth 2 */
+pthread_mutex_t early_lib_normal = PTHREAD_MUTEX_INITIALIZER; /* left locked */
+pthread_mutex_t early_lib_recursive;			      /* init'ed here, left at depth 2 */
 pthread_mutex_t early_lib_errorcheck = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP; /* left locked */
 int early_lib_status = -1; /* 0 when every call in the constructor behaved */
 

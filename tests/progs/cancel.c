@@ -94,8 +94,8 @@ static void expect_cancelled(struct cw *w)
 		FAIL("waiter (how %d) was not cancelled (wait returned %d)", w->how, w->wait_rc);
 	CHECK(atomic_load(&w->handler_done));
 	if (w->relock_rc != EDEADLK)
-		FAIL("cleanup handler (how %d): mutex not re-acquired before it ran (relock gave %d, %s)", w->how,
-		     w->relock_rc, err_name(w->relock_rc));
+		FAIL("cleanup handler (how %d): mutex not re-acquired before it ran (relock gave %d, %s)",
+		     w->how, w->relock_rc, err_name(w->relock_rc));
 	CHECK_RC(w->unlock_rc, 0);
 }
 
@@ -313,13 +313,13 @@ static void disabled(void)
 }
 
 static const struct test_case cases[] = {
-	{"in-wait", in_wait},
-	{"in-wait-monotonic", in_wait_monotonic},
-	{"racing", racing},
-	{"signal-not-consumed", signal_not_consumed},
-	{"lock-not-cancellation-point", lock_not_cancellation_point},
-	{"disabled", disabled},
-	{0, 0},
+    {"in-wait", in_wait},
+    {"in-wait-monotonic", in_wait_monotonic},
+    {"racing", racing},
+    {"signal-not-consumed", signal_not_consumed},
+    {"lock-not-cancellation-point", lock_not_cancellation_point},
+    {"disabled", disabled},
+    {0, 0},
 };
 
 int main(int argc, char **argv)

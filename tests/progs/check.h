@@ -55,35 +55,35 @@ static inline const char *err_name(int e)
 	}
 }
 
-#define FAIL(...)                                                                                          \
-	do {                                                                                               \
-		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                            \
-		fprintf(stderr, __VA_ARGS__);                                                              \
-		fputc('\n', stderr);                                                                       \
-		exit(1);                                                                                   \
+#define FAIL(...)                                                                                            \
+	do {                                                                                                 \
+		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                              \
+		fprintf(stderr, __VA_ARGS__);                                                                \
+		fputc('\n', stderr);                                                                         \
+		exit(1);                                                                                     \
 	} while (0)
 
 /* An error-code-returning call must give exactly `want`. */
-#define CHECK_RC(expr, want)                                                                               \
-	do {                                                                                               \
-		int rc_ = (expr);                                                                          \
-		int want_ = (want);                                                                        \
-		if (rc_ != want_)                                                                          \
-			FAIL("%s returned %d (%s), expected %d (%s)", #expr, rc_, err_name(rc_), want_,    \
-			     err_name(want_));                                                             \
+#define CHECK_RC(expr, want)                                                                                 \
+	do {                                                                                                 \
+		int rc_ = (expr);                                                                            \
+		int want_ = (want);                                                                          \
+		if (rc_ != want_)                                                                            \
+			FAIL("%s returned %d (%s), expected %d (%s)", #expr, rc_, err_name(rc_), want_,      \
+			     err_name(want_));                                                               \
 	} while (0)
 
-#define CHECK(cond)                                                                                        \
-	do {                                                                                               \
-		if (!(cond))                                                                               \
-			FAIL("check failed: %s", #cond);                                                   \
+#define CHECK(cond)                                                                                          \
+	do {                                                                                                 \
+		if (!(cond))                                                                                 \
+			FAIL("check failed: %s", #cond);                                                     \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                                                     \
-	do {                                                                                               \
-		long long a_ = (long long)(a), b_ = (long long)(b);                                        \
-		if (a_ != b_)                                                                              \
-			FAIL("%s == %lld, expected %s == %lld", #a, a_, #b, b_);                           \
+#define CHECK_EQ(a, b)                                                                                       \
+	do {                                                                                                 \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                          \
+		if (a_ != b_)                                                                                \
+			FAIL("%s == %lld, expected %s == %lld", #a, a_, #b, b_);                             \
 	} while (0)
 
 /* Case table: main(argc, argv) runs the case named argv[1]. */
@@ -196,12 +196,12 @@ static inline struct timespec deadline_in(clockid_t c, int64_t ns)
 	return ns_ts(now_ns(c) + ns);
 }
 /* After a timeout, the clock must have reached the deadline. */
-#define CHECK_REACHED(c, dl)                                                                               \
-	do {                                                                                               \
-		int64_t n_ = now_ns(c), d_ = ts_ns(dl);                                                    \
-		if (n_ < d_)                                                                               \
-			FAIL("timed out %lld ns before the deadline on clock %d", (long long)(d_ - n_),    \
-			     (int)(c));                                                                    \
+#define CHECK_REACHED(c, dl)                                                                                 \
+	do {                                                                                                 \
+		int64_t n_ = now_ns(c), d_ = ts_ns(dl);                                                      \
+		if (n_ < d_)                                                                                 \
+			FAIL("timed out %lld ns before the deadline on clock %d", (long long)(d_ - n_),      \
+			     (int)(c));                                                                      \
 	} while (0)
 
 /* The scheduler state of one of this process's threads: 'R' running,

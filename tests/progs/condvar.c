@@ -213,8 +213,8 @@ static void interrupt(struct waiter *w, int n)
 		for (int k = 0; k < 10; k++)
 			sched_yield();
 		if (atomic_load_explicit(&w->returned, memory_order_acquire))
-			FAIL("wait (how %d) returned %d without a signal, after %d interruptions", w->how, w->rc,
-			     i + 1);
+			FAIL("wait (how %d) returned %d without a signal, after %d interruptions", w->how,
+			     w->rc, i + 1);
 	}
 }
 static void no_spurious(void)
@@ -454,7 +454,8 @@ static void blocks(void)
 		/* Poll for up to ~10 s: a sleeping waiter gets there at once; a
 		 * spinning one never does. */
 		if (!await_sleeping(w.tid, 10000))
-			FAIL("waiter (how %d) still in state %c: not blocked in the kernel", how, task_state(w.tid));
+			FAIL("waiter (how %d) still in state %c: not blocked in the kernel", how,
+			     task_state(w.tid));
 		CHECK_RC(pthread_cond_signal(&c), 0);
 		finish_waiter(&w);
 	}
@@ -555,22 +556,22 @@ static void destroy_reuse(void)
 }
 
 static const struct test_case cases[] = {
-	{"signal", signal_pingpong},
-	{"no-lost-wakeup", no_lost_wakeup},
-	{"no-spurious", no_spurious},
-	{"broadcast", broadcast},
-	{"signal-each", signal_each},
-	{"timedwait-realtime", timedwait_realtime},
-	{"timedwait-monotonic", timedwait_monotonic},
-	{"clockwait", clockwait},
-	{"timed-einval", timed_einval},
-	{"timed-signalled", timed_signalled},
-	{"timed-signalled-monotonic", timed_signalled_monotonic},
-	{"blocks", blocks},
-	{"mutex-types", mutex_types},
-	{"broadcast-exclusion", broadcast_exclusion},
-	{"destroy-reuse", destroy_reuse},
-	{0, 0},
+    {"signal", signal_pingpong},
+    {"no-lost-wakeup", no_lost_wakeup},
+    {"no-spurious", no_spurious},
+    {"broadcast", broadcast},
+    {"signal-each", signal_each},
+    {"timedwait-realtime", timedwait_realtime},
+    {"timedwait-monotonic", timedwait_monotonic},
+    {"clockwait", clockwait},
+    {"timed-einval", timed_einval},
+    {"timed-signalled", timed_signalled},
+    {"timed-signalled-monotonic", timed_signalled_monotonic},
+    {"blocks", blocks},
+    {"mutex-types", mutex_types},
+    {"broadcast-exclusion", broadcast_exclusion},
+    {"destroy-reuse", destroy_reuse},
+    {0, 0},
 };
 
 int main(int argc, char **argv)

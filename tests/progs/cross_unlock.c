@@ -142,10 +142,10 @@ static void handoff_chain(void)
 }
 
 static const struct test_case cases[] = {
-	{"simple", simple},
-	{"semaphore", semaphore},
-	{"chain", handoff_chain},
-	{0, 0},
+    {"simple", simple},
+    {"semaphore", semaphore},
+    {"chain", handoff_chain},
+    {0, 0},
 };
 
 int main(int argc, char **argv)

@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(c)                                                                                           \
-	do {                                                                                               \
-		if (!(c)) {                                                                                \
-			std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);         \
-			std::exit(1);                                                                      \
-		}                                                                                          \
+#define CHECK(c)                                                                                             \
+	do {                                                                                                 \
+		if (!(c)) {                                                                                  \
+			std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);           \
+			std::exit(1);                                                                        \
+		}                                                                                            \
 	} while (0)
 
 using namespace std::chrono;
@@ -287,12 +287,12 @@ static void cancel_wait()
 int main(int argc, char **argv)
 {
 	std::map<std::string, void (*)()> cases = {
-		{"mutex", mutex_exclusion},
-		{"recursive-mutex", recursive_mutex},
-		{"timed-mutex", timed_mutex},
-		{"condvar-notify", condvar_notify},
-		{"condvar-timeouts", condvar_timeouts},
-		{"cancel-wait", cancel_wait},
+	    {"mutex", mutex_exclusion},
+	    {"recursive-mutex", recursive_mutex},
+	    {"timed-mutex", timed_mutex},
+	    {"condvar-notify", condvar_notify},
+	    {"condvar-timeouts", condvar_timeouts},
+	    {"cancel-wait", cancel_wait},
 	};
 	if (argc < 2 || !cases.count(argv[1])) {
 		std::fprintf(stderr, "usage: %s CASE\ncases:", argv[0]);

@@ -38,7 +38,8 @@ static void preinit(int argc, char **argv, char **envp)
 	bad |= pthread_mutex_lock(&pre_errorcheck) != 0;
 	pre_status = bad;
 }
-__attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)(int, char **, char **) = preinit;
+__attribute__((section(".preinit_array"), used)) static void (*const preinit_fn)(int, char **,
+										 char **) = preinit;
 
 /* Held at depth d by main's thread (the one that ran preinit and the
  * constructors): busy for others, released by exactly d unlocks. */
@@ -98,7 +99,7 @@ int main(void)
 	CHECK_RC(pthread_mutex_lock(&early_lib_errorcheck), EDEADLK);
 	held(&early_lib_errorcheck, 1);
 
-	pthread_mutex_t *all[] = {&pre_normal,	     &pre_recursive,	   &pre_errorcheck,	  &pre_zero,
+	pthread_mutex_t *all[] = {&pre_normal,	     &pre_recursive,	   &pre_errorcheck,	 &pre_zero,
 				  &early_lib_normal, &early_lib_recursive, &early_lib_errorcheck};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		contend(all[i]);

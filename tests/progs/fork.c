@@ -229,11 +229,7 @@ static void child_held_nothing(void)
 }
 
 static const struct test_case cases[] = {
-	{"held", held},
-	{"owner", owner},
-	{"atfork", atfork},
-	{"busy", busy},
-	{0, 0},
+    {"held", held}, {"owner", owner}, {"atfork", atfork}, {"busy", busy}, {0, 0},
 };
 
 int main(int argc, char **argv)

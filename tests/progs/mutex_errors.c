@@ -239,9 +239,15 @@ static void timed_success(void)
  * any other clock, even when the mutex is free (and it stays free). */
 static void clocklock_einval_clock(void)
 {
-	static const clockid_t bad[] = {CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC_RAW,
-					CLOCK_REALTIME_COARSE,	  CLOCK_MONOTONIC_COARSE,  CLOCK_BOOTTIME,
-					CLOCK_TAI,		  -1,			   12345};
+	static const clockid_t bad[] = {CLOCK_PROCESS_CPUTIME_ID,
+					CLOCK_THREAD_CPUTIME_ID,
+					CLOCK_MONOTONIC_RAW,
+					CLOCK_REALTIME_COARSE,
+					CLOCK_MONOTONIC_COARSE,
+					CLOCK_BOOTTIME,
+					CLOCK_TAI,
+					-1,
+					12345};
 	for (int i = 0; i < NTYPES; i++) {
 		pthread_mutex_t m;
 		init_type(&m, types[i]);
@@ -314,19 +320,19 @@ static void destroy_ebusy(void)
 }
 
 static const struct test_case cases[] = {
-	{"recursive-eagain", recursive_eagain},
-	{"errorcheck-edeadlk", errorcheck_edeadlk},
-	{"errorcheck-eperm", errorcheck_eperm},
-	{"recursive-eperm", recursive_eperm},
-	{"trylock-ebusy", trylock_ebusy},
-	{"timedlock-etimedout", timedlock_etimedout},
-	{"clocklock-realtime-etimedout", clocklock_realtime_etimedout},
-	{"clocklock-monotonic-etimedout", clocklock_monotonic_etimedout},
-	{"timed-success", timed_success},
-	{"clocklock-einval-clock", clocklock_einval_clock},
-	{"einval-nsec", einval_nsec},
-	{"destroy-ebusy", destroy_ebusy},
-	{0, 0},
+    {"recursive-eagain", recursive_eagain},
+    {"errorcheck-edeadlk", errorcheck_edeadlk},
+    {"errorcheck-eperm", errorcheck_eperm},
+    {"recursive-eperm", recursive_eperm},
+    {"trylock-ebusy", trylock_ebusy},
+    {"timedlock-etimedout", timedlock_etimedout},
+    {"clocklock-realtime-etimedout", clocklock_realtime_etimedout},
+    {"clocklock-monotonic-etimedout", clocklock_monotonic_etimedout},
+    {"timed-success", timed_success},
+    {"clocklock-einval-clock", clocklock_einval_clock},
+    {"einval-nsec", einval_nsec},
+    {"destroy-ebusy", destroy_ebusy},
+    {0, 0},
 };
 
 int main(int argc, char **argv)

@@ -238,14 +238,14 @@ static void reinit(void)
 }
 
 static const struct test_case cases[] = {
-	{"normal", normal},
-	{"default", default_type},
-	{"adaptive", adaptive},
-	{"recursive", recursive},
-	{"recursive-deep", recursive_deep},
-	{"errorcheck", errorcheck},
-	{"reinit", reinit},
-	{0, 0},
+    {"normal", normal},
+    {"default", default_type},
+    {"adaptive", adaptive},
+    {"recursive", recursive},
+    {"recursive-deep", recursive_deep},
+    {"errorcheck", errorcheck},
+    {"reinit", reinit},
+    {0, 0},
 };
 
 int main(int argc, char **argv)

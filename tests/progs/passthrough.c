@@ -188,7 +188,8 @@ static void *pi_fn(void *p)
 }
 static void pi(void)
 {
-	init_attr(&pi_m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED, PTHREAD_PRIO_INHERIT);
+	init_attr(&pi_m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED,
+		  PTHREAD_PRIO_INHERIT);
 	CHECK_RC(pthread_mutex_lock(&pi_m), 0);
 	CHECK_EQ(pi_m.__data.__lock & FUTEX_TID_MASK_, gettid());
 	CHECK_RC(probe(&pi_m), EBUSY);
@@ -212,7 +213,8 @@ static void pi(void)
 
 	/* PI and robust, across a thread's death. */
 	pthread_mutex_t r;
-	init_attr(&r, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_ROBUST, PTHREAD_PRIO_INHERIT);
+	init_attr(&r, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_ROBUST,
+		  PTHREAD_PRIO_INHERIT);
 	join(spawn(die_holding, &r));
 	CHECK_RC(pthread_mutex_lock(&r), EOWNERDEAD);
 	CHECK_RC(pthread_mutex_consistent(&r), 0);
@@ -250,7 +252,8 @@ static void pp(void)
 {
 	int ceiling = sched_get_priority_min(SCHED_FIFO), got = -1;
 	pthread_mutex_t m;
-	init_attr(&m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED, PTHREAD_PRIO_PROTECT);
+	init_attr(&m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED,
+		  PTHREAD_PRIO_PROTECT);
 	CHECK_RC(pthread_mutex_getprioceiling(&m, &got), 0);
 	CHECK_EQ(got, ceiling);
 	CHECK_RC(pthread_mutex_lock(&m), EINVAL); /* main is SCHED_OTHER */
@@ -401,14 +404,8 @@ static void private_cond(void)
 }
 
 static const struct test_case cases[] = {
-	{"robust", robust},
-	{"robust-process", robust_process},
-	{"pshared", pshared},
-	{"pi", pi},
-	{"pp", pp},
-	{"pshared-cond", pshared_cond},
-	{"private-cond", private_cond},
-	{0, 0},
+    {"robust", robust}, {"robust-process", robust_process}, {"pshared", pshared},	    {"pi", pi},
+    {"pp", pp},		{"pshared-cond", pshared_cond},	    {"private-cond", private_cond}, {0, 0},
 };
 
 int main(int argc, char **argv)

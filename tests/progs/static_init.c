@@ -188,16 +188,16 @@ static void cond(void)
 }
 
 static const struct test_case cases[] = {
-	{"normal", normal},
-	{"recursive", recursive},
-	{"errorcheck", errorcheck},
-	{"adaptive", adaptive},
-	{"bss", bss},
-	{"memset", memset_zero},
-	{"first-use-timed", first_use_timed},
-	{"destroy-unused", destroy_unused},
-	{"cond", cond},
-	{0, 0},
+    {"normal", normal},
+    {"recursive", recursive},
+    {"errorcheck", errorcheck},
+    {"adaptive", adaptive},
+    {"bss", bss},
+    {"memset", memset_zero},
+    {"first-use-timed", first_use_timed},
+    {"destroy-unused", destroy_unused},
+    {"cond", cond},
+    {0, 0},
 };
 
 int main(int argc, char **argv)

@@ -9,7 +9,10 @@
 
 #include <dlfcn.h>
 
-#define ENTRY(f) {#f, (void *)f}
+#define ENTRY(f)                                                                                             \
+	{                                                                                                    \
+#f, (void *)f                                                                                \
+	}
 
 int main(void)
 {
@@ -17,11 +20,11 @@ int main(void)
 		const char *name;
 		void *fn;
 	} entries[] = {
-		ENTRY(pthread_mutex_init),     ENTRY(pthread_mutex_destroy),	ENTRY(pthread_mutex_lock),
-		ENTRY(pthread_mutex_trylock),  ENTRY(pthread_mutex_timedlock),	ENTRY(pthread_mutex_clocklock),
-		ENTRY(pthread_mutex_unlock),   ENTRY(pthread_cond_init),	ENTRY(pthread_cond_destroy),
-		ENTRY(pthread_cond_wait),      ENTRY(pthread_cond_timedwait),	ENTRY(pthread_cond_clockwait),
-		ENTRY(pthread_cond_signal),    ENTRY(pthread_cond_broadcast),
+	    ENTRY(pthread_mutex_init),	  ENTRY(pthread_mutex_destroy),	  ENTRY(pthread_mutex_lock),
+	    ENTRY(pthread_mutex_trylock), ENTRY(pthread_mutex_timedlock), ENTRY(pthread_mutex_clocklock),
+	    ENTRY(pthread_mutex_unlock),  ENTRY(pthread_cond_init),	  ENTRY(pthread_cond_destroy),
+	    ENTRY(pthread_cond_wait),	  ENTRY(pthread_cond_timedwait),  ENTRY(pthread_cond_clockwait),
+	    ENTRY(pthread_cond_signal),	  ENTRY(pthread_cond_broadcast),
 	};
 	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
 		Dl_info info;
