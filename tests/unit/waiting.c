@@ -1,0 +1,302 @@
+/*
+ * waiting.c - how a lock's waiters wait, per LOCKSWAP_WAIT (issue 2, item 8).
+ *
+ *   waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS(2)] [-T SECONDS(20)]
+ *
+ * The main thread takes the lock; WAITERS threads then try to take it too
+ * (lock(), or with -m timed the algorithm's own timedlock with a deadline an
+ * hour away). While they wait:
+ *   park        every waiter ends up asleep in the kernel, in futex(2)
+ *               (/proc/self/task/TID/stat state 'S', .../syscall SYS_futex);
+ *   spin, yield no waiter is ever seen asleep (sampled for 200 ms).
+ * Then the main thread unlocks and every waiter must get the lock in turn
+ * (each unlocks after acquiring): under park that means the releaser woke a
+ * sleeper, and each acquirer woke the next. A lost wake-up is a waiter that
+ * never gets the lock: reported after SECONDS. Exit 0, or 1 with a message.
+ * Waiting is by polling /proc with 1 ms naps; nothing depends on timing to
+ * pass (a slow machine only takes longer). Two broken doubles, registered in
+ * this program only, show that the checks fail: selftest-spinner never
+ * sleeps, selftest-nowake sleeps but its unlock wakes nobody.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+static const struct ls_algo *algo;
+static void *state;
+static int timed;
+static unsigned nwaiters = 2;
+static int limit_ms = 20000;
+
+struct waiter {
+	pthread_t thread;
+	_Atomic pid_t tid;
+	_Atomic int acquired;
+};
+static struct waiter w[16];
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "waiting: FAIL algo=%s wait=%s: ", algo ? algo->name : "?",
+		(const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void nap_ms(int ms)
+{
+	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&t, NULL);
+}
+
+/* Reads /proc/self/task/TID/FILE into buf; returns its length. */
+static size_t proc_read(pid_t tid, const char *file, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, file);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		die("cannot open %s: %s", path, strerror(errno));
+	size_t n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n;
+}
+
+static char task_state(pid_t tid)
+{
+	char buf[512];
+	proc_read(tid, "stat", buf, sizeof buf);
+	char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		die("cannot parse /proc/self/task/%d/stat", (int)tid);
+	return p[2];
+}
+
+/* The number of the system call the thread is blocked in, or -1. */
+static long task_syscall(pid_t tid)
+{
+	char buf[256];
+	proc_read(tid, "syscall", buf, sizeof buf);
+	if (!strncmp(buf, "running", 7))
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+static void *waiter(void *arg)
+{
+	struct waiter *me = arg;
+	atomic_store_explicit(&me->tid, gettid(), memory_order_release);
+	if (timed) {
+		int r = algo->timedlock(state, ls_now_ns() + 3600ull * 1000000000u);
+		if (r)
+			die("timedlock with a deadline an hour away returned %d", r);
+	} else {
+		algo->lock(state);
+	}
+	atomic_store_explicit(&me->acquired, 1, memory_order_release);
+	algo->unlock(state);
+	return NULL;
+}
+
+/* ---- broken doubles (tests/waiting.bats checks that each is caught) ---- */
+
+static void spinner_lock(void *st)
+{
+	_Atomic uint32_t *word = st;
+	uint32_t z = 0;
+	while (
+	    !atomic_compare_exchange_weak_explicit(word, &z, 1, memory_order_acquire, memory_order_relaxed)) {
+		z = 0;
+		sched_yield();
+	}
+}
+
+static int spinner_trylock(void *st)
+{
+	_Atomic uint32_t *word = st;
+	uint32_t z = 0;
+	return atomic_compare_exchange_strong_explicit(word, &z, 1, memory_order_acquire,
+						       memory_order_relaxed)
+		   ? 0
+		   : EBUSY;
+}
+
+static void plain_unlock(void *st)
+{
+	atomic_store_explicit((_Atomic uint32_t *)st, 0, memory_order_release);
+}
+
+/* selftest-spinner: never sleeps, whatever the policy. */
+static const struct ls_algo selftest_spinner = {
+    .name = "selftest-spinner",
+    .desc = "broken double: waiters never sleep",
+    .rank = 1000,
+    .state_size = 4,
+    .lock = spinner_lock,
+    .trylock = spinner_trylock,
+    .unlock = plain_unlock,
+};
+LS_REGISTER_ALGO(selftest_spinner);
+
+static void nowake_lock(void *st)
+{
+	_Atomic uint32_t *word = st;
+	while (atomic_exchange_explicit(word, 1, memory_order_acquire))
+		ls_futex_wait(word, 1, 0);
+}
+
+/* selftest-nowake: sleeps on the futex, whatever the policy; unlock wakes
+ * nobody. */
+static const struct ls_algo selftest_nowake = {
+    .name = "selftest-nowake",
+    .desc = "broken double: unlock never wakes a sleeper",
+    .rank = 1001,
+    .state_size = 4,
+    .lock = nowake_lock,
+    .trylock = spinner_trylock,
+    .unlock = plain_unlock,
+};
+LS_REGISTER_ALGO(selftest_nowake);
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL;
+	int c;
+	ls_wait_cfg.policy = LS_WAIT_PARK;
+	while ((c = getopt(argc, argv, "a:w:m:n:T:")) != -1) {
+		switch (c) {
+		case 'a':
+			name = optarg;
+			break;
+		case 'w':
+			if (!strcmp(optarg, "spin"))
+				ls_wait_cfg.policy = LS_WAIT_SPIN;
+			else if (!strcmp(optarg, "yield"))
+				ls_wait_cfg.policy = LS_WAIT_YIELD;
+			else if (!strcmp(optarg, "park"))
+				ls_wait_cfg.policy = LS_WAIT_PARK;
+			else {
+				fprintf(stderr,
+					"waiting: -w: unknown policy '%s' (valid: spin, yield, park)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (strcmp(optarg, "lock") && strcmp(optarg, "timed")) {
+				fprintf(stderr, "waiting: -m: unknown mode '%s' (valid: lock, timed)\n",
+					optarg);
+				return 2;
+			}
+			timed = !strcmp(optarg, "timed");
+			break;
+		case 'n':
+			nwaiters = (unsigned)atoi(optarg);
+			if (nwaiters < 1 || nwaiters > 16) {
+				fprintf(stderr, "waiting: -n: invalid value '%s' (valid: 1..16)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'T':
+			limit_ms = atoi(optarg) * 1000;
+			if (limit_ms < 1000 || limit_ms > 3600000) {
+				fprintf(stderr, "waiting: -T: invalid value '%s' (valid: 1..3600)\n", optarg);
+				return 2;
+			}
+			break;
+		default:
+			fprintf(stderr,
+				"usage: waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS] "
+				"[-T SECONDS]\n");
+			return 2;
+		}
+	}
+	char names[1024];
+	if (!name || !(algo = ls_algo_find(name)) || (algo->caps & LS_CAP_PASSTHROUGH)) {
+		fprintf(stderr, "waiting: -a: unknown lock '%s' (valid: %s)\n", name ? name : "",
+			ls_algo_names(names, sizeof names));
+		return 2;
+	}
+	if (timed && !algo->timedlock) {
+		fprintf(stderr, "waiting: -m timed: %s has no native timedlock\n", name);
+		return 2;
+	}
+	state = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
+	if (!state)
+		die("cannot allocate the lock state");
+	if (algo->init)
+		algo->init(state);
+
+	algo->lock(state);
+	for (unsigned i = 0; i < nwaiters; i++)
+		if (pthread_create(&w[i].thread, NULL, waiter, &w[i]))
+			die("pthread_create failed");
+	for (unsigned i = 0; i < nwaiters; i++)
+		while (!atomic_load_explicit(&w[i].tid, memory_order_acquire))
+			nap_ms(1);
+
+	if (ls_wait_cfg.policy == LS_WAIT_PARK) {
+		for (unsigned i = 0; i < nwaiters; i++) {
+			pid_t tid = atomic_load_explicit(&w[i].tid, memory_order_relaxed);
+			int ms = 0;
+			while (!(task_state(tid) == 'S' && task_syscall(tid) == SYS_futex)) {
+				if (++ms > limit_ms)
+					die("waiter %u is not asleep in futex(2) after %d ms (state %c, "
+					    "syscall %ld)",
+					    i, limit_ms, task_state(tid), task_syscall(tid));
+				nap_ms(1);
+			}
+		}
+	} else {
+		for (int k = 0; k < 200; k++) {
+			for (unsigned i = 0; i < nwaiters; i++) {
+				pid_t tid = atomic_load_explicit(&w[i].tid, memory_order_relaxed);
+				char s = task_state(tid);
+				if (s == 'S')
+					die("waiter %u is asleep in the kernel (syscall %ld) under a policy "
+					    "that never "
+					    "sleeps",
+					    i, task_syscall(tid));
+			}
+			nap_ms(1);
+		}
+	}
+	for (unsigned i = 0; i < nwaiters; i++)
+		if (atomic_load_explicit(&w[i].acquired, memory_order_acquire))
+			die("waiter %u acquired a lock that was held", i);
+
+	algo->unlock(state);
+	for (unsigned i = 0; i < nwaiters; i++) {
+		int ms = 0;
+		while (!atomic_load_explicit(&w[i].acquired, memory_order_acquire)) {
+			if (++ms > limit_ms)
+				die("waiter %u never got the lock after it was released (lost wake-up)", i);
+			nap_ms(1);
+		}
+		pthread_join(w[i].thread, NULL);
+	}
+	if (algo->destroy)
+		algo->destroy(state);
+	printf("waiting: OK algo=%s wait=%s mode=%s waiters=%u\n", algo->name,
+	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], timed ? "timed" : "lock",
+	       nwaiters);
+	return 0;
+}
