@@ -119,6 +119,11 @@ stress_all() {
   stress_all 6 "$S" -w park -t 6 -n 1000 -m mix -l 3
 }
 
+@test "every lock, park, 6 threads, mix, without node counting (the pool's per-thread caches in use)" {
+  STRESS_COUNT_NODES=0 stress_all 9 "$S" -w park -t 6 -n 1000 -m mix -l 3
+  STRESS_COUNT_NODES=0 stress_all 10 "$S-inject" -w park -t 6 -n 400 -m mix -l 3
+}
+
 @test "every lock, park with no spinning and no yielding (every waiter sleeps), 6 threads, mix" {
   LOCKSWAP_YIELD=0 stress_all 7 "$S" -w park -S 0 -t 6 -n 1000 -m mix -l 3
 }
