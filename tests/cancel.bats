@@ -38,6 +38,10 @@ both_policies() {
   both_policies "$P" lock-not-cancellation-point || return 1
 }
 
+@test "with a cancel pending, a thread's first and later lock, unlock, trylock, timed locks, init, destroy, signal, broadcast all complete; testcancel acts" {
+  both_policies "$P" pending || return 1
+}
+
 @test "with cancellation disabled a cancel does not end the wait; it acts once enabled again" {
   both_policies "$P" disabled || return 1
 }

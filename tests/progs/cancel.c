@@ -268,6 +268,61 @@ static void lock_not_cancellation_point(void)
 	}
 }
 
+/* A thread with a cancel already pending calls every lock and condvar call
+ * that is not a cancellation point, starting with its very first lock (when
+ * per-thread state may be set up): none of them acts on the cancel; the
+ * first cancellation point after them does. */
+static atomic_int pc_go;
+static atomic_int pc_reached;
+static void *pending_fn(void *p)
+{
+	(void)p;
+	await_at_least(&pc_go, 1); /* no cancellation point in here */
+	pthread_mutex_t m, r;
+	pthread_cond_t c;
+	pthread_mutexattr_t a;
+	struct timespec rt = deadline_in(CLOCK_REALTIME, FAR_NS), mono = deadline_in(CLOCK_MONOTONIC, FAR_NS);
+	CHECK_RC(pthread_mutex_init(&m, NULL), 0);
+	CHECK_RC(pthread_mutex_lock(&m), 0);
+	CHECK_RC(pthread_mutex_unlock(&m), 0);
+	CHECK_RC(pthread_mutex_trylock(&m), 0);
+	CHECK_RC(pthread_mutex_unlock(&m), 0);
+	CHECK_RC(pthread_mutex_timedlock(&m, &rt), 0);
+	CHECK_RC(pthread_mutex_unlock(&m), 0);
+	CHECK_RC(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &mono), 0);
+	CHECK_RC(pthread_mutex_unlock(&m), 0);
+	CHECK_RC(pthread_mutexattr_init(&a), 0);
+	CHECK_RC(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE), 0);
+	CHECK_RC(pthread_mutex_init(&r, &a), 0);
+	CHECK_RC(pthread_mutex_lock(&r), 0);
+	CHECK_RC(pthread_mutex_lock(&r), 0);
+	CHECK_RC(pthread_mutex_unlock(&r), 0);
+	CHECK_RC(pthread_mutex_unlock(&r), 0);
+	CHECK_RC(pthread_cond_init(&c, NULL), 0);
+	CHECK_RC(pthread_cond_signal(&c), 0);
+	CHECK_RC(pthread_cond_broadcast(&c), 0);
+	CHECK_RC(pthread_cond_destroy(&c), 0);
+	CHECK_RC(pthread_mutex_destroy(&r), 0);
+	CHECK_RC(pthread_mutex_destroy(&m), 0);
+	atomic_store(&pc_reached, 1);
+	pthread_testcancel();
+	FAIL("not cancelled at pthread_testcancel");
+	return NULL;
+}
+static void pending(void)
+{
+	for (int i = 0; i < 20; i++) {
+		atomic_store(&pc_go, 0);
+		atomic_store(&pc_reached, 0);
+		pthread_t t = spawn(pending_fn, NULL);
+		CHECK_RC(pthread_cancel(t), 0);
+		atomic_store(&pc_go, 1);
+		CHECK(join(t) == PTHREAD_CANCELED);
+		if (!atomic_load(&pc_reached))
+			FAIL("cancelled inside a mutex or condvar call that is not a cancellation point");
+	}
+}
+
 /* With cancellation disabled, a cancel does not end the wait; the thread is
  * cancelled at the first cancellation point after it enables it again. */
 static pthread_mutex_t d_m = PTHREAD_MUTEX_INITIALIZER;
@@ -318,6 +373,7 @@ static const struct test_case cases[] = {
     {"racing", racing},
     {"signal-not-consumed", signal_not_consumed},
     {"lock-not-cancellation-point", lock_not_cancellation_point},
+    {"pending", pending},
     {"disabled", disabled},
     {0, 0},
 };
