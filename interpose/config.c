@@ -92,6 +92,16 @@ static const char *const own_vars[] = {
 	"LOCKSWAP_LIB", /* read by the lockswap command only */
 };
 
+/* The first registered parameter with this name. */
+static const struct ls_param *first_with(const char *env)
+{
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++)
+			if (!strcmp(p->env, env))
+				return p;
+	return NULL;
+}
+
 static bool known_var(const char *name, size_t len)
 {
 	for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
@@ -122,7 +132,8 @@ static void check_unknown_vars(void)
 		for (size_t i = 0; i < ls_algo_count() && used < sizeof list; i++)
 			for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env && used < sizeof list;
 			     p++)
-				used += (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
+				if (first_with(p->env) == p) /* algorithms may share a tunable */
+					used += (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
 		char msg[1400];
 		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
 		config_error(msg);

@@ -131,8 +131,11 @@ int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadlin
 			/* "park": nobody will wake a poller, so sleep in
 			 * doubling naps, never past the deadline. */
 			uint64_t d = deadline_ns - now < nap ? deadline_ns - now : nap;
-			struct timespec ts = {(time_t)(d / 1000000000u), (long)(d % 1000000000u)};
-			nanosleep(&ts, NULL);
+			/* A futex wait on a private word nobody wakes: a raw
+			 * syscall, so unlike nanosleep not a cancellation point
+			 * (pthread_mutex_timedlock is not one). */
+			_Atomic uint32_t nobody = 0;
+			ls_futex_wait(&nobody, 0, now + d);
 			if (nap < 1000000)
 				nap *= 2;
 		}

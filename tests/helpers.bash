@@ -9,7 +9,7 @@
 #                           deadlock becomes a failure, not a hang
 #   each_algo "CAPS" [WAIT] -- CMD...
 #                           run CMD under every algorithm with CAPS and WAIT
-#                           (default: each of spin? no: the default policy);
+#                           (default: the default policy);
 #                           fails naming every algorithm whose run failed,
 #                           with its output
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
@@ -52,9 +52,9 @@ each_algo() {
   [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
   for a in $names; do
     if [ -n "$wait" ]; then
-      out=$(under "$a" "$wait" -- "$@" 2>&1); rc=$?
+      out=$(under "$a" "$wait" -- "$@" 2>&1) && rc=0 || rc=$?
     else
-      out=$(under "$a" -- "$@" 2>&1); rc=$?
+      out=$(under "$a" -- "$@" 2>&1) && rc=0 || rc=$?
     fi
     if [ $rc -ne 0 ]; then
       failed+=("$a")
