@@ -380,6 +380,14 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 		ab_wait(&n->word, w, until, NULL);
 		if (limit < AB_CAL_BACKOFF_MAX)
 			limit *= 2;
+		/* Retry on a node chosen afresh. 003 section 3 allows "the
+		 * same node or a different one selected at random"; Fig. 2 and
+		 * AMP keep the same node, which livelocks a lone thread whose
+		 * node is R (or A) but not the tail while an aborted node at
+		 * the tail names it: only a thread that picks the tail node
+		 * can clean up (the stress test found this). */
+		idx = 1 + ab_random() % c;
+		n = cal_at(l, idx);
 	}
 
 	/* Splice it in (L44-51). The CAS comes before the deadline check so

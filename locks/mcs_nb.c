@@ -120,9 +120,13 @@ static int leave(struct mcs_nb *l, struct node *i, struct node *pred)
 	return ETIMEDOUT;
 }
 
+#define LATE_STEPS 64
+
 static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, struct node *pred,
 					  uint64_t deadline)
 {
+	unsigned late = 0;
+
 	for (;;) {
 		LS_INJECT();
 		struct node *pn = swap_next(pred, i);
@@ -155,10 +159,17 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 		else if (ab_set(&pred->status, RECYCLED) != WAITING)
 			ab_pool_free(pred); /* its predecessor's owner already wrote it */
 		pred = pp;
-		/* Timeout in the outer loop. trylock (deadline 0) walks the
-		 * whole chain of departed nodes instead: each step is bounded,
-		 * and an unheld lock's chain ends at AVAILABLE. */
-		if (deadline && ls_now_ns() >= deadline)
+		/* Timeout in the outer loop, but only LATE_STEPS departed
+		 * nodes past the deadline: each step is a few atomic
+		 * operations on nodes we hold (no waiting), and giving up at
+		 * once makes every short-patience waiter append a node that
+		 * the next one must walk, a cascade in which nobody reaches
+		 * the lock (measured: 6 threads, 2 us patience, 2 cores: no
+		 * progress in 100 s, against 600 acquisitions in 7.5 s). The
+		 * bound on a timeout stays a constant number of own steps.
+		 * trylock (deadline 0) walks the whole chain: an unheld lock's
+		 * chain ends at AVAILABLE. */
+		if (deadline && ls_now_ns() >= deadline && ++late > LATE_STEPS)
 			return leave(l, i, pred);
 	}
 
