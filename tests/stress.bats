@@ -128,8 +128,11 @@ stress_all() {
   LOCKSWAP_YIELD=0 stress_all 7 "$S" -w park -S 0 -t 6 -n 1000 -m mix -l 3
 }
 
-@test "every lock, park, 6 threads, timedlock only with a 2 us patience (many timeouts)" {
-  stress_all 8 "$S" -w park -t 6 -n 500 -m timed -p 2000
+# 10 us: far below a time slice, so most attempts time out, yet enough for a
+# correct handshake-based try lock (clh-try, mcs-try) to move; at 2 us they
+# crawl at a few acquisitions per second with 6 threads on 2 cores.
+@test "every lock, park, 6 threads, timedlock only with a 10 us patience (many timeouts)" {
+  stress_all 8 "$S" -w park -t 6 -n 500 -m timed -p 10000
 }
 
 # --- the same under fault injection ------------------------------------------
