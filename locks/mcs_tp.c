@@ -197,12 +197,14 @@ static bool holder_stalled(struct mcstp *l)
 /*
  * One attempt (the paper's mcstp_acquire): GOT, REMOVED (I is ours again,
  * out of the queue) or TIMED_OUT (I stays queued, TIMEOUT). `rejoin`: I is
- * our TIMEOUT node in this queue. `end`: patience, in ls_tp_now() time;
- * `deadline`: the caller's, 0 for none (a parked waiter sleeps until then).
+ * our TIMEOUT node in this queue. `patience`: ns (the paper's T), cut at
+ * `deadline`, the caller's, 0 for none (a parked waiter sleeps until then).
  */
-static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t end, uint64_t deadline)
+static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patience, uint64_t deadline)
 {
-	uint64_t now = ls_tp_now(), published = now;
+	uint64_t now = ls_tp_now(), published = now, end = now + patience;
+	if (deadline && deadline < end)
+		end = deadline;
 	uint32_t s = TIMEOUT;
 	atomic_store_explicit(&I->time, now, memory_order_relaxed);
 	/* Rejoin (TIMEOUT -> WAITING). release: the time above is seen by a
@@ -296,10 +298,7 @@ static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
 	if (!I)
 		I = ls_node_alloc();
 	for (;;) {
-		uint64_t end = ls_tp_now() + ls_tp_patience_ns;
-		if (deadline && deadline < end)
-			end = deadline;
-		int r = attempt(l, I, rejoin, end, deadline);
+		int r = attempt(l, I, rejoin, ls_tp_patience_ns, deadline);
 		if (r == GOT)
 			return 0;
 		if (deadline && ls_now_ns() >= deadline) {
@@ -312,11 +311,6 @@ static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
 		rejoin = r == TIMED_OUT;
 		LS_INJECT();
 	}
-}
-
-static void mcstp_lock(void *state)
-{
-	mcstp_acquire(state, 0);
 }
 
 static int mcstp_trylock(void *state)
@@ -336,6 +330,16 @@ static int mcstp_trylock(void *state)
 	}
 	acquired(l, I, ls_tp_now());
 	return 0;
+}
+
+/* Fast path: a free lock is taken like trylock (a node of ours left in
+ * this queue would make it busy, so the table need not be looked at). */
+static void mcstp_lock(void *state)
+{
+	struct mcstp *l = state;
+	if (LS_LIKELY(!atomic_load_explicit(&l->tail, memory_order_relaxed)) && mcstp_trylock(state) == 0)
+		return;
+	mcstp_acquire(l, 0);
 }
 
 static int mcstp_timedlock(void *state, uint64_t deadline_ns)
