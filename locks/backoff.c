@@ -22,8 +22,8 @@
  * there): 0 free, HELD, HELD|PARKED; a sleeper is woken one at a time and
  * then acquires with HELD|PARKED. Each pause of a back-off is a step of the
  * waiting policy (ls_spin_step), so backing off spends the same spin budget
- * as spinning on the word; under park a waiter whose budget is spent stops
- * backing off and sleeps the next time it sees the lock held. Native
+ * as spinning on the word; under park a waiter whose spin and yield budgets
+ * are spent stops backing off and sleeps the next time it sees the lock held. Native
  * timeout. No queue nodes.
  */
 #include <errno.h>
@@ -63,7 +63,7 @@ static uint32_t random32(void)
 }
 
 /* Backs off for a random time below *limit ns, then doubles *limit (up to
- * max_delay). Returns true if the spin budget ran out under park. */
+ * max_delay). Returns true if the budgets ran out under park. */
 static bool back_off(struct ls_spin *s, uint64_t *limit)
 {
 	uint64_t until = ls_now_ns() + random32() % *limit;

@@ -9,9 +9,9 @@
  * between attempts.
  *
  * Waiting policy. Under spin and yield the word is only 0 or HELD. Under park
- * a waiter whose spin budget is spent sets LS_PARKED (by exchanging in
- * HELD|PARKED, which also acquires the lock if it was free) and sleeps on
- * the futex; unlock exchanges 0 in and wakes ONE sleeper if the bit was set.
+ * a waiter whose spin and yield budgets are spent (ls_spin_step) sets
+ * LS_PARKED (by exchanging in HELD|PARKED, which also acquires the lock if it
+ * was free) and sleeps on the futex; unlock exchanges 0 in and wakes ONE sleeper if the bit was set.
  * As in Drepper's "Futexes are tricky" (mutex3), the woken thread takes the
  * bit over: from then on it acquires with HELD|PARKED, so its own unlock
  * wakes the next sleeper. Word encoding:
