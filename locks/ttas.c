@@ -10,9 +10,10 @@
  *
  * Waiting policy. Under spin and yield the word is only 0 or HELD. Under park
  * a waiter whose spin and yield budgets are spent (ls_spin_step) sets
- * LS_PARKED with a CAS on the held word and sleeps on the futex; unlock exchanges 0 in and wakes ONE sleeper
- * if the bit was set (not all of them: on an oversubscribed machine a herd
- * of woken waiters costs more than the lock). Word encoding:
+ * LS_PARKED with a CAS on the held word and sleeps on the futex; unlock
+ * exchanges 0 in and wakes ONE sleeper if the bit was set (not all of them:
+ * on an oversubscribed machine a herd of woken waiters costs more than the
+ * lock). Word encoding:
  *
  *	0		free
  *	HELD		held, no thread needs a wake-up
