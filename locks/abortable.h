@@ -35,6 +35,52 @@
 
 #define AB_NEVER UINT64_MAX
 
+/*
+ * AddressSanitizer build (mk/abortable.mk: build/asan/stress). Queue nodes
+ * live in type-stable memory that ASan does not track, so the abortable
+ * locks poison a node's bytes themselves while it is free (the pool's
+ * bookkeeping bytes stay readable) and unpoison them when it is handed out
+ * again: ASan then reports any access to a node after the protocol freed
+ * it and before its next allocation. A stale access after the node has been
+ * reused is invisible (that is what type-stable means), and so are races;
+ * the reads that the algorithms make of possibly-free nodes on purpose
+ * (trylock's hint, the event-word notify) go through AB_NOSAN functions.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define AB_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define AB_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define AB_NOSAN __attribute__((no_sanitize_address))
+#else
+#define AB_POISON(p, n) ((void)(p), (void)(n))
+#define AB_UNPOISON(p, n) ((void)(p), (void)(n))
+#define AB_NOSAN
+#endif
+
+/* A deliberate read of a node that may have been freed (type-stable). */
+static inline AB_NOSAN uint32_t ab_peek32(_Atomic uint32_t *w)
+{
+	return atomic_load_explicit(w, memory_order_relaxed) & ~LS_PARKED;
+}
+static inline AB_NOSAN void *ab_peek_ptr(void *_Atomic *w)
+{
+	return atomic_load_explicit(w, memory_order_relaxed);
+}
+
+/* ls_node_alloc/ls_node_free with the poisoning above (the pool keeps its
+ * link in the last 8 bytes, which stay unpoisoned). */
+static inline __attribute__((unused)) void *ab_node_alloc(void)
+{
+	void *n = ls_node_alloc();
+	AB_UNPOISON(n, LS_NODE_SIZE - 8);
+	return n;
+}
+static inline __attribute__((unused)) void ab_node_free(void *n)
+{
+	AB_POISON(n, LS_NODE_SIZE - 8);
+	ls_node_free(n);
+}
+
 /* ---- 2. status words ---------------------------------------------------- */
 
 /* Current value without LS_PARKED. acquire: pairs with the release half of
@@ -91,8 +137,9 @@ static inline void ab_wait_for(_Atomic uint32_t *w, uint32_t val)
 
 /* ---- 3. event words ----------------------------------------------------- */
 
-/* After changing a field watched through `seq`. seq_cst: see (3) above. */
-static inline void ab_notify(_Atomic uint32_t *seq)
+/* After changing a field watched through `seq`. seq_cst: see (3) above.
+ * The node may have been freed by the time we look (type-stable). */
+static inline AB_NOSAN void ab_notify(_Atomic uint32_t *seq)
 {
 	uint32_t v = atomic_load_explicit(seq, memory_order_seq_cst);
 	if (LS_UNLIKELY(v & LS_PARKED))
@@ -202,6 +249,7 @@ static void ab_pool_make_key(void)
 static __attribute__((unused, noinline)) void *ab_pool_grow(struct ab_pool *p)
 {
 	void *n = ls_node_alloc();
+	AB_UNPOISON(n, LS_NODE_SIZE - 8);
 	atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
 	if (!p->cursor) {
 		pthread_once(&ab_pool_once, ab_pool_make_key);
@@ -227,6 +275,7 @@ static __attribute__((unused)) void *ab_pool_alloc(void)
 			/* acquire: pairs with the release exchange in ab_pool_free */
 			if (atomic_load_explicit(&AB_PF(n)->pstate, memory_order_acquire) == AB_FREE) {
 				atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
+				AB_UNPOISON(n, AB_POOL_OFF);
 				p->cursor = n;
 				return n;
 			}
@@ -238,9 +287,12 @@ static __attribute__((unused)) void *ab_pool_alloc(void)
 /* Any thread, once it holds the node's responsible reference. */
 static __attribute__((unused)) void ab_pool_free(void *n)
 {
+	AB_POISON(n, AB_POOL_OFF);
 	/* release: our reads of the node happen before its reuse */
-	if (atomic_exchange_explicit(&AB_PF(n)->pstate, AB_FREE, memory_order_acq_rel) == AB_ORPHAN)
+	if (atomic_exchange_explicit(&AB_PF(n)->pstate, AB_FREE, memory_order_acq_rel) == AB_ORPHAN) {
+		AB_UNPOISON(n, AB_POOL_OFF);
 		ls_node_free(n);
+	}
 }
 
 /* ---- per-thread random numbers ------------------------------------------ */

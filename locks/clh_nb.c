@@ -140,7 +140,7 @@ static int clh_nb_trylock(void *state)
 {
 	struct clh_nb *l = state;
 	struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire);
-	if (t && ab_load(&t->status) == WAITING)
+	if (t && ab_peek32(&t->status) == WAITING)
 		return EBUSY;
 	return acquire(l, 0) == 0 ? 0 : EBUSY;
 }

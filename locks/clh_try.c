@@ -121,26 +121,26 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 						    memory_order_relaxed)) {
 		LS_INJECT();
 		ab_set(&pred->status, WAITING);
-		ls_node_free(i);
+		ab_node_free(i);
 		return ETIMEDOUT;
 	}
 	/* Not last: the successor will see LEAVING, take pred, and answer. */
 	ab_wait_for(&i->status, RECYCLED);
 	LS_INJECT();
 	ab_set(&pred->status, WAITING);
-	ls_node_free(i);
+	ab_node_free(i);
 	return ETIMEDOUT;
 
 got:
 	/* The predecessor released and returned: nobody else can reach it. */
-	ls_node_free(pred);
+	ab_node_free(pred);
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
 
 static int acquire(struct clh_try *l, uint64_t deadline)
 {
-	struct node *i = ls_node_alloc();
+	struct node *i = ab_node_alloc();
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets i from its swap sees WAITING;
@@ -169,12 +169,12 @@ static int clh_try_trylock(void *state)
 	struct clh_try *l = state;
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
-	struct node *i = ls_node_alloc(), *expected = NULL;
+	struct node *i = ab_node_alloc(), *expected = NULL;
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	/* as the exchange in acquire */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, i, memory_order_acq_rel,
 						     memory_order_relaxed)) {
-		ls_node_free(i);
+		ab_node_free(i);
 		return EBUSY;
 	}
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
@@ -197,7 +197,7 @@ static void clh_try_unlock(void *state)
 			 * its restoring store (TRANSIENT -> WAITING). */
 			LS_INJECT();
 			ls_wait_while_eq(&i->status, TRANSIENT);
-			ls_node_free(i);
+			ab_node_free(i);
 			return;
 		}
 		LS_INJECT();

@@ -229,7 +229,7 @@ static int mcs_nb_trylock(void *state)
 	 * next (NULL or a successor); AVAILABLE/LEAVING/TRANSIENT may be a
 	 * free lock, so try once with zero patience. */
 	if (t) {
-		struct node *nx = atomic_load_explicit(&t->next, memory_order_relaxed);
+		struct node *nx = ab_peek_ptr((void *_Atomic *)&t->next);
 		if (nx == NULL || (uintptr_t)nx > (uintptr_t)NX_TRANSIENT)
 			return EBUSY;
 	}

@@ -319,7 +319,7 @@ timeout: /* Timeout has expired; try to leave. */
 		st(N(succ), &N(succ)->prev, pred);
 	}
 	/* Step 6: Count on successor to introduce itself to predecessor. */
-	ls_node_free(I);
+	ab_node_free(I);
 	return ETIMEDOUT;
 
 serendipity: /* I got the lock after all; temp holds a granted value read
@@ -350,7 +350,7 @@ serendipity: /* I got the lock after all; temp holds a granted value read
 
 static int acquire(struct mcs_try *l, uint64_t deadline)
 {
-	struct node *I = ls_node_alloc();
+	struct node *I = ab_node_alloc();
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
 	LS_INJECT();
 	ptr pred = atomic_exchange_explicit(&l->tail, (ptr)I, memory_order_seq_cst);
@@ -376,12 +376,12 @@ static int mcs_try_trylock(void *state)
 	struct mcs_try *l = state;
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NIL)
 		return EBUSY;
-	struct node *I = ls_node_alloc();
+	struct node *I = ab_node_alloc();
 	ptr expected = NIL;
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, (ptr)I, memory_order_seq_cst,
 						     memory_order_relaxed)) {
-		ls_node_free(I);
+		ab_node_free(I);
 		return EBUSY;
 	}
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
@@ -418,7 +418,7 @@ static void mcs_try_unlock(void *state)
 				 * and leave again has finished looking at my
 				 * qnode. */
 				AWAIT(I, is_transient(ld(&I->next)));
-				ls_node_free(I);
+				ab_node_free(I);
 				return; /* I was last in line. */
 			}
 			AWAIT(I, ld(&I->next) == NIL);
@@ -434,7 +434,7 @@ static void mcs_try_unlock(void *state)
 			 * to access my qnode any more (might have been
 			 * leaving). */
 			AWAIT(I, ld(&I->next) != NIL);
-			ls_node_free(I);
+			ab_node_free(I);
 			return;
 		}
 		/* Else successor changed. Every iteration sees a different
