@@ -17,7 +17,7 @@
  *                    each must call sched_yield (counted by interposing it)
  *                    at least 3 times while H is stopped. Under "spin" only:
  *                    nothing else yields there.
- *   holder-no-yield  the same with MAXIMUM_CS_TIME 60 s: for 200 ms (some
+ *   holder-no-yield  the same with MAXIMUM_CS_TIME 1 hour: for 200 ms (some
  *                    200 timeouts each) no waiter may yield.
  *   timeouts         H holds and is stopped, W queues and is stopped; two
  *                    threads make 10 timedlock calls each with a 20 ms
@@ -290,7 +290,7 @@ static void t_holder(bool expect_yields)
 {
 	ls_tp_update_delay_ns = 1000000;
 	ls_tp_patience_ns = 1000000;
-	ls_tp_max_cs_ns = expect_yields ? 100000 : 60000000000ull;
+	ls_tp_max_cs_ns = expect_yields ? 100000 : 3600000000000ull; /* 1 hour */
 	start(0, holder);
 	await(&th[0].held, 1, "holder taking the lock");
 	stop_thread(0);
