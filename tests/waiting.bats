@@ -4,7 +4,9 @@
 # the releaser wakes it (and each acquirer the next: a chain of 3 sleepers);
 # under spin and yield a waiter is never seen asleep in the kernel. Runs for
 # every algorithm of `lockswap --names --cap lock`; native timedlock (cap
-# timeout) is checked to sleep too.
+# timeout) is checked to sleep too; locks with cap fifo must serve waiters
+# that queued one after another (each started once the previous one slept)
+# in that order.
 load helpers
 : "${WAITING:=$UNIT/waiting}" # WAITING=PATH tests another build
 W=$WAITING
@@ -37,6 +39,16 @@ waiting_all() {
   run timeout 30 "$W" -a selftest-nowake -w spin -T 1
   [ "$status" -eq 1 ]
   [[ "$output" == *"asleep in the kernel"*"never sleeps"* ]]
+}
+
+@test "waiting -f fails for a lock that claims FIFO and serves the last arrival first" {
+  run timeout 30 "$W" -a selftest-lifo -w park -f -n 3
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"not FIFO: waiter 0 queued #1 but got the lock #3"* ]]
+}
+
+@test "fifo: every FIFO lock serves 4 queued sleepers in arrival order" {
+  waiting_all fifo -w park -f -n 4
 }
 
 @test "park: every lock's waiters sleep in futex(2) and are woken one after another (3 waiters)" {

@@ -1,7 +1,7 @@
 /*
  * waiting.c - how a lock's waiters wait, per LOCKSWAP_WAIT (issue 2, item 8).
  *
- *   waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS(2)] [-T SECONDS(20)]
+ *   waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS(2)] [-T SECONDS(20)] [-f]
  *
  * The main thread takes the lock; WAITERS threads then try to take it too
  * (lock(), or with -m timed the algorithm's own timedlock with a deadline an
@@ -12,11 +12,14 @@
  * Then the main thread unlocks and every waiter must get the lock in turn
  * (each unlocks after acquiring): under park that means the releaser woke a
  * sleeper, and each acquirer woke the next. A lost wake-up is a waiter that
- * never gets the lock: reported after SECONDS. Exit 0, or 1 with a message.
+ * never gets the lock: reported after SECONDS. With -f (FIFO locks, park
+ * only) each waiter starts only once the previous one is asleep, i.e. queued,
+ * and they must get the lock in that order. Exit 0, or 1 with a message.
  * Waiting is by polling /proc with 1 ms naps; nothing depends on timing to
  * pass (a slow machine only takes longer). Two broken doubles, registered in
  * this program only, show that the checks fail: selftest-spinner never
- * sleeps, selftest-nowake sleeps but its unlock wakes nobody.
+ * sleeps, selftest-nowake sleeps but its unlock wakes nobody, selftest-lifo
+ * serves the last arrival first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,11 +43,14 @@ static void *state;
 static int timed;
 static unsigned nwaiters = 2;
 static int limit_ms = 20000;
+static int fifo;
+static _Atomic unsigned next_turn; /* -f: acquisitions so far */
 
 struct waiter {
 	pthread_t thread;
 	_Atomic pid_t tid;
 	_Atomic int acquired;
+	unsigned turn; /* -f: its rank among the acquisitions */
 };
 static struct waiter w[16];
 
@@ -111,6 +117,7 @@ static void *waiter(void *arg)
 	} else {
 		algo->lock(state);
 	}
+	me->turn = atomic_fetch_add_explicit(&next_turn, 1, memory_order_relaxed);
 	atomic_store_explicit(&me->acquired, 1, memory_order_release);
 	algo->unlock(state);
 	return NULL;
@@ -176,12 +183,86 @@ static const struct ls_algo selftest_nowake = {
 };
 LS_REGISTER_ALGO(selftest_nowake);
 
+/* selftest-lifo: sleepers are served last come, first served. */
+struct lifo {
+	pthread_mutex_t m; /* glibc's: no preload in this program */
+	int held, top;
+	_Atomic uint32_t *stack[16];
+};
+static __thread _Atomic uint32_t my_turn;
+
+static void lifo_lock(void *st)
+{
+	struct lifo *l = st;
+	pthread_mutex_lock(&l->m);
+	if (!l->held) {
+		l->held = 1;
+		pthread_mutex_unlock(&l->m);
+		return;
+	}
+	atomic_store_explicit(&my_turn, 0, memory_order_relaxed);
+	l->stack[l->top++] = &my_turn;
+	pthread_mutex_unlock(&l->m);
+	while (!atomic_load_explicit(&my_turn, memory_order_acquire))
+		ls_futex_wait(&my_turn, 0, 0);
+}
+
+static int lifo_trylock(void *st)
+{
+	struct lifo *l = st;
+	pthread_mutex_lock(&l->m);
+	int r = l->held ? EBUSY : 0;
+	l->held = 1;
+	pthread_mutex_unlock(&l->m);
+	return r;
+}
+
+static void lifo_unlock(void *st)
+{
+	struct lifo *l = st;
+	pthread_mutex_lock(&l->m);
+	if (l->top == 0) {
+		l->held = 0;
+	} else {
+		_Atomic uint32_t *t = l->stack[--l->top];
+		atomic_store_explicit(t, 1, memory_order_release);
+		ls_futex_wake(t, 1);
+	}
+	pthread_mutex_unlock(&l->m);
+}
+
+static const struct ls_algo selftest_lifo = {
+    .name = "selftest-lifo",
+    .desc = "broken double: claims FIFO, serves sleepers last come first served",
+    .caps = LS_CAP_FIFO,
+    .rank = 1002,
+    .state_size = sizeof(struct lifo),
+    .lock = lifo_lock,
+    .trylock = lifo_trylock,
+    .unlock = lifo_unlock,
+};
+LS_REGISTER_ALGO(selftest_lifo);
+
+/* Waits until waiter i is asleep in futex(2). */
+static void await_asleep(unsigned i)
+{
+	pid_t tid;
+	while (!(tid = atomic_load_explicit(&w[i].tid, memory_order_acquire)))
+		nap_ms(1);
+	for (int ms = 0; !(task_state(tid) == 'S' && task_syscall(tid) == SYS_futex);) {
+		if (++ms > limit_ms)
+			die("waiter %u is not asleep in futex(2) after %d ms (state %c, syscall %ld)", i,
+			    limit_ms, task_state(tid), task_syscall(tid));
+		nap_ms(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = NULL;
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
-	while ((c = getopt(argc, argv, "a:w:m:n:T:")) != -1) {
+	while ((c = getopt(argc, argv, "a:w:m:n:T:f")) != -1) {
 		switch (c) {
 		case 'a':
 			name = optarg;
@@ -215,6 +296,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'f':
+			fifo = 1;
+			break;
 		case 'T':
 			limit_ms = atoi(optarg) * 1000;
 			if (limit_ms < 1000 || limit_ms > 3600000) {
@@ -225,7 +309,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS] "
-				"[-T SECONDS]\n");
+				"[-T SECONDS] [-f]\n");
 			return 2;
 		}
 	}
@@ -233,6 +317,10 @@ int main(int argc, char **argv)
 	if (!name || !(algo = ls_algo_find(name)) || (algo->caps & LS_CAP_PASSTHROUGH)) {
 		fprintf(stderr, "waiting: -a: unknown lock '%s' (valid: %s)\n", name ? name : "",
 			ls_algo_names(names, sizeof names));
+		return 2;
+	}
+	if (fifo && ls_wait_cfg.policy != LS_WAIT_PARK) {
+		fprintf(stderr, "waiting: -f needs -w park (a sleeping waiter is a queued one)\n");
 		return 2;
 	}
 	if (timed && !algo->timedlock) {
@@ -246,34 +334,27 @@ int main(int argc, char **argv)
 		algo->init(state);
 
 	algo->lock(state);
-	for (unsigned i = 0; i < nwaiters; i++)
+	for (unsigned i = 0; i < nwaiters; i++) {
 		if (pthread_create(&w[i].thread, NULL, waiter, &w[i]))
 			die("pthread_create failed");
+		if (fifo)
+			await_asleep(i);
+	}
 	for (unsigned i = 0; i < nwaiters; i++)
 		while (!atomic_load_explicit(&w[i].tid, memory_order_acquire))
 			nap_ms(1);
 
 	if (ls_wait_cfg.policy == LS_WAIT_PARK) {
-		for (unsigned i = 0; i < nwaiters; i++) {
-			pid_t tid = atomic_load_explicit(&w[i].tid, memory_order_relaxed);
-			int ms = 0;
-			while (!(task_state(tid) == 'S' && task_syscall(tid) == SYS_futex)) {
-				if (++ms > limit_ms)
-					die("waiter %u is not asleep in futex(2) after %d ms (state %c, "
-					    "syscall %ld)",
-					    i, limit_ms, task_state(tid), task_syscall(tid));
-				nap_ms(1);
-			}
-		}
+		for (unsigned i = 0; i < nwaiters; i++)
+			await_asleep(i);
 	} else {
 		for (int k = 0; k < 200; k++) {
 			for (unsigned i = 0; i < nwaiters; i++) {
 				pid_t tid = atomic_load_explicit(&w[i].tid, memory_order_relaxed);
 				char s = task_state(tid);
 				if (s == 'S')
-					die("waiter %u is asleep in the kernel (syscall %ld) under a policy "
-					    "that never "
-					    "sleeps",
+					die("waiter %u is asleep in the kernel (syscall %ld) under a "
+					    "policy that never sleeps",
 					    i, task_syscall(tid));
 			}
 			nap_ms(1);
@@ -293,10 +374,13 @@ int main(int argc, char **argv)
 		}
 		pthread_join(w[i].thread, NULL);
 	}
+	for (unsigned i = 0; fifo && i < nwaiters; i++)
+		if (w[i].turn != i)
+			die("not FIFO: waiter %u queued #%u but got the lock #%u", i, i + 1, w[i].turn + 1);
 	if (algo->destroy)
 		algo->destroy(state);
-	printf("waiting: OK algo=%s wait=%s mode=%s waiters=%u\n", algo->name,
+	printf("waiting: OK algo=%s wait=%s mode=%s waiters=%u%s\n", algo->name,
 	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], timed ? "timed" : "lock",
-	       nwaiters);
+	       nwaiters, fifo ? " fifo" : "");
 	return 0;
 }
