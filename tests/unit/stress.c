@@ -33,10 +33,15 @@
  * (nodes_max_in_use=-1).
  *
  * Environment: the algorithm's ls_params (e.g. LOCKSWAP_ALOCK_SLOTS), read as
- * the shim reads them; LOCKSWAP_YIELD (park's yield phase, as in the shim); in the -inject build
- * LOCKSWAP_INJECT (percent) and LOCKSWAP_SEED (defaults to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from
- * `timeout`, i.e. a lost wake-up or a deadlock) it prints where each thread
- * is and exits 1.
+ * the shim reads them; LOCKSWAP_YIELD (park's yield phase, as in the shim);
+ * in the -inject build LOCKSWAP_INJECT (percent) and LOCKSWAP_SEED (defaults
+ * to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from `timeout`: a deadlock, a lost
+ * wake-up, or a livelock) it prints where each thread is and whether it
+ * moved in the next 200 ms, and exits 1.
+ *
+ * The workers start together (each waits, yielding, until all run), and now
+ * and then a holder yields inside the critical section (not under spin), so
+ * that even short runs on a loaded 2-core machine contend.
  *
  * Output: one line "stress: OK algo=... wait=... threads=... acquisitions=...
  * timeouts=... nodes_max_in_use=..." (not with -q) and exit 0; or lines
