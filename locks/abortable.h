@@ -392,6 +392,33 @@ static inline struct cal_node *cal_at(struct cal *l, uint32_t idx)
 	return &l->node[idx - 1];
 }
 
+/* One try at node idx (L23-37): F -> W, or, if it is released or aborted
+ * and is the tail (nobody behind it), take it out of the queue. *wp: the
+ * node word seen (for the backoff). */
+static bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp)
+{
+	struct cal_node *n = cal_at(l, idx);
+	if (ab_cas(&n->word, CAL_F, CAL_W))
+		return true;
+	LS_INJECT();
+	/* L25-26: tail first, then the node. */
+	uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+	uint32_t w = *wp = ab_load(&n->word);
+	if ((CAL_ST(w) == CAL_A || CAL_ST(w) == CAL_R) && CAL_IDX(t) == idx) {
+		/* R: it was the only node, the queue becomes empty; A: its
+		 * predecessor becomes the tail. The version makes the CAS fail
+		 * if the tail moved since we read it. */
+		uint64_t nt = cal_next(t, CAL_ST(w) == CAL_A ? CAL_PRED(w) : 0);
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			LS_INJECT();
+			ab_set(&n->word, CAL_W);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path. */
 static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 {
@@ -402,30 +429,25 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 
 	/* Take a node (L22-43): a test-and-set with backoff on one node. */
 	for (;;) {
-		if (ab_cas(&n->word, CAL_F, CAL_W))
+		uint32_t w;
+		if (cal_take(l, idx, &w))
 			break;
-		LS_INJECT();
-		/* L25-26: tail first, then the node. */
-		t = atomic_load_explicit(&l->tail, memory_order_acquire);
-		uint32_t w = ab_load(&n->word);
-		if ((CAL_ST(w) == CAL_A || CAL_ST(w) == CAL_R) && CAL_IDX(t) == idx) {
-			/* The node is the tail: nobody is behind it, so take it
-			 * out of the queue ourselves (L27-36). R: it was the
-			 * only node, the queue becomes empty; A: its
-			 * predecessor becomes the tail. The version makes the
-			 * CAS fail if the tail moved since we read it. */
-			uint64_t nt = cal_next(t, CAL_ST(w) == CAL_A ? CAL_PRED(w) : 0);
-			if (atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
-								    memory_order_relaxed)) {
-				LS_INJECT();
-				ab_set(&n->word, CAL_W);
-				break;
-			}
-		}
 		/* L39-42, with the deadline checked before sleeping. */
 		uint64_t now = ls_now_ns();
-		if (now >= deadline)
-			return ETIMEDOUT; /* no node: nothing to undo */
+		if (now >= deadline) {
+			/* Out of patience without a node. POSIX: a timed lock
+			 * must not time out if the mutex can be locked at
+			 * once, so before giving up try every node once: an
+			 * unheld, quiescent lock always has a free node or a
+			 * released/aborted one at the tail. */
+			for (idx = 1; idx <= c; idx++)
+				if (cal_take(l, idx, &w))
+					break;
+			if (idx > c)
+				return ETIMEDOUT; /* no node: nothing to undo */
+			n = cal_at(l, idx);
+			break;
+		}
 		uint64_t until = now + ab_random() % limit;
 		if (until > deadline)
 			until = deadline;

@@ -127,6 +127,10 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 {
 	unsigned late = 0;
 
+	/* A deadline already past is a trylock: walk the whole chain (POSIX:
+	 * no timeout when the mutex can be locked at once). */
+	if (deadline != AB_NEVER && deadline && ls_now_ns() >= deadline)
+		deadline = 0;
 	for (;;) {
 		LS_INJECT();
 		struct node *pn = swap_next(pred, i);
