@@ -192,7 +192,7 @@ static inline uint32_t ab_park_prepare(_Atomic uint32_t *seq)
  *
  *   - each thread owns a circular list of nodes taken from ls_node_alloc;
  *   - any thread frees a node by marking it FREE (a release exchange);
- *   - only the owner allocates, by scanning its list for a FREE node (an
+ * *   - only the owner allocates, by scanning its list for a FREE node (an
  *     acquire load: whatever the freer did happens before the reuse), and
  *     grows the list when all are in use (so the list's length is the
  *     "queue nodes ever extant" of section 3.4, and ls_node_stats counts it);
@@ -213,6 +213,13 @@ struct ab_pool_fields {
 };
 _Static_assert(AB_POOL_OFF + sizeof(struct ab_pool_fields) <= LS_NODE_SIZE - 8, "pool fields");
 #define AB_PF(n) ((struct ab_pool_fields *)((char *)(n) + AB_POOL_OFF))
+
+/* Scott's allocator scans the whole ring, O(nodes held) per allocation: a
+ * thread holding 100,000 locks then takes minutes. We scan at most
+ * AB_POOL_SCAN nodes and grow after the last one scanned, so the next scan
+ * goes on round the ring: O(1) per allocation, and the ring exceeds the
+ * nodes actually in use by about one in AB_POOL_SCAN. */
+#define AB_POOL_SCAN 8
 
 struct ab_pool {
 	void *cursor; /* last node allocated; NULL: empty */
@@ -270,7 +277,7 @@ static __attribute__((unused)) void *ab_pool_alloc(void)
 	void *c = p->cursor;
 	if (LS_LIKELY(c != NULL)) {
 		void *n = c;
-		do {
+		for (unsigned k = 0; k < AB_POOL_SCAN; k++) {
 			n = AB_PF(n)->next;
 			/* acquire: pairs with the release exchange in ab_pool_free */
 			if (atomic_load_explicit(&AB_PF(n)->pstate, memory_order_acquire) == AB_FREE) {
@@ -279,7 +286,10 @@ static __attribute__((unused)) void *ab_pool_alloc(void)
 				p->cursor = n;
 				return n;
 			}
-		} while (n != c);
+			if (n == c)
+				break;
+		}
+		p->cursor = n; /* the next scan goes on from here */
 	}
 	return ab_pool_grow(p);
 }
