@@ -53,6 +53,7 @@ struct nb {
 	pthread_t t;
 	int pipefd[2];
 	_Atomic int stopped;
+	_Atomic int ready; /* self is set: it may be stopped */
 };
 static struct nb nbs[2]; /* 0: waiter, 1: churner */
 static __thread struct nb *self;
@@ -111,6 +112,7 @@ static void *holder(void *arg)
 static void *waiter(void *arg)
 {
 	self = arg;
+	atomic_store(&self->ready, 1);
 	int r = algo->timedlock(state, ls_now_ns() + 600000000000ull);
 	if (r == 0)
 		algo->unlock(state); /* the holder let go: the end */
@@ -122,6 +124,7 @@ static void *waiter(void *arg)
 static void *churner(void *arg)
 {
 	self = arg;
+	atomic_store(&self->ready, 1);
 	while (!atomic_load(&quit)) {
 		int r = algo->timedlock(state, ls_now_ns() + 50000);
 		if (r == 0)
@@ -162,6 +165,8 @@ static unsigned long number(const char *opt, const char *s, unsigned long min, u
 
 static void stop(struct nb *n)
 {
+	while (!atomic_load(&n->ready))
+		usleep(100);
 	pthread_kill(n->t, SIGUSR1);
 	while (!atomic_load(&n->stopped))
 		usleep(100);

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# The abortable queue locks (issue 4): clh-try, mcs-try (Scott & Scherer,
+# PPoPP'01), clh-nb, mcs-nb (Scott, TR 773), cal, cal-fp (Marathe, Moir &
+# Shavit, IPDPS'06). tests/stress.bats already runs every lock through the
+# generic validator; this file adds what is specific to timeouts in queue
+# locks, where their famous races are:
+#   - tiny patience (1-2 us), so that nearly every attempt times out and
+#     the timeout paths run all the time, many seeds, more threads than the
+#     2 cores, the -inject build (random delays and yields between the steps
+#     of every acquire, timeout and release path), every waiting policy;
+#     the harness checks mutual exclusion (occupant word and a racy
+#     counter), completion (a lost lock token is a deadlock: killed by
+#     `timeout`), ETIMEDOUT never early, and no queue node left in use after
+#     destroy();
+#   - an AddressSanitizer build of the harness (build/asan/stress, rules in
+#     mk/abortable.mk). Queue nodes are type-stable, so ASan cannot see them
+#     by itself: the abortable locks poison a node while it is free
+#     (locks/abortable.h). It CAN report an access to a node after the
+#     protocol freed it and before it was handed out again (a premature
+#     free or a use after free), and heap/stack errors of the harness. It
+#     CANNOT see a stale access made after the node was reused, nor races;
+#   - the non-blocking property (tests/unit/abortable_nbtimeout.c): timed
+#     attempts on a lock whose holder never releases return ETIMEDOUT while
+#     a neighbour in the queue is stopped in a signal handler (kept stopped
+#     until every attempt has returned; a generous watchdog turns a wait for
+#     the neighbour into a failure, nothing else is timed);
+#   - the POSIX mapping through the shim: native timedlock (no fallback),
+#     ETIMEDOUT, the node statistics at exit.
+load helpers
+: "${AB_TIMEOUT:=60}"
+S=$UNIT/stress
+ABORTABLE="clh-try mcs-try clh-nb mcs-nb cal cal-fp"
+NONBLOCKING="clh-nb mcs-nb cal cal-fp"
+
+# ab_stress "ALGOS" "SEEDS" CMD ARGS... : CMD -a ALGO -s SEED ARGS for each;
+# fails naming every algorithm/seed that failed, with the end of its output.
+ab_stress() {
+  local names=$1 seeds=$2 a s rc out failed=()
+  shift 2
+  for a in $names; do
+    for s in $seeds; do
+      rc=0
+      out=$(timeout -k 2 "$AB_TIMEOUT" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then
+        failed+=("$a(seed $s)")
+        [ "$rc" -eq 124 ] && out+=$'\n(killed after '"$AB_TIMEOUT"' s: deadlock or lost token?)'
+        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 12 <<<"$out")"
+      fi
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+}
+
+@test "abortable locks: registered, FIFO where the papers say so, with native timeout" {
+  run "$LOCKSWAP" --names --cap timeout
+  [ "$status" -eq 0 ]
+  local a
+  for a in $ABORTABLE; do
+    [[ $'\n'"$output"$'\n' == *$'\n'"$a"$'\n'* ]] || { echo "missing: $a"; return 1; }
+  done
+  run "$LOCKSWAP" --names --cap fifo
+  for a in clh-try mcs-try clh-nb mcs-nb; do
+    [[ $'\n'"$output"$'\n' == *$'\n'"$a"$'\n'* ]] || { echo "not fifo: $a"; return 1; }
+  done
+  # the composite lock lets backed-off threads race: not FIFO
+  [[ $'\n'"$output"$'\n' != *$'\n'"cal"$'\n'* ]]
+  run "$LOCKSWAP" --names --cap qnode
+  for a in clh-try mcs-try clh-nb mcs-nb; do
+    [[ $'\n'"$output"$'\n' == *$'\n'"$a"$'\n'* ]] || { echo "not qnode: $a"; return 1; }
+  done
+}
+
+@test "abortable locks: pthread_mutex_timedlock uses the native timeout (no fallback line), nodes reported at exit" {
+  local a
+  for a in $ABORTABLE; do
+    run timeout 30 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=$a LOCKSWAP_VERBOSE=1 /bin/true
+    [ "$status" -eq 0 ] || { echo "$a: $output"; return 1; }
+    [[ "$output" == *"algorithm=$a "* ]] || { echo "$a: $output"; return 1; }
+    [[ "$output" != *"timedlock by fallback"* ]] || { echo "$a: $output"; return 1; }
+    [[ "$output" == *"lockswap: nodes in_use="*"max_in_use="* ]] || { echo "$a: $output"; return 1; }
+  done
+}
+
+@test "LOCKSWAP_CAL_NODES: 1..16 accepted, 0 and 17 rejected in one line" {
+  run timeout 30 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=cal LOCKSWAP_CAL_NODES=16 LOCKSWAP_VERBOSE=1 /bin/true
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"LOCKSWAP_CAL_NODES=16"* ]]
+  local v
+  for v in 0 17 four; do
+    run timeout 30 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=cal-fp LOCKSWAP_CAL_NODES=$v /bin/true
+    [ "$status" -eq 2 ] || { echo "value $v: status $status: $output"; return 1; }
+    [ "${#lines[@]}" -eq 1 ]
+    [[ "$output" == "lockswap: LOCKSWAP_CAL_NODES"* ]]
+  done
+}
+
+# --- tiny patience, many seeds, more threads than cores ------------------------
+
+@test "abortable, -inject, park, 5 threads, mix with 1 us patience, 4 seeds" {
+  ab_stress "$ABORTABLE" "21 22 23 24" "$S-inject" -w park -t 5 -n 150 -l 2 -m mix -p 1000
+}
+
+@test "abortable, -inject, yield, 5 threads, timedlock only with 2 us patience, 3 seeds" {
+  ab_stress "$ABORTABLE" "31 32 33" "$S-inject" -w yield -t 5 -n 40 -m timed -p 2000
+}
+
+@test "abortable, -inject, spin, 3 threads, mix with 2 us patience, 3 seeds" {
+  ab_stress "$ABORTABLE" "41 42 43" "$S-inject" -w spin -t 3 -n 100 -l 2 -m mix -p 2000
+}
+
+@test "abortable, park with no spinning or yielding (every wait sleeps), 5 threads, timed 20 us, mix" {
+  LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "51" "$S-inject" -w park -S 0 -t 5 -n 40 -m timed -p 20000
+  LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "52" "$S-inject" -w park -S 0 -t 5 -n 200 -l 2 -m mix -p 2000
+}
+
+@test "abortable, plain build, park, 8 threads on 2 cores, 3 locks, mix with 5 us patience" {
+  ab_stress "$ABORTABLE" "61 62" "$S" -w park -t 8 -n 300 -l 3 -m mix -p 5000
+}
+
+@test "cal and cal-fp with 1, 2 and 16 nodes per lock (LOCKSWAP_CAL_NODES)" {
+  local n
+  for n in 1 2 16; do
+    LOCKSWAP_CAL_NODES=$n ab_stress "cal cal-fp" "7$n" "$S-inject" -w park -t 5 -n 300 -l 2 -m mix -p 1000 ||
+      { echo "nodes=$n"; return 1; }
+  done
+}
+
+# --- AddressSanitizer -----------------------------------------------------------
+
+@test "ASan (nodes poisoned while free): every abortable lock, -inject, park and spin, mix, 1 us patience" {
+  ab_stress "$ABORTABLE" "81 82" "$B/asan/stress" -w park -t 5 -n 100 -l 2 -m mix -p 1000
+  ab_stress "$ABORTABLE" "83" "$B/asan/stress" -w spin -t 3 -n 100 -l 2 -m mix -p 2000
+}
+
+# --- the non-blocking property -------------------------------------------------
+
+nbtest() { # ALGO WAIT ARGS...
+  local a=$1 w=$2
+  shift 2
+  run timeout -k 2 120 "$@" -a "$a" -w "$w" -W 60
+  [ "$status" -eq 0 ] || { echo "$a wait=$w: $output"; return 1; }
+  [[ "$output" == "abortable_nbtimeout: OK algo=$a "* ]] || { echo "$a: $output"; return 1; }
+}
+
+@test "non-blocking timeout: behind a stopped waiter and a neighbour stopped mid-attempt, every policy" {
+  local a w
+  for a in $NONBLOCKING; do
+    for w in spin yield park; do
+      nbtest "$a" "$w" "$UNIT/abortable_nbtimeout" -p 200000 -t 3 -r 60 -s 1 || return 1
+    done
+  done
+}
+
+@test "non-blocking timeout, -inject build and ASan build" {
+  local a
+  for a in $NONBLOCKING; do
+    nbtest "$a" park "$UNIT/abortable_nbtimeout-inject" -p 200000 -t 3 -r 40 -s 2 || return 1
+    nbtest "$a" yield "$B/asan/abortable_nbtimeout" -p 200000 -t 3 -r 20 -s 3 || return 1
+  done
+}
+
+@test "abortable_nbtimeout: bad usage is one line and exit 2" {
+  run "$UNIT/abortable_nbtimeout" -a mcs
+  [ "$status" -eq 2 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"mcs has no native timeout"* ]]
+  run "$UNIT/abortable_nbtimeout" -a clh-nb -w nap
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"(valid: spin, yield, park)"* ]]
+}
