@@ -20,7 +20,7 @@ check() {
   check tables
 }
 
-@test "every lock: the all-zero state is unlocked; trylock, expired timedlock and fallback fail on a held lock; no node left in use" {
+@test "every lock: the all-zero state is unlocked; trylock, expired timedlock and fallback fail on a held lock; no node in use once released, destroyed and its thread gone" {
   check zero-state
 }
 
