@@ -96,31 +96,31 @@ ab_stress() {
 
 # --- tiny patience, many seeds, more threads than cores ------------------------
 
-@test "abortable, -inject, park, 5 threads, mix with 1 us patience, 4 seeds" {
-  ab_stress "$ABORTABLE" "21 22 23 24" "$S-inject" -w park -t 5 -n 150 -l 2 -m mix -p 1000
+@test "abortable, -inject, park, 5 threads, mix with 1 us patience, 6 seeds" {
+  ab_stress "$ABORTABLE" "21 22 23 24 25 26" "$S-inject" -w park -t 5 -n 600 -l 2 -m mix -p 1000
 }
 
-@test "abortable, -inject, yield, 5 threads, timedlock only with 2 us patience, 3 seeds" {
-  ab_stress "$ABORTABLE" "31 32 33" "$S-inject" -w yield -t 5 -n 40 -m timed -p 2000
+@test "abortable, -inject, yield, 5 threads, timedlock only with 2 us patience, 4 seeds" {
+  ab_stress "$ABORTABLE" "31 32 33 34" "$S-inject" -w yield -t 5 -n 150 -m timed -p 2000
 }
 
 @test "abortable, -inject, spin, 3 threads, mix with 2 us patience, 3 seeds" {
-  ab_stress "$ABORTABLE" "41 42 43" "$S-inject" -w spin -t 3 -n 100 -l 2 -m mix -p 2000
+  ab_stress "$ABORTABLE" "41 42 43" "$S-inject" -w spin -t 3 -n 300 -l 2 -m mix -p 2000
 }
 
 @test "abortable, park with no spinning or yielding (every wait sleeps), 5 threads, timed 20 us, mix" {
-  LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "51" "$S-inject" -w park -S 0 -t 5 -n 40 -m timed -p 20000
-  LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "52" "$S-inject" -w park -S 0 -t 5 -n 200 -l 2 -m mix -p 2000
+  LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "51" "$S-inject" -w park -S 0 -t 5 -n 100 -m timed -p 20000
+  LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "52" "$S-inject" -w park -S 0 -t 5 -n 400 -l 2 -m mix -p 2000
 }
 
 @test "abortable, plain build, park, 8 threads on 2 cores, 3 locks, mix with 5 us patience" {
-  ab_stress "$ABORTABLE" "61 62" "$S" -w park -t 8 -n 300 -l 3 -m mix -p 5000
+  ab_stress "$ABORTABLE" "61 62" "$S" -w park -t 8 -n 1000 -l 3 -m mix -p 5000
 }
 
 @test "cal and cal-fp with 1, 2 and 16 nodes per lock (LOCKSWAP_CAL_NODES)" {
   local n
   for n in 1 2 16; do
-    LOCKSWAP_CAL_NODES=$n ab_stress "cal cal-fp" "7$n" "$S-inject" -w park -t 5 -n 300 -l 2 -m mix -p 1000 ||
+    LOCKSWAP_CAL_NODES=$n ab_stress "cal cal-fp" "7$n" "$S-inject" -w park -t 5 -n 600 -l 2 -m mix -p 1000 ||
       { echo "nodes=$n"; return 1; }
   done
 }
@@ -128,8 +128,8 @@ ab_stress() {
 # --- AddressSanitizer -----------------------------------------------------------
 
 @test "ASan (nodes poisoned while free): every abortable lock, -inject, park and spin, mix, 1 us patience" {
-  ab_stress "$ABORTABLE" "81 82" "$B/asan/stress" -w park -t 5 -n 100 -l 2 -m mix -p 1000
-  ab_stress "$ABORTABLE" "83" "$B/asan/stress" -w spin -t 3 -n 100 -l 2 -m mix -p 2000
+  ab_stress "$ABORTABLE" "81 82" "$B/asan/stress" -w park -t 5 -n 300 -l 2 -m mix -p 1000
+  ab_stress "$ABORTABLE" "83" "$B/asan/stress" -w spin -t 3 -n 200 -l 2 -m mix -p 2000
 }
 
 # --- the non-blocking property -------------------------------------------------
