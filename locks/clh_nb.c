@@ -49,7 +49,8 @@
  *
  * trylock: EBUSY at once if the tail node is WAITING (a hint read from
  * type-stable memory: a stale read can only give EBUSY during a hand-off);
- * otherwise one attempt with zero patience.
+ * otherwise one attempt with zero patience. lock() is an attempt with
+ * infinite patience: it never leaves the queue, so it never fails.
  */
 #include "abortable.h"
 

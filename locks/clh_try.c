@@ -38,7 +38,8 @@
  * successor that times out may swing the tail back to our node while we
  * are releasing, release retries that CAS each time the successor's
  * TRANSIENT mark clears, so an unheld lock always ends with tail == NULL.
- * trylock is a single CAS of an empty tail (no node enters the queue).
+ * trylock is a single CAS of an empty tail (no node enters the queue);
+ * lock() is an attempt with infinite patience (the timeout path never runs).
  */
 #include "abortable.h"
 

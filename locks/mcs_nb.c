@@ -59,6 +59,10 @@
  * owner itself when its CAS on the tail succeeds, destroy() for what an
  * unheld lock still holds. Nodes come from abortable.h's per-thread pools
  * (only the allocator reuses a node: the ABA protection of 2.2.1).
+ *
+ * lock() is an attempt with infinite patience (never leaves the queue);
+ * trylock is EBUSY when the tail node is visibly held or queued (a hint
+ * read from type-stable memory), else one attempt with zero patience.
  */
 #include "abortable.h"
 

@@ -37,7 +37,8 @@
  *
  * Departures: unlock may run on any thread, so the holder's node is kept in
  * the state; trylock is one CAS of an empty tail (no node enters the queue);
- * the spin loops of release and of the handshakes wait through the policy.
+ * the spin loops of release and of the handshakes wait through the policy;
+ * lock() is an attempt with infinite patience (the timeout path never runs).
  */
 #include "abortable.h"
 
