@@ -117,6 +117,13 @@ ab_stress() {
   ab_stress "$ABORTABLE" "61 62" "$S" -w park -t 8 -n 1000 -l 3 -m mix -p 5000
 }
 
+@test "cal and cal-fp: the last thread finishes alone (an aborted node at the tail naming a released one)" {
+  # Fig. 2 retries the same node: a lone thread whose node is released but
+  # not the tail waited for ever. 2 threads, 1 lock, mix: one finishes first.
+  ab_stress "cal cal-fp" "1 2 3 4" "$S" -w park -t 2 -n 1000 -l 1 -m mix
+  ab_stress "cal cal-fp" "5 6" "$S-inject" -w yield -t 2 -n 500 -l 1 -m mix
+}
+
 @test "cal and cal-fp with 1, 2 and 16 nodes per lock (LOCKSWAP_CAL_NODES)" {
   local n
   for n in 1 2 16; do
