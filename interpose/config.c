@@ -237,10 +237,10 @@ static void configure(void)
 	ls_g.algo = a;
 	ls_g.passthrough = (a->caps & LS_CAP_PASSTHROUGH) != 0;
 	ls_g.ext = a->state_size > LS_INLINE_STATE;
-	ls_g.lock = a->lock;
-	ls_g.trylock = a->trylock;
-	ls_g.unlock = a->unlock;
-	ls_g.fast_kind = (ls_g.passthrough || ls_g.ext) ? -1 : 0;
+	ls_g.lock = ls_g.ext ? ls_ext_lock : a->lock;
+	ls_g.trylock = ls_g.ext ? ls_ext_trylock : a->trylock;
+	ls_g.unlock = ls_g.ext ? ls_ext_unlock : a->unlock;
+	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
 }
 
 static __thread int in_init;

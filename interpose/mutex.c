@@ -1,11 +1,11 @@
 /*
  * mutex.c - the pthread_mutex_* entry points.
  *
- * Fast path (lock, trylock, unlock): a NORMAL mutex whose algorithm keeps
- * its state inline. One load of __kind, compared with ls_g.fast_kind (0
- * once initialised, -1 before and under passthrough or out-of-line state),
- * then a tail call into the algorithm. Everything else - types, glibc's
- * mutexes, out-of-line state, initialisation - is on the slow path.
+ * Fast path (lock, trylock, unlock): a NORMAL mutex. One load of __kind,
+ * compared with ls_g.fast_kind (0 once initialised, -1 before and under
+ * passthrough), then a call into the algorithm (for out-of-line state, into
+ * ls_ext_* which find the block). Everything else - types, glibc's mutexes,
+ * initialisation - is on the slow path.
  *
  * POSIX and glibc semantics kept here, whatever the algorithm:
  *   RECURSIVE   owner tid + count; EAGAIN when the count would overflow;
@@ -96,17 +96,43 @@ static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
 							    memory_order_acquire))
 			return e + 1;
 		ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
-		if (seen && ls_ext_owns(seen) && seen->mutex == m)
+		if (seen && seen->mutex == m)
 			return seen + 1; /* another thread attached first */
 	}
 }
 
+/* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
+ * was stored by lockswap, for this mutex or for the one it was copied from:
+ * either way a block of the region, safe to read, so only pthread_mutex_init
+ * (which may meet garbage) checks ls_ext_owns. */
 static inline void *ext_state(struct ls_mutex *m)
 {
 	struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_acquire);
-	if (LS_LIKELY(e && ls_ext_owns(e) && e->mutex == m))
+	if (LS_LIKELY(e && e->mutex == m))
 		return e + 1;
 	return ext_attach(m, e);
+}
+
+/* The fast path's operations for an algorithm whose state is out of line:
+ * they get the inline bytes (at offset 24) and find the block from there. */
+static inline struct ls_mutex *mutex_of(void *inline_state)
+{
+	return (struct ls_mutex *)((char *)inline_state - offsetof(struct ls_mutex, alg));
+}
+
+void ls_ext_lock(void *inline_state)
+{
+	ls_g.algo->lock(ext_state(mutex_of(inline_state)));
+}
+
+int ls_ext_trylock(void *inline_state)
+{
+	return ls_g.algo->trylock(ext_state(mutex_of(inline_state)));
+}
+
+void ls_ext_unlock(void *inline_state)
+{
+	ls_g.algo->unlock(ext_state(mutex_of(inline_state)));
 }
 
 static inline void *state_of(struct ls_mutex *m)
@@ -132,7 +158,7 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 			m->count++;
 			return 0;
 		}
-		ls_g.lock(state_of(m));
+		ls_g.algo->lock(state_of(m));
 		store_owner(m, tid);
 		m->count = 1;
 		return 0;
@@ -140,11 +166,11 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 		tid = self_tid();
 		if (load_owner(m) == tid)
 			return EDEADLK;
-		ls_g.lock(state_of(m));
+		ls_g.algo->lock(state_of(m));
 		store_owner(m, tid);
 		return 0;
 	default: /* NORMAL, ADAPTIVE */
-		ls_g.lock(state_of(m));
+		ls_g.algo->lock(state_of(m));
 		return 0;
 	}
 }
@@ -179,7 +205,7 @@ static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 			m->count++;
 			return 0;
 		}
-		if (ls_g.trylock(state_of(m)))
+		if (ls_g.algo->trylock(state_of(m)))
 			return EBUSY;
 		store_owner(m, tid);
 		m->count = 1;
@@ -188,12 +214,12 @@ static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 		tid = self_tid();
 		if (load_owner(m) == tid)
 			return EBUSY;
-		if (ls_g.trylock(state_of(m)))
+		if (ls_g.algo->trylock(state_of(m)))
 			return EBUSY;
 		store_owner(m, tid);
 		return 0;
 	default:
-		return ls_g.trylock(state_of(m)) ? EBUSY : 0;
+		return ls_g.algo->trylock(state_of(m)) ? EBUSY : 0;
 	}
 }
 
@@ -233,7 +259,7 @@ static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
 	default:
 		break;
 	}
-	ls_g.unlock(state_of(m));
+	ls_g.algo->unlock(state_of(m));
 	return 0;
 }
 
@@ -283,7 +309,7 @@ static int to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *ou
 
 static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs)
 {
-	if (!ls_g.trylock(state))
+	if (!ls_g.algo->trylock(state))
 		return 0;
 	uint64_t deadline;
 	int r = to_deadline(clock, abs, &deadline);
@@ -397,14 +423,14 @@ ls_pthread_mutex_destroy(pthread_mutex_t *mu)
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_destroy(mu);
 	void *state = state_of(m);
-	if (ls_g.trylock(state))
+	if (ls_g.algo->trylock(state))
 		return EBUSY;
-	ls_g.unlock(state);
+	ls_g.algo->unlock(state);
 	if (ls_g.algo->destroy)
 		ls_g.algo->destroy(state);
 	if (ls_g.ext) {
 		struct ls_ext *e = atomic_exchange_explicit(&m->alg.ext, NULL, memory_order_acq_rel);
-		if (e && ls_ext_owns(e) && e->mutex == m) {
+		if (e && e->mutex == m) {
 			e->mutex = NULL;
 			ls_ext_free(e, sizeof(struct ls_ext) + ls_g.algo->state_size);
 		}

@@ -99,6 +99,7 @@ struct ls_real {
  */
 struct ls_global {
 	int fast_kind;	  /* 0 once ready; stays -1 under passthrough */
+	/* the fast path's operations, on the inline state bytes */
 	bool ext;	  /* algorithm state lives out of line */
 	bool passthrough; /* LOCKSWAP_ALGO=pthread */
 	void (*lock)(void *);
@@ -112,6 +113,11 @@ extern struct ls_global ls_g;
 extern struct ls_real ls_real;
 
 void ls_init(void); /* idempotent, thread-safe */
+
+/* Fast-path operations for algorithms whose state is out of line. */
+void ls_ext_lock(void *inline_state);
+int ls_ext_trylock(void *inline_state);
+void ls_ext_unlock(void *inline_state);
 static inline void ls_ensure_init(void)
 {
 	if (LS_UNLIKELY(atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2))

@@ -85,7 +85,7 @@ static __attribute__((noinline)) void clh_lock_refill(struct clh *l)
 static void clh_lock(void *state)
 {
 	struct clh *l = state;
-	if (LS_UNLIKELY(!ls_node_cache.head)) {
+	if (ls_node_cache_empty()) {
 		clh_lock_refill(l);
 		return;
 	}

@@ -94,7 +94,7 @@ static __attribute__((noinline)) void mcs_lock_refill(struct mcs *l)
 static void mcs_lock(void *state)
 {
 	struct mcs *l = state;
-	if (LS_UNLIKELY(!ls_node_cache.head)) {
+	if (ls_node_cache_empty()) {
 		mcs_lock_refill(l);
 		return;
 	}

@@ -166,7 +166,7 @@ static void stack_push(_Atomic uint64_t *head, char *p, size_t link_off)
 {
 	uint64_t old = atomic_load_explicit(head, memory_order_relaxed), nw;
 	do {
-		*(uint64_t *)(p + link_off) = (uint32_t)old;
+		__atomic_store_n((uint64_t *)(p + link_off), (uint32_t)old, __ATOMIC_RELAXED);
 		nw = ((old >> 32) + 1) << 32 | index_of(p);
 		/* release: the link store is visible to the popper */
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_release,
@@ -249,7 +249,7 @@ void *ls_node_alloc_slow(void)
 		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
 		if (!n)
 			break;
-		*LINK(n) = (uint64_t)(uintptr_t)c->head;
+		__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 		c->head = n;
 		c->count++;
 	}
@@ -258,7 +258,7 @@ void *ls_node_alloc_slow(void)
 		atomic_fetch_add_explicit(&nodes_carved, BATCH, memory_order_relaxed);
 		for (unsigned i = 0; i < BATCH; i++) {
 			char *n = p + (size_t)i * LINE;
-			*LINK(n) = (uint64_t)(uintptr_t)c->head;
+			__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 			c->head = n;
 			c->count++;
 		}

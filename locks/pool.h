@@ -49,6 +49,13 @@ void ls_node_free_slow(void);
 
 #define LS_NODE_LINK(n) ((uint64_t *)((char *)(n) + LS_NODE_SIZE - 8))
 
+/* True if ls_node_alloc() would take its slow path: lets a lock keep a
+ * call-free fast path (no saved registers) and allocate out of line. */
+static inline bool ls_node_cache_empty(void)
+{
+	return __builtin_expect(ls_node_cache.head == NULL, 0);
+}
+
 static inline void *ls_node_alloc(void)
 {
 	struct ls_node_cache *c = &ls_node_cache;
@@ -63,7 +70,9 @@ static inline void *ls_node_alloc(void)
 static inline void ls_node_free(void *node)
 {
 	struct ls_node_cache *c = &ls_node_cache;
-	*LS_NODE_LINK(node) = (uint64_t)(uintptr_t)c->head;
+	/* relaxed atomic: a popper elsewhere may read a stale copy of this word
+	 * (it then fails its CAS); atomic keeps that read defined */
+	__atomic_store_n(LS_NODE_LINK(node), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 	c->head = (char *)node;
 	if (__builtin_expect(++c->count > c->limit, 0))
 		ls_node_free_slow();

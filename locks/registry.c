@@ -6,7 +6,9 @@
  * __start_ls_algos and __stop_ls_algos. The registry sorts them once, by
  * rank then name, so that listings are stable whatever the link order.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,15 +120,24 @@ char *ls_caps_string(unsigned caps, char *buf, size_t len)
 
 int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen)
 {
-	char *end;
-	if (!text[0] || text[0] == '-' || text[0] == '+' || text[0] == ' ') {
-		snprintf(err, errlen, "%s: '%s' is not an unsigned integer (valid: %llu..%llu)", p->env, text,
-			 (unsigned long long)p->min, (unsigned long long)p->max);
-		return -1;
+	/* Decimal digits, or 0x and hex digits; nothing else (no sign, no
+	 * spaces, no octal: "010" is ten). */
+	int base = 10;
+	const char *d = text;
+	if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) {
+		base = 16;
+		d += 2;
 	}
-	errno = 0;
-	unsigned long long v = strtoull(text, &end, 0);
-	if (errno || *end) {
+	bool ok = *d != '\0';
+	for (const char *q = d; *q && ok; q++)
+		ok = base == 10 ? (*q >= '0' && *q <= '9') : isxdigit((unsigned char)*q) != 0;
+	unsigned long long v = 0;
+	if (ok) {
+		errno = 0;
+		v = strtoull(d, NULL, base);
+		ok = errno == 0;
+	}
+	if (!ok) {
 		snprintf(err, errlen, "%s: '%s' is not an unsigned integer (valid: %llu..%llu)", p->env, text,
 			 (unsigned long long)p->min, (unsigned long long)p->max);
 		return -1;
