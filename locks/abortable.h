@@ -241,8 +241,10 @@ static void ab_pool_exit(void *arg)
 		/* acq_rel: on failure (FREE) we take the node back, so the
 		 * freer's accesses must happen before ls_node_free. */
 		if (!atomic_compare_exchange_strong_explicit(&AB_PF(n)->pstate, &used, AB_ORPHAN,
-							     memory_order_acq_rel, memory_order_acquire))
+							     memory_order_acq_rel, memory_order_acquire)) {
+			AB_UNPOISON(n, AB_POOL_OFF); /* other users of the pool do not poison */
 			ls_node_free(n);
+		}
 		n = next;
 	} while (n != first);
 }
