@@ -192,7 +192,7 @@ awk -F, '$1 == "single" { printf "%s %.1f ns\n", $3, 1e9 / $5 }' "$out/summary.c
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
-  echo "load average before/after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "runs: $reps x $dur s per point; $(($(date +%s) - start)) s in all; failures: $(wc -l <"$fails")"
 } >"$out/machine.txt"
 
