@@ -67,6 +67,7 @@
  */
 #include <cpuid.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -134,14 +135,16 @@ bool ls_tp_tsc_invariant(void)
 	if (!(d & (1u << 8)))
 		return false;
 	static char buf[8192];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	/* syscall(), not open/read/close: glibc's wrappers are cancellation
+	 * points, and this runs inside pthread_mutex_lock, which is not one. */
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	size_t len = 0;
-	ssize_t n;
-	while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+	long n;
+	while (len < sizeof buf - 1 && (n = syscall(SYS_read, fd, buf + len, sizeof buf - 1 - len)) > 0)
 		len += (size_t)n;
-	close(fd);
+	syscall(SYS_close, fd);
 	buf[len] = '\0';
 	return cpuinfo_flag(buf, "constant_tsc") && cpuinfo_flag(buf, "nonstop_tsc");
 #else
