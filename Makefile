@@ -4,6 +4,8 @@
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make install PREFIX=/usr/local
+#   make bench, make core-bench   (mk/lockbench.mk), make splash2 (mk/splash2.mk),
+#   make asan (mk/abortable.mk)
 #
 # Sources are found by wildcard: an algorithm is a new locks/*.c, a unit test
 # a new tests/unit/*.c, a test program a new tests/progs/*.c[pp], a bats file
