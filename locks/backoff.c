@@ -18,8 +18,8 @@
  * park policy does. The back-off limit is per acquisition attempt (Fig.
  * 7.6 makes a new Backoff per lock()). A MAX below MIN means "no growth".
  *
- * Waiting policy. The word and its parked-bit protocol are ttas.c's (see
- * there): 0 free, HELD, HELD|PARKED; a sleeper is woken one at a time and
+ * Waiting policy. The word and its parked-bit protocol are ttas.c's (in
+ * ttas_word.h, shared): 0 free, HELD, HELD|PARKED; a sleeper is woken one at a time and
  * then acquires with HELD|PARKED. Each pause of a back-off is a step of the
  * waiting policy (ls_spin_step), so backing off spends the same spin budget
  * as spinning on the word; under park a waiter whose spin and yield budgets
@@ -30,14 +30,8 @@
 #include <stdatomic.h>
 
 #include "lock.h"
+#include "ttas_word.h"
 #include "wait.h"
-
-#define HELD 1u
-
-struct backoff {
-	_Atomic uint32_t word;
-};
-_Static_assert(sizeof(struct backoff) <= LS_INLINE_STATE, "inline state");
 
 static uint64_t min_delay = 100, max_delay = 10000;
 
@@ -76,86 +70,36 @@ static bool back_off(struct ls_spin *s, uint64_t *limit)
 	return false;
 }
 
-static __attribute__((noinline)) int backoff_wait(struct backoff *l, uint64_t deadline)
+static void lost_race(struct ls_spin *s, uint64_t *limit)
 {
-	uint32_t want = HELD;
-	uint64_t limit = min_delay;
-	struct ls_spin s = LS_SPIN_INIT;
-	for (unsigned i = 1;; i++) {
-		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-		if (v == 0) {
-			LS_INJECT();
-			/* acquire: pairs with the release exchange in backoff_unlock */
-			if (atomic_compare_exchange_strong_explicit(&l->word, &v, want, memory_order_acquire,
-								    memory_order_relaxed))
-				return 0;
-			/* Lost a race for a free lock: contention. */
-			LS_INJECT();
-			back_off(&s, &limit);
-			if (deadline && ls_now_ns() >= deadline)
-				goto timeout;
-			continue;
-		}
-		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
-			goto timeout;
-		if (ls_spin_step(&s)) {
-			/* Park, as in ttas.c: the CAS orders us against unlock's
-			 * exchange (either it sees PARKED, or we see 0). */
-			if (!(v & LS_PARKED) &&
-			    !atomic_compare_exchange_strong_explicit(
-				&l->word, &v, v | LS_PARKED, memory_order_relaxed, memory_order_relaxed))
-				continue;
-			want = HELD | LS_PARKED;
-			LS_INJECT();
-			if (ls_futex_wait(&l->word, HELD | LS_PARKED, deadline) == ETIMEDOUT)
-				goto timeout;
-		}
-	}
-timeout:
-	if (want & LS_PARKED)
-		ls_futex_wake(&l->word, 1); /* we may hold the only wake-up: pass it on */
-	return ETIMEDOUT;
+	back_off(s, limit);
+}
+
+static __attribute__((noinline)) int backoff_wait(struct ls_ttas *l, uint64_t deadline)
+{
+	return ls_ttas_wait(l, deadline, lost_race, min_delay);
 }
 
 static void backoff_lock(void *state)
 {
-	struct backoff *l = state;
-	uint32_t zero = 0;
-	/* acquire: pairs with the release exchange in backoff_unlock */
-	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &zero, HELD, memory_order_acquire,
-							      memory_order_relaxed)))
+	if (LS_LIKELY(ls_ttas_try(state)))
 		return;
-	backoff_wait(l, 0);
+	backoff_wait(state, 0);
 }
 
 static int backoff_timedlock(void *state, uint64_t deadline)
 {
-	struct backoff *l = state;
-	uint32_t zero = 0;
-	if (atomic_compare_exchange_strong_explicit(&l->word, &zero, HELD, memory_order_acquire,
-						    memory_order_relaxed))
-		return 0;
-	return backoff_wait(l, deadline);
+	return ls_ttas_try(state) ? 0 : backoff_wait(state, deadline);
 }
 
 static int backoff_trylock(void *state)
 {
-	struct backoff *l = state;
-	uint32_t zero = 0;
-	if (atomic_compare_exchange_strong_explicit(&l->word, &zero, HELD, memory_order_acquire,
-						    memory_order_relaxed))
-		return 0;
-	return EBUSY;
+	return ls_ttas_try(state) ? 0 : EBUSY;
 }
 
 static void backoff_unlock(void *state)
 {
-	struct backoff *l = state;
-	/* release: pairs with the acquiring CAS in lock, trylock, backoff_wait */
-	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
-	LS_INJECT();
-	if (LS_UNLIKELY(old & LS_PARKED))
-		ls_futex_wake(&l->word, 1);
+	ls_ttas_release(state);
 }
 
 static const struct ls_algo backoff_algo = {
@@ -163,7 +107,7 @@ static const struct ls_algo backoff_algo = {
     .desc = "TTAS with randomised exponential backoff (Herlihy & Shavit AMP 7.4)",
     .caps = LS_CAP_TIMEOUT,
     .rank = 12,
-    .state_size = sizeof(struct backoff),
+    .state_size = sizeof(struct ls_ttas),
     .params = backoff_params,
     .lock = backoff_lock,
     .trylock = backoff_trylock,
