@@ -140,39 +140,66 @@ static inline void *state_of(struct ls_mutex *m)
 	return ls_g.ext ? ext_state(m) : m->alg.state;
 }
 
+/* ---- the types' bookkeeping, shared by lock, trylock and the timed locks ---- */
+
+enum how { LOCK, TRY, TIMED };
+struct timed_arg {
+	clockid_t clock;
+	const struct timespec *abs;
+};
+static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs);
+
+/* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
+ * EINVAL. */
+static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
+							 const struct timed_arg *t)
+{
+	void *state = state_of(m);
+	switch (how) {
+	case LOCK:
+		ls_g.algo->lock(state);
+		return 0;
+	case TRY:
+		return ls_g.algo->trylock(state) ? EBUSY : 0;
+	default:
+		return algo_timedlock(state, t->clock, t->abs);
+	}
+}
+
+/* RECURSIVE: the owner counts up (EAGAIN at overflow); ERRORCHECK: the
+ * owner gets EDEADLK (EBUSY from trylock, as glibc); anyone else attempts
+ * and becomes the owner. NORMAL and ADAPTIVE: just the attempt. */
+static inline __attribute__((always_inline)) int acquire(struct ls_mutex *m, enum how how,
+							 const struct timed_arg *t)
+{
+	int type = m->kind & KIND_TYPE_MASK, tid, r;
+	if (type != PTHREAD_MUTEX_RECURSIVE && type != PTHREAD_MUTEX_ERRORCHECK)
+		return attempt(m, how, t);
+	tid = self_tid();
+	if (load_owner(m) == tid) {
+		if (type == PTHREAD_MUTEX_ERRORCHECK)
+			return how == TRY ? EBUSY : EDEADLK;
+		if (m->count + 1 == 0)
+			return EAGAIN;
+		m->count++;
+		return 0;
+	}
+	if ((r = attempt(m, how, t)))
+		return r;
+	store_owner(m, tid);
+	if (type == PTHREAD_MUTEX_RECURSIVE)
+		m->count = 1;
+	return 0;
+}
+
 /* ---- lock ---- */
 
 static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_lock(mu);
-	int tid;
-	switch (m->kind & KIND_TYPE_MASK) {
-	case PTHREAD_MUTEX_RECURSIVE:
-		tid = self_tid();
-		if (load_owner(m) == tid) {
-			if (m->count + 1 == 0)
-				return EAGAIN;
-			m->count++;
-			return 0;
-		}
-		ls_g.algo->lock(state_of(m));
-		store_owner(m, tid);
-		m->count = 1;
-		return 0;
-	case PTHREAD_MUTEX_ERRORCHECK:
-		tid = self_tid();
-		if (load_owner(m) == tid)
-			return EDEADLK;
-		ls_g.algo->lock(state_of(m));
-		store_owner(m, tid);
-		return 0;
-	default: /* NORMAL, ADAPTIVE */
-		ls_g.algo->lock(state_of(m));
-		return 0;
-	}
+	return acquire((struct ls_mutex *)mu, LOCK, NULL);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthread_mutex_lock(pthread_mutex_t *mu)
@@ -191,36 +218,10 @@ LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthr
 
 static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_trylock(mu);
-	int tid;
-	switch (m->kind & KIND_TYPE_MASK) {
-	case PTHREAD_MUTEX_RECURSIVE:
-		tid = self_tid();
-		if (load_owner(m) == tid) {
-			if (m->count + 1 == 0)
-				return EAGAIN;
-			m->count++;
-			return 0;
-		}
-		if (ls_g.algo->trylock(state_of(m)))
-			return EBUSY;
-		store_owner(m, tid);
-		m->count = 1;
-		return 0;
-	case PTHREAD_MUTEX_ERRORCHECK:
-		tid = self_tid();
-		if (load_owner(m) == tid)
-			return EBUSY;
-		if (ls_g.algo->trylock(state_of(m)))
-			return EBUSY;
-		store_owner(m, tid);
-		return 0;
-	default:
-		return ls_g.algo->trylock(state_of(m)) ? EBUSY : 0;
-	}
+	return acquire((struct ls_mutex *)mu, TRY, NULL);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_trylock@@GLIBC_2.34"),
@@ -323,33 +324,8 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
-	int tid, r;
-	switch (m->kind & KIND_TYPE_MASK) {
-	case PTHREAD_MUTEX_RECURSIVE:
-		tid = self_tid();
-		if (load_owner(m) == tid) {
-			if (m->count + 1 == 0)
-				return EAGAIN;
-			m->count++;
-			return 0;
-		}
-		if ((r = algo_timedlock(state_of(m), clock, abs)))
-			return r;
-		store_owner(m, tid);
-		m->count = 1;
-		return 0;
-	case PTHREAD_MUTEX_ERRORCHECK:
-		tid = self_tid();
-		if (load_owner(m) == tid)
-			return EDEADLK;
-		if ((r = algo_timedlock(state_of(m), clock, abs)))
-			return r;
-		store_owner(m, tid);
-		return 0;
-	default:
-		return algo_timedlock(state_of(m), clock, abs);
-	}
+	struct timed_arg t = {clock, abs};
+	return acquire((struct ls_mutex *)mu, TIMED, &t);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_timedlock@@GLIBC_2.34"),
