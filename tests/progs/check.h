@@ -112,6 +112,16 @@ static inline int run_case(const struct test_case *cases, int argc, char **argv)
 }
 
 /* Threads. */
+/* pthread_mutex_init with a mutex type (checked). */
+static inline void init_type(pthread_mutex_t *m, int type)
+{
+	pthread_mutexattr_t a;
+	CHECK_RC(pthread_mutexattr_init(&a), 0);
+	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
+	CHECK_RC(pthread_mutex_init(m, &a), 0);
+	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
+}
+
 static inline pthread_t spawn(void *(*fn)(void *), void *arg)
 {
 	pthread_t t;

@@ -17,14 +17,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-static void init_type(pthread_mutex_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	CHECK_RC(pthread_mutexattr_init(&a), 0);
-	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
-	CHECK_RC(pthread_mutex_init(m, &a), 0);
-	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
-}
 static void init_cond(pthread_cond_t *c, clockid_t clock)
 {
 	pthread_condattr_t a;

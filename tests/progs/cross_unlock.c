@@ -5,15 +5,6 @@
  */
 #include "check.h"
 
-static void init_type(pthread_mutex_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	CHECK_RC(pthread_mutexattr_init(&a), 0);
-	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
-	CHECK_RC(pthread_mutex_init(m, &a), 0);
-	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
-}
-
 /* Locked by one thread, unlocked by another while the locker is alive and
  * after it has exited; then usable as before. */
 static pthread_mutex_t simple_m;

@@ -10,15 +10,6 @@
 
 #include <sys/wait.h>
 
-static void init_type(pthread_mutex_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	CHECK_RC(pthread_mutexattr_init(&a), 0);
-	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
-	CHECK_RC(pthread_mutex_init(m, &a), 0);
-	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
-}
-
 /* Runs fn in a child; the child exits 0 on success (CHECK failures exit 1). */
 static void in_child(void (*fn)(void))
 {

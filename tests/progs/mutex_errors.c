@@ -14,15 +14,6 @@ static const int types[] = {PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHRE
 			    PTHREAD_MUTEX_ADAPTIVE_NP};
 #define NTYPES (int)(sizeof types / sizeof types[0])
 
-static void init_type(pthread_mutex_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	CHECK_RC(pthread_mutexattr_init(&a), 0);
-	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
-	CHECK_RC(pthread_mutex_init(m, &a), 0);
-	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
-}
-
 /* A helper thread holds a mutex until released, so that main sees it busy. */
 struct holder {
 	pthread_mutex_t *m;

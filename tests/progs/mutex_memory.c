@@ -7,15 +7,6 @@
  */
 #include "check.h"
 
-static void init_type(pthread_mutex_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	CHECK_RC(pthread_mutexattr_init(&a), 0);
-	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
-	CHECK_RC(pthread_mutex_init(m, &a), 0);
-	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
-}
-
 /* N threads x ITERS increments through one mutex; returns the count. */
 struct contend {
 	pthread_mutex_t *m;

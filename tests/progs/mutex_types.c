@@ -8,15 +8,6 @@
  */
 #include "check.h"
 
-static void init_type(pthread_mutex_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	CHECK_RC(pthread_mutexattr_init(&a), 0);
-	CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
-	CHECK_RC(pthread_mutex_init(m, &a), 0);
-	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
-}
-
 /* A thread that blocks in pthread_mutex_lock and records when it got it. */
 struct waiter {
 	pthread_mutex_t *m;
