@@ -7,9 +7,11 @@
 #   make bench, make core-bench   (mk/lockbench.mk), make splash2 (mk/splash2.mk),
 #   make asan (mk/abortable.mk)
 #
-# Sources are found by wildcard: an algorithm is a new locks/*.c, a unit test
+# Sources are found by wildcard: an algorithm is a new locks/FAMILY/*.c, a unit test
 # a new tests/unit/*.c, a test program a new tests/progs/*.c[pp], a bats file
-# a new tests/*.bats. Other parts of the tree add rules in mk/*.mk.
+# a new tests/*.bats. Other parts of the tree add rules in mk/*.mk; a program
+# users run (a `lockswap SUBCOMMAND`, build/lockswap-SUBCOMMAND) is added with
+# `all: PROG` and `INSTALL_BINS += PROG` there.
 
 PREFIX ?= /usr/local
 CC ?= cc
@@ -24,12 +26,12 @@ ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -I
 # pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
 SHIM_CFLAGS := $(ALL_CFLAGS) -fasynchronous-unwind-tables
 
-LOCK_SRCS := $(sort $(wildcard locks/*.c))
+LOCK_SRCS := $(sort $(wildcard locks/*.c locks/*/*.c))
 SHIM_SRCS := $(sort $(wildcard interpose/*.c))
 LOCK_OBJS := $(LOCK_SRCS:%.c=$(B)/%.o)
 INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/inject/%.o)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/%.o)
-HDRS := $(wildcard locks/*.h interpose/*.h)
+HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h)
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
@@ -116,6 +118,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liblockswap.so
 	install -m 0755 $(CMD) $(DESTDIR)$(PREFIX)/bin/lockswap
+	$(if $(strip $(INSTALL_BINS)),install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')

@@ -89,7 +89,8 @@ static void resolve_glibc(void)
  * the registry. */
 static const char *const own_vars[] = {
 	"LOCKSWAP_ALGO", "LOCKSWAP_WAIT", "LOCKSWAP_SPIN", "LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",
-	"LOCKSWAP_LIB", /* read by the lockswap command only */
+	"LOCKSWAP_LIB",	    /* read by the lockswap command only */
+	"LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
 };
 
 /* The first registered parameter with this name. */
@@ -106,6 +107,9 @@ static bool known_var(const char *name, size_t len)
 {
 	for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
 		if (strlen(own_vars[i]) == len && !strncmp(own_vars[i], name, len))
+			return true;
+	for (size_t i = 0; i < ls_option_count(); i++)
+		if (strlen(ls_option_at(i)->env) == len && !strncmp(ls_option_at(i)->env, name, len))
 			return true;
 	for (size_t i = 0; i < ls_algo_count(); i++)
 		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++)
@@ -129,6 +133,8 @@ static void check_unknown_vars(void)
 		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
 						 own_vars[i]);
+		for (size_t i = 0; i < ls_option_count() && used < sizeof list; i++)
+			used += (size_t)snprintf(list + used, sizeof list - used, ", %s", ls_option_at(i)->env);
 		for (size_t i = 0; i < ls_algo_count() && used < sizeof list; i++)
 			for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env && used < sizeof list;
 			     p++)
@@ -217,6 +223,13 @@ static void configure(void)
 			*p->value = x;
 		}
 
+	for (size_t i = 0; i < ls_option_count(); i++) {
+		const struct ls_option *o = ls_option_at(i);
+		const char *v = getenv(o->env);
+		if (v && o->parse && o->parse(v, msg, sizeof msg))
+			config_error(msg);
+	}
+
 	verbose = parse_bool("LOCKSWAP_VERBOSE", getenv("LOCKSWAP_VERBOSE"));
 	stats = parse_bool("LOCKSWAP_STATS", getenv("LOCKSWAP_STATS"));
 	ls_node_counting = verbose || stats;
@@ -245,6 +258,17 @@ static void configure(void)
 
 static __thread int in_init;
 
+/* After ready: the options' start hooks may use pthread mutexes. */
+static void start_options(void)
+{
+	char msg[1400];
+	for (size_t i = 0; i < ls_option_count(); i++) {
+		const struct ls_option *o = ls_option_at(i);
+		if (o->start && o->start(ls_g.algo, verbose, msg, sizeof msg))
+			config_error(msg);
+	}
+}
+
 void ls_init(void)
 {
 	int expected = 0;
@@ -256,6 +280,7 @@ void ls_init(void)
 		in_init = 0;
 		/* release: publishes ls_g and ls_real to every acquire of ready */
 		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
+		start_options();
 		return;
 	}
 	if (in_init) {

@@ -2,7 +2,7 @@
  * lock.h - the interface between lockswap's interposition layer and its lock
  * algorithms.
  *
- * One algorithm = one file in locks/ that defines one `struct ls_algo` and
+ * One algorithm = one file in locks/FAMILY/ that defines one `struct ls_algo` and
  * registers it with LS_REGISTER_ALGO(); everything else in the file is static.
  * Algorithms never see pthread_mutex_t: they get a pointer to their own state.
  *
@@ -82,6 +82,28 @@ struct ls_algo {
 	static const struct ls_algo *const ls_algo_ptr_##a                     \
 		__attribute__((used, section("ls_algos"), aligned(8))) = &(a)
 
+/* A LOCKSWAP_ variable that is not an algorithm's numeric tunable, owned by
+ * a module other than the shim's core (the topology, the profiler, ...).
+ * The module registers it with LS_REGISTER_OPTION(); the shim then knows the
+ * name (an unknown LOCKSWAP_ variable is a configuration error) and, during
+ * initialisation, before main:
+ *   - calls parse(value, ...) if the variable is set: it validates and
+ *     stores the value, and returns 0, or -1 with one line in err that names
+ *     the problem and the valid choices (the shim prints it and exits 2);
+ *   - then calls start(algo, verbose, ...) for every registered option, set
+ *     or not, once the algorithm is chosen and ls_init() has finished (so
+ *     start may take pthread mutexes, dlopen, allocate): same contract for
+ *     errors. Either hook may be NULL. No option code runs on a lock path. */
+struct ls_option {
+	const char *env;  /* e.g. "LOCKSWAP_CLUSTER" */
+	const char *desc; /* one line: values and default */
+	int (*parse)(const char *value, char *err, size_t errlen);
+	int (*start)(const struct ls_algo *algo, int verbose, char *err, size_t errlen);
+};
+#define LS_REGISTER_OPTION(o)                                                  \
+	static const struct ls_option *const ls_option_ptr_##o                 \
+		__attribute__((used, section("ls_options"), aligned(8))) = &(o)
+
 /* Registry (locks/registry.c). */
 const struct ls_algo *ls_algo_find(const char *name); /* NULL if unknown */
 size_t ls_algo_count(void);
@@ -91,6 +113,9 @@ char *ls_algo_names(char *buf, size_t len);
 /* Parses an unsigned decimal value for p (suffixes none; "0x" hex allowed)
  * into *out. Returns 0, or -1 with a one-line reason in err. */
 int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen);
+/* Registered options (LS_REGISTER_OPTION), in link order. */
+size_t ls_option_count(void);
+const struct ls_option *ls_option_at(size_t i);
 /* Writes "fifo,timeout,qnode" style capability list; returns buf. */
 char *ls_caps_string(unsigned caps, char *buf, size_t len);
 

@@ -17,7 +17,7 @@
  *     allocating thread has exited: the node goes to the caller's cache, so
  *     it may next be reused by a different thread (an algorithm that needs
  *     "only the owner reuses" for its ABA argument keeps its own per-thread
- *     pool on top, as locks/abortable.h does);
+ *     pool on top, as locks/abortable/abortable.h does);
  *   - the pool writes nothing but the last 8 bytes of a freed node;
  *   - a thread's cache is bounded; the excess and everything left at thread
  *     exit goes back to the global list, so threads created and exited by

@@ -19,6 +19,8 @@
 
 extern const struct ls_algo *const __start_ls_algos[] __attribute__((weak, visibility("hidden")));
 extern const struct ls_algo *const __stop_ls_algos[] __attribute__((weak, visibility("hidden")));
+extern const struct ls_option *const __start_ls_options[] __attribute__((weak, visibility("hidden")));
+extern const struct ls_option *const __stop_ls_options[] __attribute__((weak, visibility("hidden")));
 
 #define MAX_ALGOS 64
 static const struct ls_algo *sorted[MAX_ALGOS];
@@ -78,6 +80,16 @@ const struct ls_algo *ls_algo_find(const char *name)
 		if (strcmp(sorted[i]->name, name) == 0)
 			return sorted[i];
 	return NULL;
+}
+
+size_t ls_option_count(void)
+{
+	return __start_ls_options ? (size_t)(__stop_ls_options - __start_ls_options) : 0;
+}
+
+const struct ls_option *ls_option_at(size_t i)
+{
+	return i < ls_option_count() ? __start_ls_options[i] : NULL;
 }
 
 char *ls_algo_names(char *buf, size_t len)

@@ -3,7 +3,7 @@
 # from source with -fsanitize=address and fault injection; globals are not
 # instrumented (--param asan-globals=0) because the ls_algos section must
 # stay a packed array of pointers. What ASan can and cannot see with
-# type-stable queue nodes is written in locks/abortable.h.
+# type-stable queue nodes is written in locks/abortable/abortable.h.
 #
 #   make asan       build/asan/stress, build/asan/abortable_nbtimeout
 

@@ -4,6 +4,13 @@
  *   lockswap --list                       algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]...       names only, one per line
  *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
+ *
+ * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
+ * same directory as this one (build/ or PREFIX/bin); each part of the tree
+ * that adds one adds its program there, and this file only dispatches. It
+ * runs with LOCKSWAP_COMMAND set to this program's path, so that it can run
+ * programs through `lockswap` in turn.
  *
  * The algorithm list is linked in from the same sources as the library.
  * The library is found through LOCKSWAP_LIB, next to this executable (the
@@ -24,6 +31,7 @@
 
 static const char usage[] =
 	"usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
+	"       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
 	"       lockswap --list\n"
 	"       lockswap --names [--cap CAP]...\n"
 	"\n"
@@ -118,8 +126,46 @@ static char *find_lib(void)
 	exit(2);
 }
 
+/* The directory this executable lives in, or NULL. */
+static char *self_dir(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	return dirname(path);
+}
+
+static const char *const subcommands[] = {"compare", "profile", "report"};
+
+/* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program. */
+static int subcommand(int argc, char **argv)
+{
+	char prog[PATH_MAX], self[PATH_MAX];
+	const char *dir = self_dir();
+	(void)argc;
+	if (!dir)
+		bad("cannot find my own directory to run '%s'", argv[1], NULL);
+	snprintf(self, sizeof self, "%s/lockswap", dir);
+	snprintf(prog, sizeof prog, "%s/lockswap-%s", dir, argv[1]);
+	if (access(prog, X_OK) != 0) {
+		fprintf(stderr, "lockswap: subcommand '%s' is not installed (no %s)\n", argv[1], prog);
+		exit(2);
+	}
+	setenv("LOCKSWAP_COMMAND", self, 1);
+	argv[1] = prog;
+	execv(prog, argv + 1);
+	fprintf(stderr, "lockswap: cannot run %s: %s\n", prog, strerror(errno));
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
+	for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+		if (!strcmp(argv[1], subcommands[i]))
+			return subcommand(argc, argv);
+
 	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS };
 	static const struct option opts[] = {
 		{"algo", required_argument, NULL, 'a'},	   {"wait", required_argument, NULL, 'w'},

@@ -15,7 +15,7 @@
 #   - an AddressSanitizer build of the harness (build/asan/stress, rules in
 #     mk/abortable.mk). Queue nodes are type-stable, so ASan cannot see them
 #     by itself: the abortable locks poison a node while it is free
-#     (locks/abortable.h). It CAN report an access to a node after the
+#     (locks/abortable/abortable.h). It CAN report an access to a node after the
 #     protocol freed it and before it was handed out again (a premature
 #     free or a use after free), and heap/stack errors of the harness. It
 #     CANNOT see a stale access made after the node was reused, nor races;

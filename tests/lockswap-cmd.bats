@@ -149,3 +149,20 @@ bad() {
   run timeout 10 "$prefix/bin/lockswap" -a foo -- "$HELLO"
   [ "$status" -eq 2 ]
 }
+
+@test "lockswap SUBCOMMAND runs lockswap-SUBCOMMAND beside it, with LOCKSWAP_COMMAND; a missing one is exit 2" {
+  local dir="$BATS_TEST_TMPDIR/bin"
+  mkdir -p "$dir"
+  cp "$LOCKSWAP" "$dir/lockswap"
+  run timeout 10 "$dir/lockswap" report x
+  [ "$status" -eq 2 ]
+  assert_output "lockswap: subcommand 'report' is not installed (no $dir/lockswap-report)"
+  printf '#!/bin/sh\necho "args=$*"\necho "cmd=$LOCKSWAP_COMMAND"\nexit 7\n' >"$dir/lockswap-report"
+  chmod +x "$dir/lockswap-report"
+  run -7 timeout 10 "$dir/lockswap" report --top 3 "a b"
+  assert_line "args=--top 3 a b"
+  assert_line "cmd=$dir/lockswap"
+  # not a subcommand: a program of that name is still run
+  LOCKSWAP_LIB="$LIB" run timeout 10 "$dir/lockswap" -a mcs -- "$HELLO"
+  assert_success
+}
