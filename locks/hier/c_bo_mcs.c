@@ -82,28 +82,9 @@ _Static_assert(sizeof(struct cbm) <= LS_INLINE_STATE, "inline state");
 
 static uint64_t min_delay = 100, max_delay = 10000;
 
-static __thread uint32_t rng;
-
-static uint32_t random32(void)
-{
-	uint32_t x = rng;
-	if (LS_UNLIKELY(x == 0))
-		x = (uint32_t)(uintptr_t)&rng | 1;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return rng = x;
-}
-
 static void lost_race(struct ls_spin *s, uint64_t *limit)
 {
-	uint64_t until = ls_now_ns() + random32() % *limit;
-	if (*limit < max_delay)
-		*limit = *limit * 2 < max_delay ? *limit * 2 : max_delay;
-	do {
-		if (ls_spin_step(s))
-			return;
-	} while (ls_now_ns() < until);
+	ls_hier_backoff(s, limit, max_delay, 0);
 }
 
 static void global_acquire(struct cbm *l)
@@ -162,9 +143,7 @@ static void cbm_lock(void *state)
 static int cbm_trylock(void *state)
 {
 	struct cbm *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h))
-		h = (struct head *)ls_hier_attach(&l->lines, false);
+	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
 	if (!ls_ttas_try(&l->global))
 		return EBUSY;
 	h->holder = LS_HIER_FAST;

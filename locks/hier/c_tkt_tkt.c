@@ -190,9 +190,7 @@ static void ctt_lock(void *state)
 static int ctt_trylock(void *state)
 {
 	struct ctt *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h))
-		h = (struct head *)ls_hier_attach(&l->lines, false);
+	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
 	if (!ticket_try(&l->global))
 		return EBUSY;
 	h->holder = LS_HIER_FAST;

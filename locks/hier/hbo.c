@@ -52,37 +52,6 @@ static const struct ls_param hbo_params[] = {
     {0},
 };
 
-/* xorshift32, one per thread: only decorrelates the waiters. */
-static __thread uint32_t rng;
-
-static uint32_t random32(void)
-{
-	uint32_t x = rng;
-	if (LS_UNLIKELY(x == 0))
-		x = (uint32_t)(uintptr_t)&rng | 1;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return rng = x;
-}
-
-/* Fig. 7.5's backoff(): a random pause below *limit, then the limit
- * doubles up to max. Each pause step is a step of the waiting policy;
- * returns true when, under park, the budgets are spent. */
-static bool back_off(struct ls_spin *s, uint64_t *limit, uint64_t max, uint64_t deadline)
-{
-	uint64_t now = ls_now_ns(), until = now + random32() % *limit;
-	if (deadline && until > deadline)
-		until = deadline;
-	if (*limit < max)
-		*limit = *limit * 2 < max ? *limit * 2 : max;
-	do {
-		if (ls_spin_step(s))
-			return true;
-	} while (ls_now_ns() < until);
-	return false;
-}
-
 static __attribute__((noinline)) int hbo_wait(struct hbo *l, uint32_t mine, uint64_t deadline)
 {
 	uint32_t want = mine;
@@ -104,7 +73,7 @@ static __attribute__((noinline)) int hbo_wait(struct hbo *l, uint32_t mine, uint
 		/* Fig. 7.27, lines 21-26 */
 		bool own = (v & ~LS_PARKED) == mine;
 		LS_INJECT();
-		if (!back_off(&s, own ? &local : &remote, own ? local_max : remote_max, deadline))
+		if (!ls_hier_backoff(&s, own ? &local : &remote, own ? local_max : remote_max, deadline))
 			continue;
 		/* Park. The CAS orders us against unlock's exchange: either
 		 * unlock sees PARKED and wakes, or we see 0. */

@@ -239,9 +239,7 @@ static void hclh_lock(void *state)
 static int hclh_trylock(void *state)
 {
 	struct hclh *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h))
-		h = (struct head *)ls_hier_attach(&l->lines, false);
+	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
 	if (atomic_load_explicit(&l->global, memory_order_relaxed) != NULL || !global_try(l, h))
 		return EBUSY;
 	return 0;

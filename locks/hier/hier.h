@@ -59,6 +59,7 @@
 #include "lock.h"
 #include "pool.h"
 #include "topo.h"
+#include "wait.h"
 
 extern uint64_t ls_cohort_passes, ls_hier_fastpath;
 #define LS_COHORT_PASSES_DEFAULT 64
@@ -107,12 +108,26 @@ static inline bool ls_hier_mine(ls_hier_lines_t *w, struct ls_hier_head *h)
 }
 
 /* The block for an acquisition, if the lock has its own (else NULL: call
- * ls_hier_attach). acquire: pairs with the release CAS in ls_hier_attach,
+ * ls_hier_attach, or ls_hier_get). acquire: pairs with the release CAS in ls_hier_attach,
  * so the head and the zeroed lines are seen. */
 static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
 {
 	struct ls_hier_head *h = atomic_load_explicit(w, memory_order_acquire);
 	return LS_LIKELY(ls_hier_mine(w, h)) ? h : NULL;
 }
+
+/* The block, attached if need be (slow paths and trylock). */
+static inline struct ls_hier_head *ls_hier_get(ls_hier_lines_t *w, bool with_groups)
+{
+	struct ls_hier_head *h = ls_hier_load(w);
+	return LS_LIKELY(h != NULL) ? h : ls_hier_attach(w, with_groups);
+}
+
+/* Randomised exponential backoff (AMP 7.4, Fig. 7.5), for hbo and the
+ * global lock of c-bo-mcs: a pause of a random time below *limit ns (not
+ * past deadline, if any), then *limit doubles up to max. Each pause step is
+ * a step of the waiting policy: returns true when, under park, the
+ * budgets are spent (the caller then sleeps). */
+bool ls_hier_backoff(struct ls_spin *s, uint64_t *limit, uint64_t max, uint64_t deadline);
 
 #endif

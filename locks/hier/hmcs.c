@@ -274,9 +274,7 @@ static void hmcs_lock(void *state)
 static int hmcs_trylock(void *state)
 {
 	struct hmcs *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h))
-		h = (struct head *)ls_hier_attach(&l->lines, true);
+	struct head *h = (struct head *)ls_hier_get(&l->lines, true);
 	if (atomic_load_explicit(&l->root, memory_order_relaxed) != NULL || !root_try(l, &h->fastq))
 		return EBUSY;
 	h->fast = 1;
