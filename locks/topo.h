@@ -87,9 +87,9 @@ static inline bool ls_cluster_fast(unsigned *c)
 {
 	/* The kernel keeps rseq's cpu_id current for this thread (or the
 	 * thread wrote its own index); a plain load, no ordering needed. */
-#if defined(__x86_64__) && defined(__SEG_FS)
+#if defined(__x86_64__) && defined(__SEG_FS) && !defined(__SANITIZE_ADDRESS__)
 	uint32_t i = *(volatile const __seg_fs uint32_t *)(uintptr_t)ls_topo.off; /* one %fs load */
-#else
+#else /* ASan would check the shadow of the offset, not of the address */
 	uint32_t i = *(volatile const uint32_t *)((const char *)__builtin_thread_pointer() + ls_topo.off);
 #endif
 	/* acquire: pairs with the release that publishes table */

@@ -43,6 +43,8 @@
  *		lines		the block (hier.h): a local tail per cluster
  *	head:	holder		the holder's node, for unlock
  *		fastq		the node of the fast path and trylock
+ *		fastq_busy	1 from a claim of fastq (before its state is
+ *				set) to its last reader's global_done
  *	node:	state		cluster (bits 0-7) | SMW (successor must wait)
  *				| TWS (tail when spliced) | LREF | LDONE | GDONE
  *				| OWN (fastq) | LS_PARKED
@@ -94,7 +96,8 @@ _Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
 struct head {
 	struct ls_hier_head h;
 	struct node *holder;
-	struct node fastq; /* the fast path's node */
+	struct node fastq;	     /* the fast path's node */
+	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last reader */
 };
 
 struct hclh {
@@ -126,8 +129,12 @@ static void global_done(struct node *x)
 {
 	/* acquire: LREF was set before x was released (see hclh_lock_tree) */
 	uint32_t v = atomic_load_explicit(&x->state, memory_order_acquire);
-	if (v & OWN)
-		return; /* never in a local queue: no LREF */
+	if (v & OWN) { /* never in a local queue: no LREF; our last access */
+		struct head *h = (struct head *)((char *)x - offsetof(struct head, fastq));
+		/* release: pairs with the acquire of its claim in global_try */
+		atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
+		return;
+	}
 	if (!(v & LREF) || (atomic_fetch_or_explicit(&x->state, GDONE, memory_order_acq_rel) & LDONE))
 		ls_node_free(x);
 }
@@ -215,13 +222,22 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 static inline bool global_try(struct hclh *l, struct head *h)
 {
 	struct node *expected = NULL;
+	uint32_t free = 0;
+	/* Claim fastq first: a thread that lost the race for the queue must
+	 * not set SMW again in a fastq that is in it. acquire: pairs with the
+	 * release in global_done. */
+	if (!atomic_compare_exchange_strong_explicit(&h->fastq_busy, &free, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
 	atomic_store_explicit(&h->fastq.state, SMW | OWN, memory_order_relaxed);
 	LS_INJECT();
 	/* acquire: pairs with the release CAS in hclh_unlock; release: the
 	 * node's state, for a successor */
 	if (!atomic_compare_exchange_strong_explicit(&l->global, &expected, &h->fastq, memory_order_acq_rel,
-						     memory_order_relaxed))
+						     memory_order_relaxed)) {
+		atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
 		return false;
+	}
 	h->holder = &h->fastq;
 	return true;
 }

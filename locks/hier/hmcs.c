@@ -39,7 +39,9 @@
  *		cluster		the holder's cluster
  *		fast		1: taken by the fast path (hier.h): the root
  *				alone, with fastq, the lock's own root node
- *				(one holder at a time uses it)
+ *		fastq_busy	1 from a claim of fastq (before it is reset
+ *				and offered to the root) to its holder's last
+ *				access; one thread at a time uses fastq
  *	level:	tail		the level's MCS queue
  *		q[2], cur	its nodes in the parent's queue; the level's
  *				holder chooses cur, published with the level
@@ -94,7 +96,8 @@ struct head {
 	struct node *holder;
 	uint32_t cluster;
 	uint32_t fast;
-	struct node fastq; /* the fast path's node at the root */
+	struct node fastq;	   /* the fast path's node at the root */
+	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last use */
 };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
 
@@ -248,37 +251,51 @@ static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head
 	h->fast = 0;
 }
 
-static inline bool root_try(struct hmcs *l, struct node *n)
+/* The fast path (hier.h) and trylock: fastq onto an empty root queue.
+ * fastq is claimed first (fastq_busy): a thread that lost the race for
+ * the root must not reset the links of a fastq that another thread holds
+ * the root with, and its successor may be linking into. */
+static inline bool fast_try(struct hmcs *l, struct head *h)
 {
-	struct node *expected = NULL;
+	struct node *expected = NULL, *n = &h->fastq;
+	uint32_t free = 0;
+	if (atomic_load_explicit(&l->root, memory_order_relaxed) != NULL ||
+	    /* acquire: pairs with the release in fast_done */
+	    !atomic_compare_exchange_strong_explicit(&h->fastq_busy, &free, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	LS_INJECT();
 	/* as the exchange in arrive */
-	return atomic_compare_exchange_strong_explicit(&l->root, &expected, n, memory_order_acq_rel,
-						       memory_order_relaxed);
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, n, memory_order_acq_rel,
+							      memory_order_relaxed))) {
+		h->fast = 1;
+		return true;
+	}
+	atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
+	return false;
+}
+
+static void fast_done(struct head *h)
+{
+	/* release: our last access to fastq comes before its next claim */
+	atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
 }
 
 static void hmcs_lock(void *state)
 {
 	struct hmcs *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_LIKELY(h) && ls_hier_fastpath && atomic_load_explicit(&l->root, memory_order_relaxed) == NULL &&
-	    LS_LIKELY(root_try(l, &h->fastq))) {
-		h->fast = 1;
+	if (LS_LIKELY(h) && ls_hier_fastpath && LS_LIKELY(fast_try(l, h)))
 		return;
-	}
 	hmcs_lock_tree(l, h);
 }
 
 static int hmcs_trylock(void *state)
 {
 	struct hmcs *l = state;
-	struct head *h = (struct head *)ls_hier_get(&l->lines, true);
-	if (atomic_load_explicit(&l->root, memory_order_relaxed) != NULL || !root_try(l, &h->fastq))
-		return EBUSY;
-	h->fast = 1;
-	return 0;
+	return fast_try(l, (struct head *)ls_hier_get(&l->lines, true)) ? 0 : EBUSY;
 }
 
 static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct head *h)
@@ -303,9 +320,12 @@ static void hmcs_unlock(void *state)
 	/* (D) acquire: pairs with (C) */
 	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0) &&
 	    LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, NULL, memory_order_release,
-							      memory_order_relaxed)))
+							      memory_order_relaxed))) {
+		fast_done(h);
 		return;
+	}
 	hand_on(&l->root, n, COHORT_START);
+	fast_done(h);
 }
 
 static void hmcs_destroy(void *state)
