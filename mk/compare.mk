@@ -8,3 +8,11 @@ $(B)/lockswap-compare: scripts/lockswap-compare
 
 all: $(B)/lockswap-compare
 INSTALL_BINS += $(B)/lockswap-compare
+
+# results/compare/: `lockswap compare --algos all` on sysbench's mutex test and
+# on lockbench, and (with SPLASH2=DIR, a Splash-3 checkout) the SPLASH-2
+# runner's default matrix. Under the benchmark lock; see scripts/bench-compare.
+.PHONY: compare-bench
+compare-bench: deps-bench
+	@$(MAKE) --no-print-directory bench-build
+	@scripts/bench-compare $(if $(SPLASH2),--splash2 "$(SPLASH2)")

@@ -156,8 +156,8 @@ wait_for() {
 	[ "$(grep -c '^cd ' <<<"$output")" -eq 10 ]
 	# the paper's 800x800 image needs -m of at least 80
 	assert_output --regexp "cd $fresh/codes/apps/raytrace && \./RAYTRACE -p2 -m128 /tmp/[^ ]*/car-800x800\.env"
-	assert_output --regexp "cd $fresh/codes/apps/barnes && \./BARNES < /tmp/[^ ]*/barnes-plummer-32768-p2\.in"
-	assert_output --partial "# barnes plummer-32768 2.1 glibc wait=- rep 2/2, 1 load processes"
+	assert_output --regexp "cd $fresh/codes/apps/barnes && \./BARNES < /tmp/[^ ]*/barnes-plummer-262144-p2\.in"
+	assert_output --partial "# barnes plummer-262144 2.1 glibc wait=- rep 2/2, 1 load processes"
 	[ ! -e "$fresh/codes/apps/raytrace/RAYTRACE" ]
 	[ ! -e "$OUTD" ]
 }
@@ -513,7 +513,7 @@ EOF
 	need_lockswap
 	run s2 --splash2 "$TREE" --configs 1 --reps 1 --apps barnes --dry-run
 	assert_success
-	assert_output --partial "# barnes plummer-32768 1.0 glibc wait=- rep 1/1"
+	assert_output --partial "# barnes plummer-262144 1.0 glibc wait=- rep 1/1"
 	assert_output --partial "-a pthread -- ./BARNES"
 	for a in mcs mcs-tp clh-tp; do
 		if algos | grep -qx -- "$a"; then
