@@ -2,9 +2,11 @@
 # splash2-runner/splash2-run (issue 14): a bash program, copied into build/
 # beside lockswap so that `lockswap compare` finds it, and installed with it.
 
+# Replaced by a rename, never rewritten in place: bash reads a script as it
+# runs, so a `make` during a long compare would otherwise change it under it.
 $(B)/lockswap-compare: scripts/lockswap-compare
 	@mkdir -p $(@D)
-	install -m 0755 $< $@
+	install -m 0755 $< $@.tmp && mv -f $@.tmp $@
 
 all: $(B)/lockswap-compare
 INSTALL_BINS += $(B)/lockswap-compare
