@@ -385,7 +385,8 @@ EOF
 	grep -qx 'barnes,plummer-9,2.1,2,1,mcs,spin,,3,4,4.000,3.000,6.000,2.000,2.00,yes,1 crash:SIGSEGV' "$OUTD/summary.csv"
 	[ -s "$OUTD/plots/barnes-plummer-9.png" ]
 	grep -q 'title "mcs/spin"' "$OUTD/plots/barnes-plummer-9.gp"
-	grep -q 'not ok: tas/yield at 2.1 (0/3 ok; 1 over-limit; 2 skipped), mcs/spin at 2.1 (3/4 ok; 1 crash:SIGSEGV),' \
+	grep -q 'title "barnes plummer-9, M.N 2.1' "$OUTD/plots/barnes-plummer-9.gp"
+	grep -q 'not ok: tas/yield (0/3 ok; 1 over-limit; 2 skipped), mcs/spin (3/4 ok; 1 crash:SIGSEGV),' \
 		"$OUTD/plots/barnes-plummer-9.gp"
 }
 
