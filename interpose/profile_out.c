@@ -443,6 +443,8 @@ static void write_file(const struct ls_prof *p)
 			ls_prof_json(o, p);
 		if (o->failed)
 			say("lockswap profile: cannot write ", path, ": write failed");
+		else
+			say("lockswap profile: saved to ", path, NULL);
 		ls_prof_unmap(o, sizeof *o);
 	}
 	close(fd);
@@ -475,9 +477,12 @@ void ls_prof_report(int from_signal)
 	memset(&b, 0, sizeof b);
 	if (!build(&b)) {
 		say("lockswap profile: not written: out of memory", NULL, NULL);
-	} else if ((ls_prof.forked || ls_prof.descendant) && !b.p.h.nmutex && !b.p.h.ncond) {
-		/* a child or a program run by the profiled one (a shell, timeout)
-		 * that used no mutex: nothing to say */
+	} else if (!b.p.h.nmutex && !b.p.h.ncond) {
+		/* nothing to report; a child, or a program run by the profiled
+		 * one (a shell, timeout), says nothing at all */
+		if (!ls_prof.forked && !ls_prof.descendant)
+			say("lockswap profile: no mutex or condition variable was used by ", ls_prof.exe,
+			    ls_prof.out ? " (nothing saved)" : "");
 	} else {
 		if (ls_prof.top) {
 			struct ls_out *o = ls_prof_map(sizeof *o);

@@ -17,3 +17,15 @@ $(B)/lockswap-report: scripts/lockswap-report.c interpose/profile_table.c interp
 
 all: $(B)/lockswap-profile $(B)/lockswap-report
 INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report
+
+# dlopen while contended (tests/profile.bats): the program exports its mutex
+# (-rdynamic) to the library it loads and unloads.
+$(B)/progs/profile_dl: tests/progs/profile_dl.c tests/progs/check.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -pthread $(WARN) -rdynamic -o $@ $< -ldl
+
+$(B)/doubles-profile/libprofile_dl.so: tests/doubles-profile/profile_dl_lib.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -pthread -fPIC -shared $(WARN) -o $@ $<
+
+tests-build: $(B)/progs/profile_dl $(B)/doubles-profile/libprofile_dl.so

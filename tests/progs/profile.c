@@ -292,15 +292,20 @@ static void counts(void)
 /* ---- fork: each child writes its own profile ---- */
 
 static pthread_mutex_t FG = PTHREAD_MUTEX_INITIALIZER, FH, FK = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int stop;
+static atomic_int stop, paused;
 
-/* contended acquisitions (and their stacks) while the program forks */
+/* Contended acquisitions (and their stacks) while the program forks; paused
+ * while a child runs, so that the child's own forced contention is not
+ * starved of CPU on a busy machine. */
 static void *hammer_fn(void *p)
 {
 	(void)p;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		lock_n(&FK, 10);
-		sched_yield(); /* let the forks through on a busy machine */
+		while (atomic_load_explicit(&paused, memory_order_relaxed)) {
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
 	}
 	return NULL;
 }
@@ -331,10 +336,12 @@ static void fork_case(void)
 				_exit(0);
 			_Exit(0);
 		}
+		atomic_store(&paused, 1);
 		int st;
 		CHECK_EQ(waitpid(pid, &st, 0), pid);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			FAIL("child failed (status 0x%x)", st);
+		atomic_store(&paused, 0);
 	}
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 2; i++)
