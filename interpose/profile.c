@@ -72,7 +72,7 @@
 #include "wait.h"
 
 bool ls_prof_on;
-struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10};
+struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10, .err_fd = 2};
 
 #define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
 #define SITE_BUCKETS 256 /* per thread */
@@ -809,7 +809,8 @@ static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr
 	return e;
 }
 
-static inline struct tent *entry(struct pthr *t, uintptr_t key, int kind, bool glibc)
+static inline __attribute__((always_inline)) struct tent *entry(struct pthr *t, uintptr_t key, int kind,
+								      bool glibc)
 {
 	struct tent *e = t->mru;
 	if (LS_UNLIKELY(!e || e->key != key)) {
@@ -875,7 +876,7 @@ static inline void hold_begin(struct pthr *t, struct tent *e, uint64_t at)
 }
 
 /* An acquisition whose first attempt succeeded. */
-static inline void acquired(struct pthr *t, uintptr_t key, bool glibc, int how)
+static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintptr_t key, bool glibc, int how)
 {
 	uint64_t at = now();
 	struct tent *e = entry(t, key, PK_MUTEX, glibc);
@@ -893,7 +894,7 @@ static void tryfailed(struct pthr *t, uintptr_t key, bool glibc)
 }
 
 /* A release: ends the hold, whoever took the mutex. */
-static inline void released(struct pthr *t, uintptr_t key, bool glibc)
+static inline __attribute__((always_inline)) void released(struct pthr *t, uintptr_t key, bool glibc)
 {
 	uint64_t at = now();
 	struct tent *e = entry(t, key, PK_MUTEX, glibc);
@@ -1677,6 +1678,11 @@ static int prof_start(const struct ls_algo *algo, int verbose, char *err, size_t
 		    !(old.sa_flags & SA_SIGINFO))
 			sigaction(fatal_signals[i], &sa, NULL);
 	}
+	/* Programs may close stderr before they exit (xz, coreutils do): the
+	 * report keeps a copy of it, out of the way of the program's fds. */
+	int fd = fcntl(2, F_DUPFD_CLOEXEC, 200);
+	if (fd >= 0)
+		ls_prof.err_fd = fd;
 	/* Programs this one runs write FILE.PID, not FILE. */
 	if (ls_prof.out && !ls_prof.descendant) {
 		char pid[16];

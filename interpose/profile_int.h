@@ -46,12 +46,13 @@ struct grec {
 	/* Contended path only. */
 	_Atomic uint32_t waiters, max_waiters;
 	_Atomic uint8_t dead; /* ended: per-thread entries must move on */
-	char pad_hot[LS_CACHELINE - 2 * 8 - 2 * 4 - 1];
+	uint8_t kind;	      /* PK_MUTEX, PK_COND: read with dead on every use */
+	char pad_hot[LS_CACHELINE - 2 * 8 - 2 * 4 - 2];
 
 	/* Set at creation (under the global lock), read-only after. */
 	uintptr_t addr;
 	uint32_t id;
-	uint8_t kind, glibc, origin, ended;
+	uint8_t glibc, origin, ended;
 	bool internal; /* libunwind's own (created from inside it): not reported */
 	int32_t mkind; /* __kind of the mutex when first seen */
 	int32_t pid;   /* the process that created it (a fork child inherits records) */
@@ -79,6 +80,7 @@ struct prof_state {
 	/* configuration (fixed before main) */
 	unsigned sample, frames, top;
 	const char *out; /* LOCKSWAP_PROFILE_OUT or NULL */
+	int err_fd;	 /* the report's stderr: a copy of fd 2 taken at start */
 	bool csv;
 	bool descendant; /* a process started by a profiled one (exec) */
 	bool forked;	 /* a fork child of the profiled process */

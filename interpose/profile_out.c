@@ -412,7 +412,7 @@ static void unbuild(struct build *b)
 static void say(const char *a, const char *b, const char *c)
 {
 	struct ls_out o;
-	ls_out_init(&o, 2);
+	ls_out_init(&o, ls_prof.err_fd);
 	ls_out_str(&o, a);
 	ls_out_str(&o, b ? b : "");
 	ls_out_str(&o, c ? c : "");
@@ -487,7 +487,7 @@ void ls_prof_report(int from_signal)
 		if (ls_prof.top) {
 			struct ls_out *o = ls_prof_map(sizeof *o);
 			if (o) {
-				ls_out_init(o, 2);
+				ls_out_init(o, ls_prof.err_fd);
 				ls_prof_table(o, &b.p, ls_prof.top, 3, false);
 				ls_prof_unmap(o, sizeof *o);
 			}

@@ -29,3 +29,8 @@ $(B)/doubles-profile/libprofile_dl.so: tests/doubles-profile/profile_dl_lib.c
 	$(CC) -std=gnu11 -O1 -g -pthread -fPIC -shared $(WARN) -o $@ $<
 
 tests-build: $(B)/progs/profile_dl $(B)/doubles-profile/libprofile_dl.so
+
+.PHONY: profile-bench
+profile-bench: deps-bench
+	@$(MAKE) --no-print-directory bench-build tests-build
+	@scripts/bench-profile --out results/profile
