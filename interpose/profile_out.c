@@ -61,40 +61,33 @@ static bool sym_before(const struct sym *a, const struct sym *b)
 	return a->lo < b->lo;
 }
 
-/* heapsort, as in profile_table.c */
+static void sift(struct sym *a, size_t r, size_t end)
+{
+	for (;;) {
+		size_t c = 2 * r + 1;
+		if (c >= end)
+			return;
+		if (c + 1 < end && sym_before(&a[c], &a[c + 1]))
+			c++;
+		if (!sym_before(&a[r], &a[c]))
+			return;
+		struct sym t = a[r];
+		a[r] = a[c];
+		a[c] = t;
+		r = c;
+	}
+}
+
+/* heapsort: no allocation, no recursion (this may run in a signal handler) */
 static void sort_syms(struct sym *a, size_t n)
 {
 	for (size_t k = n / 2; k-- > 0;)
-		for (size_t r = k;;) {
-			size_t c = 2 * r + 1;
-			if (c >= n)
-				break;
-			if (c + 1 < n && sym_before(&a[c], &a[c + 1]))
-				c++;
-			if (!sym_before(&a[r], &a[c]))
-				break;
-			struct sym t = a[r];
-			a[r] = a[c];
-			a[c] = t;
-			r = c;
-		}
+		sift(a, k, n);
 	for (size_t e = n; e-- > 1;) {
 		struct sym t = a[0];
 		a[0] = a[e];
 		a[e] = t;
-		for (size_t r = 0;;) {
-			size_t c = 2 * r + 1;
-			if (c >= e)
-				break;
-			if (c + 1 < e && sym_before(&a[c], &a[c + 1]))
-				c++;
-			if (!sym_before(&a[r], &a[c]))
-				break;
-			struct sym t2 = a[r];
-			a[r] = a[c];
-			a[c] = t2;
-			r = c;
-		}
+		sift(a, 0, e);
 	}
 }
 

@@ -455,29 +455,32 @@ static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls
 	}
 }
 
+/* "lockswap profile: top N of M things (note):" and the column names;
+ * returns N. */
+static unsigned top_out(struct ls_out *o, unsigned top, unsigned all, const char *one, const char *many,
+			const char *note, const char *cols)
+{
+	unsigned n = all < top ? all : top;
+	if (!n)
+		return 0;
+	ls_out_str(o, "lockswap profile: top ");
+	ls_out_u64(o, n);
+	ls_out_str(o, " of ");
+	ls_out_u64(o, all);
+	ls_out_str(o, all == 1 ? one : many);
+	ls_out_str(o, note);
+	ls_out_str(o, cols);
+	return n;
+}
+
 void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsigned sites, bool detail)
 {
 	head_out(o, p);
-	unsigned nm = p->h.nmutex < top ? p->h.nmutex : top;
-	if (nm) {
-		ls_out_str(o, "lockswap profile: top ");
-		ls_out_u64(o, nm);
-		ls_out_str(o, " of ");
-		ls_out_u64(o, p->h.nmutex);
-		ls_out_str(o, p->h.nmutex == 1 ? " mutex" : " mutexes");
-		ls_out_str(o, " (times: ms, max and avg us):\n");
-		ls_out_str(o, mutex_cols);
-		for (unsigned i = 0; i < nm; i++)
-			mutex_out(o, p, &p->mutex[i], sites, detail);
-	}
-	unsigned nc = p->h.ncond < top ? p->h.ncond : top;
+	unsigned nm = top_out(o, top, p->h.nmutex, " mutex", " mutexes", " (times: ms, max and avg us):\n", mutex_cols);
+	for (unsigned i = 0; i < nm; i++)
+		mutex_out(o, p, &p->mutex[i], sites, detail);
+	unsigned nc = top_out(o, top, p->h.ncond, " condvar", " condvars", ":\n", cond_cols);
 	if (nc) {
-		ls_out_str(o, "lockswap profile: top ");
-		ls_out_u64(o, nc);
-		ls_out_str(o, " of ");
-		ls_out_u64(o, p->h.ncond);
-		ls_out_str(o, p->h.ncond == 1 ? " condvar:\n" : " condvars:\n");
-		ls_out_str(o, cond_cols);
 		for (unsigned i = 0; i < nc; i++) {
 			const struct ls_prof_row *r = &p->cond[i];
 			ls_out_upad(o, r->id, 6);
