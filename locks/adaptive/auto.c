@@ -103,7 +103,14 @@ struct autolock {
 };
 _Static_assert(sizeof(struct autolock) <= LS_INLINE_STATE, "inline state");
 
-static uint64_t fair_ns = 1000000, pass_limit = 1024;
+/* Defaults. FAIR_NS: Go's starvation threshold, 1 ms. PASSES: a hand-off
+ * to a head that sleeps leaves the lock idle for a wake-up (10-50 us on a
+ * loaded 2-CPU VM); 1024 releases of an empty critical section take about
+ * as long, so a limit that low cost 60% of the throughput there (measured:
+ * results/auto/README.md). 65536 releases take >= 1.3 ms at the highest
+ * rate measured (48 M/s), so the count adds at most as many hand-offs as
+ * the 1 ms bound; it is the bound that needs no clock. */
+static uint64_t fair_ns = 1000000, pass_limit = 65536;
 
 /* fork(): the child's lists may hold nodes of threads that do not exist
  * there. Each node records the generation it was queued in; a QLOCK holder
