@@ -178,6 +178,28 @@ static void qlock_wait(struct ls_spin *s)
 		sched_yield();
 }
 
+/* Takes QLOCK (adding the bits `add` in the same CAS), unless the word has
+ * a bit of `bail_set` or lacks one of `bail_clear`: then returns false.
+ * acquire: pairs with qunlock's release (the list), and with the release
+ * CAS of a head that parked again (its node's state). */
+static bool qlock(struct autolock *l, uint32_t bail_set, uint32_t bail_clear, uint32_t add)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	for (;;) {
+		if ((v & bail_set) || (v & bail_clear) != bail_clear)
+			return false;
+		if (v & QLOCK) {
+			qlock_wait(&s);
+			v = atomic_load_explicit(&l->word, memory_order_relaxed);
+			continue;
+		}
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | QLOCK | add, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	}
+}
+
 /* Releases QLOCK after a change of the list: WAITERS follows the list, a new
  * head starts with no passes, and the bits in `clear` are cleared. Returns
  * the new word. release: pairs with the acquire of the next QLOCK CAS. */
@@ -199,22 +221,8 @@ static uint32_t qunlock(struct autolock *l, bool new_head, uint32_t clear)
  * will), the head is already awake, or nobody waits. */
 static void wake_head(struct autolock *l)
 {
-	struct ls_spin s = LS_SPIN_INIT;
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	for (;;) {
-		if (!(v & WAITERS) || (v & (WOKEN | LOCKED)))
-			return;
-		if (v & QLOCK) {
-			qlock_wait(&s);
-			v = atomic_load_explicit(&l->word, memory_order_relaxed);
-			continue;
-		}
-		/* acquire: pairs with qunlock's release (the list) and with the
-		 * release CAS of a head that parked again (its node's state) */
-		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | QLOCK | WOKEN,
-							  memory_order_acquire, memory_order_relaxed))
-			break;
-	}
+	if (!qlock(l, WOKEN | LOCKED, WAITERS, WOKEN))
+		return;
 	if (purge_stale(l) && !l->head) {
 		qunlock(l, true, WOKEN);
 		return;
@@ -292,21 +300,8 @@ static bool spin_acquire(struct autolock *l, struct node *me, unsigned budget, u
  * free: the caller retries it. */
 static bool enqueue(struct autolock *l, struct node *me)
 {
-	struct ls_spin s = LS_SPIN_INIT;
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	for (;;) {
-		if (!(v & LOCKED))
-			return false;
-		if (v & QLOCK) {
-			qlock_wait(&s);
-			v = atomic_load_explicit(&l->word, memory_order_relaxed);
-			continue;
-		}
-		/* acquire: pairs with qunlock's release */
-		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | QLOCK | WAITERS,
-							  memory_order_acquire, memory_order_relaxed))
-			break;
-	}
+	if (!qlock(l, 0, LOCKED, WAITERS))
+		return false;
 	bool purged = purge_stale(l);
 	atomic_store_explicit(&me->state, WAITING, memory_order_relaxed);
 	me->gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
@@ -324,18 +319,7 @@ static bool enqueue(struct autolock *l, struct node *me)
  * us meanwhile, else ETIMEDOUT. */
 static int leave(struct autolock *l, struct node *me)
 {
-	struct ls_spin s = LS_SPIN_INIT;
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	for (;;) {
-		if (v & QLOCK) {
-			qlock_wait(&s);
-			v = atomic_load_explicit(&l->word, memory_order_relaxed);
-			continue;
-		}
-		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | QLOCK, memory_order_acquire,
-							  memory_order_relaxed))
-			break;
-	}
+	qlock(l, 0, 0, 0);
 	if (!me->listed) {
 		/* An unlock unlinked us to hand us the lock: wait for it. */
 		qunlock(l, false, 0);

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../progs/check.h" /* task_state */
 #include "lock.h"
 #include "wait.h"
 
@@ -83,20 +84,6 @@ static void set_param(const char *env, uint64_t v)
 static int queued(void)
 {
 	return (atomic_load_explicit((_Atomic uint32_t *)state, memory_order_relaxed) & 0x4u) != 0;
-}
-
-static char task_state(pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		die("cannot open %s", path);
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
 }
 
 /* Waits until thread tid is queued on the lock: asleep under park (which
