@@ -53,21 +53,23 @@ static void *state;
 static int limit_ms = 30000;
 static const char *const policies[] = {"spin", "yield", "park"};
 
-static void die(const char *fmt, ...)
+/* One line "file:line: auto: FAIL wait=POLICY: ..." and exit 1 (check.h). */
+#define die(...) FAIL("auto: FAIL wait=%s: %s", policies[ls_wait_cfg.policy], msg(__VA_ARGS__))
+
+static const char *msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static const char *msg(const char *fmt, ...)
 {
+	static char buf[256];
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "auto: FAIL wait=%s: ", policies[ls_wait_cfg.policy]);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	exit(1);
+	return buf;
 }
 
 static void nap_ms(int ms)
 {
-	struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-	nanosleep(&t, NULL);
+	usleep((useconds_t)ms * 1000);
 }
 
 static void set_param(const char *env, uint64_t v)
