@@ -17,8 +17,9 @@
  *               ETIMEDOUT for a deadline already past; clocklock accepts
  *               CLOCK_REALTIME and CLOCK_MONOTONIC only (EINVAL otherwise,
  *               checked first, as glibc does).
- *   destroy     EBUSY while locked; then __kind = -1 as glibc does, so a
- *               use after destroy gets glibc's EINVAL.
+ *   destroy     EBUSY while locked, or while condvar waiters have released
+ *               it (see "condvar users" below); then __kind = -1 as glibc
+ *               does, so a use after destroy gets glibc's EINVAL.
  * A CLOCK_REALTIME deadline is converted to a CLOCK_MONOTONIC one when the
  * wait starts: a later step of the realtime clock does not move it.
  */
@@ -72,6 +73,12 @@ static inline void store_owner(struct ls_mutex *m, int tid)
 {
 	/* relaxed: read by other threads only to learn "not mine" */
 	__atomic_store_n(&m->owner, tid, __ATOMIC_RELAXED);
+}
+
+/* glibc's __nusers: condvar waiters (see "for the condition variable") */
+static inline uint32_t cond_users(struct ls_mutex *m)
+{
+	return __atomic_load_n(&m->cond_users, __ATOMIC_RELAXED);
 }
 
 /* ---- out-of-line state ---- */
@@ -401,7 +408,11 @@ ls_pthread_mutex_destroy(pthread_mutex_t *mu)
 	void *state = state_of(m);
 	if (ls_g.algo->trylock(state))
 		return EBUSY;
+	/* read under the mutex, where waiters change it */
+	bool users = cond_users(m) != 0;
 	ls_g.algo->unlock(state);
+	if (users)
+		return EBUSY;
 	if (ls_g.algo->destroy)
 		ls_g.algo->destroy(state);
 	if (ls_g.ext) {
@@ -415,7 +426,37 @@ ls_pthread_mutex_destroy(pthread_mutex_t *mu)
 	return 0;
 }
 
-/* ---- for the condition variable ---- */
+/* ---- for the condition variable ----
+ *
+ * Condvar users. glibc counts in __nusers every thread that holds the mutex
+ * or waits on a condvar with it (its wait unlocks without decrementing), and
+ * its destroy is EBUSY while the count is not 0. Holders are seen by
+ * destroy's trylock here, so the word counts only the second kind: a waiter
+ * adds itself before it releases the mutex and removes itself once it holds
+ * it again (after a signal, a timeout or, in the cancellation handler, a
+ * cancel). Every change is made by a holder of the mutex, and destroy reads
+ * the count holding it, so the mutex orders them all; the accesses are
+ * atomic anyway, for a non-owner's wait, which changes it and takes it back
+ * without holding the mutex (ERRORCHECK: EPERM). For a mutex glibc owns the
+ * word is glibc's own __nusers, which glibc also changes only under the
+ * mutex: +1 before glibc's unlock and -1 after glibc's lock are exactly its
+ * "unlock without decrementing". Not for robust mutexes, whose destroy
+ * ignores the count, nor when glibc's unlock would refuse a non-owner (the
+ * wait then returns EPERM having changed nothing).
+ */
+
+static bool counts_users(struct ls_mutex *m)
+{
+	if (!ls_mutex_is_glibc((pthread_mutex_t *)m))
+		return true;
+	if (m->kind & KIND_ROBUST)
+		return false;
+	/* glibc checks the owner for these (and for every PI mutex) */
+	int type = m->kind & KIND_TYPE_MASK;
+	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE || (m->kind & KIND_PI))
+		return load_owner(m) == self_tid();
+	return true;
+}
 
 int ls_mutex_unlock_for_wait(pthread_mutex_t *mu, uint32_t *saved)
 {
@@ -427,7 +468,13 @@ int ls_mutex_unlock_for_wait(pthread_mutex_t *mu, uint32_t *saved)
 		*saved = m->count;
 		m->count = 1;
 	}
-	return ls_pthread_mutex_unlock(mu);
+	if (!counts_users(m))
+		return ls_pthread_mutex_unlock(mu);
+	__atomic_fetch_add(&m->cond_users, 1, __ATOMIC_RELAXED);
+	int r = ls_pthread_mutex_unlock(mu);
+	if (r)
+		__atomic_fetch_sub(&m->cond_users, 1, __ATOMIC_RELAXED);
+	return r;
 }
 
 int ls_mutex_relock_after_wait(pthread_mutex_t *mu, uint32_t saved)
@@ -436,5 +483,7 @@ int ls_mutex_relock_after_wait(pthread_mutex_t *mu, uint32_t saved)
 	int r = ls_pthread_mutex_lock(mu);
 	if (r == 0 && saved)
 		m->count = saved;
+	if (r == 0 && !(ls_mutex_is_glibc(mu) && (m->kind & KIND_ROBUST)))
+		__atomic_fetch_sub(&m->cond_users, 1, __ATOMIC_RELAXED);
 	return r;
 }
