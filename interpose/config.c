@@ -247,6 +247,12 @@ static void configure(void)
 			say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
 	}
 
+	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
+		snprintf(msg, sizeof msg, "algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)", a->name,
+			 a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
+		config_error(msg);
+	}
+
 	ls_g.algo = a;
 	ls_g.passthrough = (a->caps & LS_CAP_PASSTHROUGH) != 0;
 	ls_g.ext = a->state_size > LS_INLINE_STATE;

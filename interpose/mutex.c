@@ -83,20 +83,28 @@ static inline uint32_t cond_users(struct ls_mutex *m)
 
 /* ---- out-of-line state ---- */
 
+/* A fresh block for m, initialised; NULL only if wait is false and no
+ * memory can be had without the pool's reserve (pool.h). The size fits a
+ * block: ls_init refuses an algorithm whose state does not. */
+static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
+{
+	const struct ls_algo *a = ls_g.algo;
+	size_t size = sizeof(struct ls_ext) + a->state_size;
+	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
+	if (e) {
+		e->mutex = m;
+		if (a->init)
+			a->init(e + 1);
+	}
+	return e;
+}
+
+/* On a lock path, which cannot fail: the pool's reserve, or a wait. */
 static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
 {
 	const struct ls_algo *a = ls_g.algo;
 	for (;;) {
-		struct ls_ext *e = ls_ext_alloc(sizeof(struct ls_ext) + a->state_size);
-		if (!e) {
-			static const char msg[] = "lockswap: cannot allocate lock state; aborting\n";
-			if (write(2, msg, sizeof msg - 1) < 0) {
-			}
-			abort();
-		}
-		e->mutex = m;
-		if (a->init)
-			a->init(e + 1);
+		struct ls_ext *e = ext_new(m, true);
 		/* release: the initialised state is visible to whoever loads
 		 * the pointer with acquire (ext_state) */
 		if (atomic_compare_exchange_strong_explicit(&m->alg.ext, &seen, e, memory_order_acq_rel,
@@ -392,7 +400,19 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		if (ls_g.algo->init)
 			ls_g.algo->init(old + 1);
 		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
-	} else if (!ls_g.ext && ls_g.algo->init) {
+	} else if (ls_g.ext) {
+		/* The out-of-line state is attached here, where failing is
+		 * allowed: without memory for it (the pool's reserve is kept
+		 * for lock paths) the mutex cannot honestly be said to exist,
+		 * and POSIX's answer is ENOMEM. glibc never gives it (its
+		 * mutex needs no memory); a program that ignores it still
+		 * has a valid unlocked mutex, like a static initialiser,
+		 * whose first lock attaches the state or waits for memory. */
+		struct ls_ext *e = ext_new(m, false);
+		if (!e)
+			return ENOMEM;
+		atomic_store_explicit(&m->alg.ext, e, memory_order_release);
+	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
 	return 0;
