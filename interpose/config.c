@@ -83,6 +83,7 @@ static void resolve_glibc(void)
 	ls_real.cond_clockwait = real_sym("pthread_cond_clockwait", "GLIBC_2.34");
 	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
 	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
+	ls_real.setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
 }
 
 /* The variables the shim itself reads; algorithm tunables are added from

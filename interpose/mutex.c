@@ -157,12 +157,14 @@ static inline void *state_of(struct ls_mutex *m)
 
 /* ---- the types' bookkeeping, shared by lock, trylock and the timed locks ---- */
 
-enum how { LOCK, TRY, TIMED };
+/* LOCK_SLICED, TIMED_SLICED: for an asynchronously cancelable thread. */
+enum how { LOCK, TRY, TIMED, LOCK_SLICED, TIMED_SLICED };
 struct timed_arg {
 	clockid_t clock;
 	const struct timespec *abs;
 };
 static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs);
+static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
  * EINVAL. */
@@ -176,8 +178,12 @@ static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enu
 		return 0;
 	case TRY:
 		return ls_g.algo->trylock(state) ? EBUSY : 0;
-	default:
+	case TIMED:
 		return algo_timedlock(state, t->clock, t->abs);
+	case LOCK_SLICED:
+		return sliced(state, NULL);
+	default:
+		return sliced(state, t);
 	}
 }
 
@@ -207,6 +213,16 @@ static inline __attribute__((always_inline)) int acquire(struct ls_mutex *m, enu
 	return 0;
 }
 
+/* An acquisition by an asynchronously cancelable thread (cancel.c): the
+ * whole call with its type deferred, and a wait in slices. */
+static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how how, const struct timed_arg *t)
+{
+	int old = ls_cancel_defer();
+	int r = acquire(m, how, t);
+	ls_cancel_restore(old);
+	return r;
+}
+
 /* ---- lock ---- */
 
 static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
@@ -214,6 +230,8 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_lock(mu);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_mutex *)mu, LOCK_SLICED, NULL);
 	return acquire((struct ls_mutex *)mu, LOCK, NULL);
 }
 
@@ -236,6 +254,8 @@ static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_trylock(mu);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_mutex *)mu, TRY, NULL);
 	return acquire((struct ls_mutex *)mu, TRY, NULL);
 }
 
@@ -253,12 +273,8 @@ ls_pthread_mutex_trylock(pthread_mutex_t *mu)
 
 /* ---- unlock ---- */
 
-static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
+static int release(struct ls_mutex *m)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
-	ls_ensure_init();
-	if (ls_mutex_is_glibc(mu))
-		return ls_real.mutex_unlock(mu);
 	switch (m->kind & KIND_TYPE_MASK) {
 	case PTHREAD_MUTEX_RECURSIVE:
 		if (load_owner(m) != self_tid())
@@ -277,6 +293,14 @@ static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
 	}
 	ls_g.algo->unlock(state_of(m));
 	return 0;
+}
+
+static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
+{
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_unlock(mu);
+	return LS_CANCEL_DEFERRED(release((struct ls_mutex *)mu));
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_unlock@@GLIBC_2.2.5"))) int
@@ -337,9 +361,42 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 	return ls_timedlock_fallback(a, state, deadline);
 }
 
+/* An asynchronously cancelable thread never waits inside an algorithm
+ * (cancel.c): it waits in slices of the algorithm's timedlock (or the
+ * trylock fallback), 1 ms doubling up to 16 ms, and between two, holding
+ * nothing and in no queue, lets a pending cancel act. Returns 0, or for a
+ * timed call ETIMEDOUT / EINVAL (checked once busy, as algo_timedlock). */
+#define SLICE_MIN_NS 1000000u
+#define SLICE_MAX_NS 16000000u
+static int sliced(void *state, const struct timed_arg *t)
+{
+	const struct ls_algo *a = ls_g.algo;
+	uint64_t deadline = UINT64_MAX;
+	if (!a->trylock(state))
+		return 0;
+	if (t) {
+		int r = to_deadline(t->clock, t->abs, &deadline);
+		if (r)
+			return r;
+	}
+	for (uint64_t slice = SLICE_MIN_NS;; slice = slice < SLICE_MAX_NS ? 2 * slice : slice) {
+		uint64_t end = ls_now_ns() + slice;
+		if (end > deadline)
+			end = deadline;
+		int r = a->timedlock ? a->timedlock(state, end) : ls_timedlock_fallback(a, state, end);
+		if (r == 0)
+			return 0;
+		if (end == deadline)
+			return ETIMEDOUT;
+		pthread_testcancel();
+	}
+}
+
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
 {
 	struct timed_arg t = {clock, abs};
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_mutex *)mu, TIMED_SLICED, &t);
 	return acquire((struct ls_mutex *)mu, TIMED, &t);
 }
 
@@ -367,13 +424,11 @@ ls_pthread_mutex_clocklock(pthread_mutex_t *mu, clockid_t clock, const struct ti
 
 /* ---- init / destroy ---- */
 
-LS_EXPORT __attribute__((symver("pthread_mutex_init@@GLIBC_2.2.5"))) int
-ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
+static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	int type = PTHREAD_MUTEX_NORMAL, pshared = PTHREAD_PROCESS_PRIVATE, robust = PTHREAD_MUTEX_STALLED,
 	    protocol = PTHREAD_PRIO_NONE;
-	ls_ensure_init();
 	if (attr) {
 		pthread_mutexattr_gettype(attr, &type);
 		pthread_mutexattr_getpshared(attr, &pshared);
@@ -418,13 +473,15 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	return 0;
 }
 
-LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int
-ls_pthread_mutex_destroy(pthread_mutex_t *mu)
+LS_EXPORT __attribute__((symver("pthread_mutex_init@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
-	if (ls_mutex_is_glibc(mu))
-		return ls_real.mutex_destroy(mu);
+	return LS_CANCEL_DEFERRED(init_mutex(mu, attr));
+}
+
+static int destroy_mutex(struct ls_mutex *m)
+{
 	void *state = state_of(m);
 	if (ls_g.algo->trylock(state))
 		return EBUSY;
@@ -444,6 +501,15 @@ ls_pthread_mutex_destroy(pthread_mutex_t *mu)
 	}
 	m->kind = -1;
 	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_destroy(pthread_mutex_t *mu)
+{
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_destroy(mu);
+	return LS_CANCEL_DEFERRED(destroy_mutex((struct ls_mutex *)mu));
 }
 
 /* ---- for the condition variable ----

@@ -94,6 +94,7 @@ struct ls_real {
 	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
 	int (*cond_signal)(pthread_cond_t *);
 	int (*cond_broadcast)(pthread_cond_t *);
+	int (*setcanceltype)(int, int *);
 };
 
 /*
@@ -103,7 +104,7 @@ struct ls_real {
  * library's constructor (by other libraries' constructors) work.
  */
 struct ls_global {
-	int fast_kind;	  /* 0 once ready; stays -1 under passthrough */
+	int fast_kind;	  /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (cancel.c) */
 	/* the fast path's operations, on the inline state bytes */
 	bool ext;	  /* algorithm state lives out of line */
 	bool passthrough; /* LOCKSWAP_ALGO=pthread */
@@ -118,6 +119,29 @@ extern struct ls_global ls_g;
 extern struct ls_real ls_real;
 
 void ls_init(void); /* idempotent, thread-safe */
+
+/* Asynchronous cancellation (cancel.c): once a thread has made itself
+ * asynchronously cancelable, fast_kind is LS_KIND_SLOW (no mutex has it)
+ * and the slow paths run such a thread's calls with its type deferred
+ * (ls_cancel_defer, then ls_cancel_restore with what it returned). */
+#define LS_KIND_SLOW (-2)
+extern __thread bool ls_async_cancel __attribute__((tls_model("initial-exec")));
+int ls_cancel_defer(void);
+void ls_cancel_restore(int old);
+/* The value of expr (an int), evaluated with the calling thread's cancel
+ * type deferred if it is asynchronous. */
+#define LS_CANCEL_DEFERRED(expr)                                               \
+	({                                                                     \
+		int r_;                                                        \
+		if (LS_UNLIKELY(ls_async_cancel)) {                            \
+			int o_ = ls_cancel_defer();                            \
+			r_ = (expr);                                           \
+			ls_cancel_restore(o_);                                 \
+		} else {                                                       \
+			r_ = (expr);                                           \
+		}                                                              \
+		r_;                                                            \
+	})
 
 /* Fast-path operations for algorithms whose state is out of line. */
 void ls_ext_lock(void *inline_state);
