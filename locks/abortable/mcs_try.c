@@ -442,13 +442,11 @@ static int mcs_try_trylock(void *state)
 	return 0;
 }
 
-static void mcs_try_unlock(void *state)
+/* Release, all cases; the next field has been found not NIL, or the tail
+ * has moved. */
+static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct node *I)
 {
-	struct mcs_try *l = state;
-	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	ptr succ;
-	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
-
 	for (;;) {
 		LS_INJECT();
 		succ = ld(&I->next);
@@ -498,6 +496,25 @@ static void mcs_try_unlock(void *state)
 		 * without the flag each could be leaving (see the header). */
 		mark_releasing(I);
 	}
+}
+
+static void mcs_try_unlock(void *state)
+{
+	struct mcs_try *l = state;
+	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+	/* No successor, and the tail swings back: the listing's first round
+	 * of the loop, peeled off so that it leaves `releasing` alone (never
+	 * set on this path). */
+	ptr expected = (ptr)I;
+	if (LS_LIKELY(ld(&I->next) == NIL &&
+		      atomic_compare_exchange_strong_explicit(&l->tail, &expected, NIL, memory_order_seq_cst,
+							      memory_order_seq_cst))) {
+		AWAIT(I, is_transient(ld(&I->next)));
+		ab_node_free(I);
+		return;
+	}
+	release_slow(l, I);
 }
 
 static const struct ls_algo mcs_try_algo = {
