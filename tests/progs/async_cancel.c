@@ -202,13 +202,7 @@ static void not_cancelled(void)
 	pthread_t w = spawn(timed_and_wait_fn, NULL);
 	await_at_least(&w_timed_out, 1);
 	CHECK_RC(pthread_mutex_unlock(&w_m), 0);
-	for (;;) {
-		CHECK_RC(pthread_mutex_lock(&w_m), 0);
-		if (w_waiting)
-			break;
-		CHECK_RC(pthread_mutex_unlock(&w_m), 0);
-		sched_yield();
-	}
+	lock_when_waiting(&w_m, &w_waiting, 1);
 	w_flag = 1;
 	CHECK_RC(pthread_cond_signal(&w_c), 0);
 	CHECK_RC(pthread_mutex_unlock(&w_m), 0);
@@ -244,13 +238,7 @@ static void in_cond_wait(void)
 {
 	init_type(&cw_m, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_t t = spawn(cw_fn, NULL);
-	for (;;) {
-		CHECK_RC(pthread_mutex_lock(&cw_m), 0);
-		if (cw_waiting)
-			break;
-		CHECK_RC(pthread_mutex_unlock(&cw_m), 0);
-		sched_yield();
-	}
+	lock_when_waiting(&cw_m, &cw_waiting, 1);
 	CHECK_RC(pthread_cancel(t), 0);
 	CHECK_RC(pthread_mutex_unlock(&cw_m), 0);
 	CHECK(join(t) == PTHREAD_CANCELED);

@@ -20,15 +20,6 @@
 static const int types[] = {PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK};
 static const clockid_t clocks[] = {CLOCK_REALTIME, CLOCK_MONOTONIC};
 
-static void init_cond(pthread_cond_t *c, clockid_t clock)
-{
-	pthread_condattr_t a;
-	CHECK_RC(pthread_condattr_init(&a), 0);
-	CHECK_RC(pthread_condattr_setclock(&a, clock), 0);
-	CHECK_RC(pthread_cond_init(c, &a), 0);
-	CHECK_RC(pthread_condattr_destroy(&a), 0);
-}
-
 /* how: 0 wait, 1 timedwait (the condvar's clock), 2 clockwait monotonic,
  * 3 clockwait realtime. patience: FAR_NS, or a short timeout. */
 struct waiter {
@@ -70,18 +61,6 @@ static void *waiter_fn(void *p)
 	pthread_cleanup_pop(0);
 	CHECK_RC(pthread_mutex_unlock(w->m), 0);
 	return NULL;
-}
-
-/* Returns with m held once n waiters have announced themselves. */
-static void lock_when_waiting(pthread_mutex_t *m, int *announced, int n)
-{
-	for (;;) {
-		CHECK_RC(pthread_mutex_lock(m), 0);
-		if (*announced == n)
-			return;
-		CHECK_RC(pthread_mutex_unlock(m), 0);
-		sched_yield();
-	}
 }
 
 /* m is unlocked and has condvar users: destroy is EBUSY, and the mutex
