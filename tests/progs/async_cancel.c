@@ -95,7 +95,7 @@ static void blocked(void)
 			struct blocked b = {.m = &m, .how = how};
 			pthread_t th = spawn(blocked_fn, &b);
 			await_at_least(&b.ready, 1);
-			await_sleeping(b.tid, 20);
+			await_waiting(b.tid, 100);
 			CHECK_RC(pthread_cancel(th), 0);
 			/* joined while the mutex is still held: the cancel must act
 			 * in the wait */
@@ -141,7 +141,7 @@ static void self_deadlock(void)
 		struct selfdl s = {.m = &m, .how = how};
 		pthread_t th = spawn(selfdl_fn, &s);
 		await_at_least(&s.ready, 1);
-		await_sleeping(s.tid, 20);
+		await_waiting(s.tid, 100);
 		CHECK_RC(pthread_cancel(th), 0);
 		CHECK(join(th) == PTHREAD_CANCELED);
 		CHECK(atomic_load(&s.handler));
