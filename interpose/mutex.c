@@ -223,9 +223,18 @@ static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how 
 	return r;
 }
 
+/* Once some thread has been asynchronously cancelable, every call comes
+ * here (cancel.c); a NORMAL mutex of a thread that is not goes straight to
+ * the algorithm, as on the fast path (fast_kind is LS_KIND_SLOW only after
+ * initialisation). */
+static inline bool normal_after_async(const struct ls_mutex *m)
+{
+	return m->kind == 0 && ls_g.fast_kind == LS_KIND_SLOW && !ls_async_cancel;
+}
+
 /* ---- lock ---- */
 
-static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int lock_general(pthread_mutex_t *mu)
 {
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
@@ -233,6 +242,17 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 	if (LS_UNLIKELY(ls_async_cancel))
 		return acquire_async((struct ls_mutex *)mu, LOCK_SLICED, NULL);
 	return acquire((struct ls_mutex *)mu, LOCK, NULL);
+}
+
+/* Small, so that the shortcut saves no registers; the rest in a tail call. */
+static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (normal_after_async(m)) {
+		ls_g.lock(m->alg.state);
+		return 0;
+	}
+	return lock_general(mu);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthread_mutex_lock(pthread_mutex_t *mu)
@@ -249,7 +269,7 @@ LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthr
 
 /* ---- trylock ---- */
 
-static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int trylock_general(pthread_mutex_t *mu)
 {
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
@@ -257,6 +277,14 @@ static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 	if (LS_UNLIKELY(ls_async_cancel))
 		return acquire_async((struct ls_mutex *)mu, TRY, NULL);
 	return acquire((struct ls_mutex *)mu, TRY, NULL);
+}
+
+static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (normal_after_async(m))
+		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
+	return trylock_general(mu);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_trylock@@GLIBC_2.34"),
@@ -295,12 +323,22 @@ static int release(struct ls_mutex *m)
 	return 0;
 }
 
-static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int unlock_general(pthread_mutex_t *mu)
 {
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_unlock(mu);
 	return LS_CANCEL_DEFERRED(release((struct ls_mutex *)mu));
+}
+
+static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (normal_after_async(m)) {
+		ls_g.unlock(m->alg.state);
+		return 0;
+	}
+	return unlock_general(mu);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_unlock@@GLIBC_2.2.5"))) int
