@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -167,23 +168,23 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
- * EINVAL. */
+ * EINVAL. Through ls_g's operations, like the fast path (the profiler
+ * wraps them). */
 static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
 							 const struct timed_arg *t)
 {
-	void *state = state_of(m);
 	switch (how) {
 	case LOCK:
-		ls_g.algo->lock(state);
+		ls_g.lock(m->alg.state);
 		return 0;
 	case TRY:
-		return ls_g.algo->trylock(state) ? EBUSY : 0;
+		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
 	case TIMED:
-		return algo_timedlock(state, t->clock, t->abs);
+		return ls_g.timedlock(m->alg.state, t->clock, t->abs);
 	case LOCK_SLICED:
-		return sliced(state, NULL);
+		return sliced(state_of(m), NULL);
 	default:
-		return sliced(state, t);
+		return sliced(state_of(m), t);
 	}
 }
 
@@ -319,7 +320,7 @@ static int release(struct ls_mutex *m)
 	default:
 		break;
 	}
-	ls_g.algo->unlock(state_of(m));
+	ls_g.unlock(m->alg.state);
 	return 0;
 }
 
@@ -430,6 +431,11 @@ static int sliced(void *state, const struct timed_arg *t)
 	}
 }
 
+int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs)
+{
+	return algo_timedlock(state_of(mutex_of(inline_state)), clock, abs);
+}
+
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
 {
 	struct timed_arg t = {clock, abs};
@@ -508,6 +514,8 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_mutex_init(mu);
 	return 0;
 }
 
@@ -538,6 +546,8 @@ static int destroy_mutex(struct ls_mutex *m)
 		}
 	}
 	m->kind = -1;
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_mutex_destroy((pthread_mutex_t *)m);
 	return 0;
 }
 
