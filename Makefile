@@ -1,6 +1,7 @@
 # lockswap - see README.md.
 #
-#   make            build/liblockswap.so, build/lockswap, build/liblocks.a
+#   make            build/liblockswap.so, build/lockswap, build/liblocks.a, and
+#                   every program README tells users to run (build/lockbench)
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make install PREFIX=/usr/local

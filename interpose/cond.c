@@ -23,7 +23,9 @@
  * waiter that had been signalled passes the signal on to the next waiter.
  *
  * Cancellation: the futex wait runs with asynchronous cancellation enabled
- * (as glibc does around its own blocking calls); the cleanup handler
+ * (as glibc does around its own blocking calls, with glibc's own
+ * pthread_setcanceltype, not lockswap's: see cancel.c, which also says how
+ * an asynchronously cancelable caller is served); the cleanup handler
  * unlinks the waiter and re-acquires the mutex before the program's own
  * cleanup handlers run. The shim is compiled WITHOUT -fexceptions, so this
  * is glibc's setjmp-based cleanup, which the forced unwind of pthread_cancel
@@ -210,11 +212,12 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
 			timed_out = true;
 			break;
 		}
+		/* glibc's own, not the interposed one (cancel.c) */
 		int oldtype;
-		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		ls_real.setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
 		long rc = futex(&w.state, op, 0, abs);
 		int err = errno;
-		pthread_setcanceltype(oldtype, &oldtype);
+		ls_real.setcanceltype(oldtype, &oldtype);
 		if (rc != 0 && err == ETIMEDOUT) {
 			timed_out = true;
 			break;
@@ -237,12 +240,29 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
 	return lr ? lr : r;
 }
 
+/* An asynchronously cancelable caller (cancel.c) waits with its type
+ * deferred, but for the futex wait itself, as any other; and its mutex
+ * calls in here are not cancellation points (ls_async_cancel clear), so
+ * that a cancel acts only in the wait, where cancel_cleanup takes the mutex
+ * back before the program's handlers run. */
+static int wait_cancel_safe(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	if (LS_LIKELY(!ls_async_cancel))
+		return wait_block(cv, m, clock, abs);
+	int old = ls_cancel_defer();
+	ls_async_cancel = false;
+	int r = wait_block(cv, m, clock, abs);
+	ls_async_cancel = true;
+	ls_cancel_restore(old);
+	return r;
+}
+
 static int wait_common(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
 	if (LS_LIKELY(!ls_prof_on))
-		return wait_block(cv, m, clock, abs);
+		return wait_cancel_safe(cv, m, clock, abs);
 	uint64_t token = ls_prof_cond_wait_begin();
-	int r = wait_block(cv, m, clock, abs);
+	int r = wait_cancel_safe(cv, m, clock, abs);
 	ls_prof_cond_wait_end(cv, token, r);
 	return r;
 }
@@ -293,6 +313,29 @@ ls_pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t cloc
 	return wait_common(cv, m, clock, abs);
 }
 
+/* Signal and broadcast under the internal lock, which an asynchronous
+ * cancel must not leave held: see LS_CANCEL_DEFERRED. */
+static int signal_locked(struct ls_cond *c)
+{
+	ilock(c);
+	_Atomic uint32_t *word = signal_one(c);
+	iunlock(c);
+	wake(word);
+	return 0;
+}
+
+static int broadcast_locked(struct ls_cond *c)
+{
+	ilock(c);
+	/* Wake under the lock, one waiter at a time: once a waiter's state is
+	 * 1 it may return, so each wake uses an address taken before. */
+	_Atomic uint32_t *word;
+	while ((word = signal_one(c)))
+		wake(word);
+	iunlock(c);
+	return 0;
+}
+
 LS_EXPORT __attribute__((symver("pthread_cond_signal@@GLIBC_2.3.2"))) int ls_pthread_cond_signal(pthread_cond_t *cv)
 {
 	struct ls_cond *c = (struct ls_cond *)cv;
@@ -305,11 +348,7 @@ LS_EXPORT __attribute__((symver("pthread_cond_signal@@GLIBC_2.3.2"))) int ls_pth
 	 * took the mutex is visible here through that mutex. */
 	if (!__atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
 		return 0;
-	ilock(c);
-	_Atomic uint32_t *word = signal_one(c);
-	iunlock(c);
-	wake(word);
-	return 0;
+	return LS_CANCEL_DEFERRED(signal_locked(c));
 }
 
 LS_EXPORT __attribute__((symver("pthread_cond_broadcast@@GLIBC_2.3.2"))) int
@@ -323,14 +362,7 @@ ls_pthread_cond_broadcast(pthread_cond_t *cv)
 		ls_prof_cond_signal(cv, true);
 	if (!__atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
 		return 0;
-	ilock(c);
-	/* Wake under the lock, one waiter at a time: once a waiter's state is
-	 * 1 it may return, so each wake uses an address taken before. */
-	_Atomic uint32_t *word;
-	while ((word = signal_one(c)))
-		wake(word);
-	iunlock(c);
-	return 0;
+	return LS_CANCEL_DEFERRED(broadcast_locked(c));
 }
 
 LS_EXPORT __attribute__((symver("pthread_cond_init@@GLIBC_2.3.2"))) int
@@ -353,6 +385,8 @@ ls_pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *attr)
 	return 0;
 }
 
+static int destroy_cond(struct ls_cond *c);
+
 LS_EXPORT __attribute__((symver("pthread_cond_destroy@@GLIBC_2.3.2"))) int
 ls_pthread_cond_destroy(pthread_cond_t *cv)
 {
@@ -360,6 +394,11 @@ ls_pthread_cond_destroy(pthread_cond_t *cv)
 	ls_ensure_init();
 	if (is_glibc(c))
 		return ls_real.cond_destroy(cv);
+	return LS_CANCEL_DEFERRED(destroy_cond(c));
+}
+
+static int destroy_cond(struct ls_cond *c)
+{
 	ilock(c);
 	bool blocked = c->head != NULL;
 	iunlock(c);
@@ -377,6 +416,6 @@ ls_pthread_cond_destroy(pthread_cond_t *cv)
 		futex(&c->refs, FUTEX_WAIT, r | REFS_DESTROYING, NULL);
 	}
 	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_cond_destroy(cv);
+		ls_prof_cond_destroy((pthread_cond_t *)c);
 	return 0;
 }

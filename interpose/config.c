@@ -84,6 +84,7 @@ static void resolve_glibc(void)
 	ls_real.cond_clockwait = real_sym("pthread_cond_clockwait", "GLIBC_2.34");
 	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
 	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
+	ls_real.setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
 }
 
 /* The variables the shim itself reads; algorithm tunables are added from
@@ -246,6 +247,12 @@ static void configure(void)
 			say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
 		if (!a->timedlock && !(a->caps & LS_CAP_PASSTHROUGH))
 			say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
+	}
+
+	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
+		snprintf(msg, sizeof msg, "algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)", a->name,
+			 a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
+		config_error(msg);
 	}
 
 	ls_g.algo = a;

@@ -17,8 +17,9 @@
  *               ETIMEDOUT for a deadline already past; clocklock accepts
  *               CLOCK_REALTIME and CLOCK_MONOTONIC only (EINVAL otherwise,
  *               checked first, as glibc does).
- *   destroy     EBUSY while locked; then __kind = -1 as glibc does, so a
- *               use after destroy gets glibc's EINVAL.
+ *   destroy     EBUSY while locked, or while condvar waiters have released
+ *               it (see "condvar users" below); then __kind = -1 as glibc
+ *               does, so a use after destroy gets glibc's EINVAL.
  * A CLOCK_REALTIME deadline is converted to a CLOCK_MONOTONIC one when the
  * wait starts: a later step of the realtime clock does not move it.
  */
@@ -75,22 +76,36 @@ static inline void store_owner(struct ls_mutex *m, int tid)
 	__atomic_store_n(&m->owner, tid, __ATOMIC_RELAXED);
 }
 
+/* glibc's __nusers: condvar waiters (see "for the condition variable") */
+static inline uint32_t cond_users(struct ls_mutex *m)
+{
+	return __atomic_load_n(&m->cond_users, __ATOMIC_RELAXED);
+}
+
 /* ---- out-of-line state ---- */
 
+/* A fresh block for m, initialised; NULL only if wait is false and no
+ * memory can be had without the pool's reserve (pool.h). The size fits a
+ * block: ls_init refuses an algorithm whose state does not. */
+static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
+{
+	const struct ls_algo *a = ls_g.algo;
+	size_t size = sizeof(struct ls_ext) + a->state_size;
+	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
+	if (e) {
+		e->mutex = m;
+		if (a->init)
+			a->init(e + 1);
+	}
+	return e;
+}
+
+/* On a lock path, which cannot fail: the pool's reserve, or a wait. */
 static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
 {
 	const struct ls_algo *a = ls_g.algo;
 	for (;;) {
-		struct ls_ext *e = ls_ext_alloc(sizeof(struct ls_ext) + a->state_size);
-		if (!e) {
-			static const char msg[] = "lockswap: cannot allocate lock state; aborting\n";
-			if (write(2, msg, sizeof msg - 1) < 0) {
-			}
-			abort();
-		}
-		e->mutex = m;
-		if (a->init)
-			a->init(e + 1);
+		struct ls_ext *e = ext_new(m, true);
 		/* release: the initialised state is visible to whoever loads
 		 * the pointer with acquire (ext_state) */
 		if (atomic_compare_exchange_strong_explicit(&m->alg.ext, &seen, e, memory_order_acq_rel,
@@ -143,12 +158,14 @@ static inline void *state_of(struct ls_mutex *m)
 
 /* ---- the types' bookkeeping, shared by lock, trylock and the timed locks ---- */
 
-enum how { LOCK, TRY, TIMED };
+/* LOCK_SLICED, TIMED_SLICED: for an asynchronously cancelable thread. */
+enum how { LOCK, TRY, TIMED, LOCK_SLICED, TIMED_SLICED };
 struct timed_arg {
 	clockid_t clock;
 	const struct timespec *abs;
 };
 static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs);
+static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
  * EINVAL. Through ls_g's operations, like the fast path (the profiler
@@ -162,8 +179,12 @@ static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enu
 		return 0;
 	case TRY:
 		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
-	default:
+	case TIMED:
 		return ls_g.timedlock(m->alg.state, t->clock, t->abs);
+	case LOCK_SLICED:
+		return sliced(state_of(m), NULL);
+	default:
+		return sliced(state_of(m), t);
 	}
 }
 
@@ -193,14 +214,46 @@ static inline __attribute__((always_inline)) int acquire(struct ls_mutex *m, enu
 	return 0;
 }
 
+/* An acquisition by an asynchronously cancelable thread (cancel.c): the
+ * whole call with its type deferred, and a wait in slices. */
+static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how how, const struct timed_arg *t)
+{
+	int old = ls_cancel_defer();
+	int r = acquire(m, how, t);
+	ls_cancel_restore(old);
+	return r;
+}
+
+/* Once some thread has been asynchronously cancelable, every call comes
+ * here (cancel.c); a NORMAL mutex of a thread that is not goes straight to
+ * the algorithm, as on the fast path (fast_kind is LS_KIND_SLOW only after
+ * initialisation). */
+static inline bool normal_after_async(const struct ls_mutex *m)
+{
+	return m->kind == 0 && ls_g.fast_kind == LS_KIND_SLOW && !ls_async_cancel;
+}
+
 /* ---- lock ---- */
 
-static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int lock_general(pthread_mutex_t *mu)
 {
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_lock(mu);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_mutex *)mu, LOCK_SLICED, NULL);
 	return acquire((struct ls_mutex *)mu, LOCK, NULL);
+}
+
+/* Small, so that the shortcut saves no registers; the rest in a tail call. */
+static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (normal_after_async(m)) {
+		ls_g.lock(m->alg.state);
+		return 0;
+	}
+	return lock_general(mu);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthread_mutex_lock(pthread_mutex_t *mu)
@@ -217,12 +270,22 @@ LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthr
 
 /* ---- trylock ---- */
 
-static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
+static __attribute__((noinline)) int trylock_general(pthread_mutex_t *mu)
 {
 	ls_ensure_init();
 	if (ls_mutex_is_glibc(mu))
 		return ls_real.mutex_trylock(mu);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_mutex *)mu, TRY, NULL);
 	return acquire((struct ls_mutex *)mu, TRY, NULL);
+}
+
+static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (normal_after_async(m))
+		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
+	return trylock_general(mu);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_trylock@@GLIBC_2.34"),
@@ -239,12 +302,8 @@ ls_pthread_mutex_trylock(pthread_mutex_t *mu)
 
 /* ---- unlock ---- */
 
-static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
+static int release(struct ls_mutex *m)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
-	ls_ensure_init();
-	if (ls_mutex_is_glibc(mu))
-		return ls_real.mutex_unlock(mu);
 	switch (m->kind & KIND_TYPE_MASK) {
 	case PTHREAD_MUTEX_RECURSIVE:
 		if (load_owner(m) != self_tid())
@@ -263,6 +322,24 @@ static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
 	}
 	ls_g.unlock(m->alg.state);
 	return 0;
+}
+
+static __attribute__((noinline)) int unlock_general(pthread_mutex_t *mu)
+{
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_unlock(mu);
+	return LS_CANCEL_DEFERRED(release((struct ls_mutex *)mu));
+}
+
+static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
+{
+	struct ls_mutex *m = (struct ls_mutex *)mu;
+	if (normal_after_async(m)) {
+		ls_g.unlock(m->alg.state);
+		return 0;
+	}
+	return unlock_general(mu);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_unlock@@GLIBC_2.2.5"))) int
@@ -323,6 +400,37 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 	return ls_timedlock_fallback(a, state, deadline);
 }
 
+/* An asynchronously cancelable thread never waits inside an algorithm
+ * (cancel.c): it waits in slices of the algorithm's timedlock (or the
+ * trylock fallback), 1 ms doubling up to 16 ms, and between two, holding
+ * nothing and in no queue, lets a pending cancel act. Returns 0, or for a
+ * timed call ETIMEDOUT / EINVAL (checked once busy, as algo_timedlock). */
+#define SLICE_MIN_NS 1000000u
+#define SLICE_MAX_NS 16000000u
+static int sliced(void *state, const struct timed_arg *t)
+{
+	const struct ls_algo *a = ls_g.algo;
+	uint64_t deadline = UINT64_MAX;
+	if (!a->trylock(state))
+		return 0;
+	if (t) {
+		int r = to_deadline(t->clock, t->abs, &deadline);
+		if (r)
+			return r;
+	}
+	for (uint64_t slice = SLICE_MIN_NS;; slice = slice < SLICE_MAX_NS ? 2 * slice : slice) {
+		uint64_t end = ls_now_ns() + slice;
+		if (end > deadline)
+			end = deadline;
+		int r = a->timedlock ? a->timedlock(state, end) : ls_timedlock_fallback(a, state, end);
+		if (r == 0)
+			return 0;
+		if (end == deadline)
+			return ETIMEDOUT;
+		pthread_testcancel();
+	}
+}
+
 int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs)
 {
 	return algo_timedlock(state_of(mutex_of(inline_state)), clock, abs);
@@ -331,6 +439,8 @@ int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timesp
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
 {
 	struct timed_arg t = {clock, abs};
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_mutex *)mu, TIMED_SLICED, &t);
 	return acquire((struct ls_mutex *)mu, TIMED, &t);
 }
 
@@ -358,13 +468,11 @@ ls_pthread_mutex_clocklock(pthread_mutex_t *mu, clockid_t clock, const struct ti
 
 /* ---- init / destroy ---- */
 
-LS_EXPORT __attribute__((symver("pthread_mutex_init@@GLIBC_2.2.5"))) int
-ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
+static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	int type = PTHREAD_MUTEX_NORMAL, pshared = PTHREAD_PROCESS_PRIVATE, robust = PTHREAD_MUTEX_STALLED,
 	    protocol = PTHREAD_PRIO_NONE;
-	ls_ensure_init();
 	if (attr) {
 		pthread_mutexattr_gettype(attr, &type);
 		pthread_mutexattr_getpshared(attr, &pshared);
@@ -391,7 +499,19 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		if (ls_g.algo->init)
 			ls_g.algo->init(old + 1);
 		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
-	} else if (!ls_g.ext && ls_g.algo->init) {
+	} else if (ls_g.ext) {
+		/* The out-of-line state is attached here, where failing is
+		 * allowed: without memory for it (the pool's reserve is kept
+		 * for lock paths) the mutex cannot honestly be said to exist,
+		 * and POSIX's answer is ENOMEM. glibc never gives it (its
+		 * mutex needs no memory); a program that ignores it still
+		 * has a valid unlocked mutex, like a static initialiser,
+		 * whose first lock attaches the state or waits for memory. */
+		struct ls_ext *e = ext_new(m, false);
+		if (!e)
+			return ENOMEM;
+		atomic_store_explicit(&m->alg.ext, e, memory_order_release);
+	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
 	if (LS_UNLIKELY(ls_prof_on))
@@ -399,17 +519,23 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	return 0;
 }
 
-LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int
-ls_pthread_mutex_destroy(pthread_mutex_t *mu)
+LS_EXPORT __attribute__((symver("pthread_mutex_init@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 {
-	struct ls_mutex *m = (struct ls_mutex *)mu;
 	ls_ensure_init();
-	if (ls_mutex_is_glibc(mu))
-		return ls_real.mutex_destroy(mu);
+	return LS_CANCEL_DEFERRED(init_mutex(mu, attr));
+}
+
+static int destroy_mutex(struct ls_mutex *m)
+{
 	void *state = state_of(m);
 	if (ls_g.algo->trylock(state))
 		return EBUSY;
+	/* read under the mutex, where waiters change it */
+	bool users = cond_users(m) != 0;
 	ls_g.algo->unlock(state);
+	if (users)
+		return EBUSY;
 	if (ls_g.algo->destroy)
 		ls_g.algo->destroy(state);
 	if (ls_g.ext) {
@@ -421,11 +547,50 @@ ls_pthread_mutex_destroy(pthread_mutex_t *mu)
 	}
 	m->kind = -1;
 	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_destroy(mu);
+		ls_prof_mutex_destroy((pthread_mutex_t *)m);
 	return 0;
 }
 
-/* ---- for the condition variable ---- */
+LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_destroy(pthread_mutex_t *mu)
+{
+	ls_ensure_init();
+	if (ls_mutex_is_glibc(mu))
+		return ls_real.mutex_destroy(mu);
+	return LS_CANCEL_DEFERRED(destroy_mutex((struct ls_mutex *)mu));
+}
+
+/* ---- for the condition variable ----
+ *
+ * Condvar users. glibc counts in __nusers every thread that holds the mutex
+ * or waits on a condvar with it (its wait unlocks without decrementing), and
+ * its destroy is EBUSY while the count is not 0. Holders are seen by
+ * destroy's trylock here, so the word counts only the second kind: a waiter
+ * adds itself before it releases the mutex and removes itself once it holds
+ * it again (after a signal, a timeout or, in the cancellation handler, a
+ * cancel). Every change is made by a holder of the mutex, and destroy reads
+ * the count holding it, so the mutex orders them all; the accesses are
+ * atomic anyway, for a non-owner's wait, which changes it and takes it back
+ * without holding the mutex (ERRORCHECK: EPERM). For a mutex glibc owns the
+ * word is glibc's own __nusers, which glibc also changes only under the
+ * mutex: +1 before glibc's unlock and -1 after glibc's lock are exactly its
+ * "unlock without decrementing". Not for robust mutexes, whose destroy
+ * ignores the count, nor when glibc's unlock would refuse a non-owner (the
+ * wait then returns EPERM having changed nothing).
+ */
+
+static bool counts_users(struct ls_mutex *m)
+{
+	if (!ls_mutex_is_glibc((pthread_mutex_t *)m))
+		return true;
+	if (m->kind & KIND_ROBUST)
+		return false;
+	/* glibc checks the owner for these (and for every PI mutex) */
+	int type = m->kind & KIND_TYPE_MASK;
+	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE || (m->kind & KIND_PI))
+		return load_owner(m) == self_tid();
+	return true;
+}
 
 int ls_mutex_unlock_for_wait(pthread_mutex_t *mu, uint32_t *saved)
 {
@@ -437,7 +602,13 @@ int ls_mutex_unlock_for_wait(pthread_mutex_t *mu, uint32_t *saved)
 		*saved = m->count;
 		m->count = 1;
 	}
-	return ls_pthread_mutex_unlock(mu);
+	if (!counts_users(m))
+		return ls_pthread_mutex_unlock(mu);
+	__atomic_fetch_add(&m->cond_users, 1, __ATOMIC_RELAXED);
+	int r = ls_pthread_mutex_unlock(mu);
+	if (r)
+		__atomic_fetch_sub(&m->cond_users, 1, __ATOMIC_RELAXED);
+	return r;
 }
 
 int ls_mutex_relock_after_wait(pthread_mutex_t *mu, uint32_t saved)
@@ -446,5 +617,7 @@ int ls_mutex_relock_after_wait(pthread_mutex_t *mu, uint32_t saved)
 	int r = ls_pthread_mutex_lock(mu);
 	if (r == 0 && saved)
 		m->count = saved;
+	if (r == 0 && !(ls_mutex_is_glibc(mu) && (m->kind & KIND_ROBUST)))
+		__atomic_fetch_sub(&m->cond_users, 1, __ATOMIC_RELAXED);
 	return r;
 }

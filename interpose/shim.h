@@ -10,7 +10,9 @@
  *	 0	__lock		unused (0)
  *	 4	__count		recursion count (RECURSIVE only)
  *	 8	__owner		owner's kernel tid (RECURSIVE, ERRORCHECK), 0 when unlocked
- *	12	__nusers	unused
+ *	12	__nusers	condvar waiters that released the mutex and have not
+ *				taken it back (glibc counts them there too): destroy
+ *				is EBUSY while it is not 0 (mutex.c)
  *	16	__kind		type in bits 0-1; a glibc bit (robust 16, PI 32, PP 64,
  *				process-shared 128) means "glibc's mutex"; -1 destroyed
  *	20	__spins...	unused
@@ -47,13 +49,15 @@
 #define LS_EXPORT __attribute__((visibility("default")))
 
 #define KIND_TYPE_MASK 3
-#define KIND_GLIBC_BITS (16 | 32 | 64 | 128)
+#define KIND_ROBUST 16
+#define KIND_PI 32
+#define KIND_GLIBC_BITS (KIND_ROBUST | KIND_PI | 64 | 128)
 
 struct ls_mutex {
 	uint32_t unused0;
 	uint32_t count;
 	int32_t owner;
-	uint32_t unused1;
+	uint32_t cond_users;
 	int32_t kind;
 	uint32_t unused2;
 	union {
@@ -65,6 +69,7 @@ _Static_assert(sizeof(struct ls_mutex) == sizeof(pthread_mutex_t), "layout");
 _Static_assert(offsetof(struct ls_mutex, kind) == offsetof(pthread_mutex_t, __data.__kind), "kind");
 _Static_assert(offsetof(struct ls_mutex, count) == offsetof(pthread_mutex_t, __data.__count), "count");
 _Static_assert(offsetof(struct ls_mutex, owner) == offsetof(pthread_mutex_t, __data.__owner), "owner");
+_Static_assert(offsetof(struct ls_mutex, cond_users) == offsetof(pthread_mutex_t, __data.__nusers), "nusers");
 _Static_assert(offsetof(struct ls_mutex, alg) % 8 == 0, "state alignment");
 
 /* Header of an out-of-line state block; the state follows at +64. */
@@ -89,6 +94,7 @@ struct ls_real {
 	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
 	int (*cond_signal)(pthread_cond_t *);
 	int (*cond_broadcast)(pthread_cond_t *);
+	int (*setcanceltype)(int, int *);
 };
 
 /*
@@ -98,7 +104,7 @@ struct ls_real {
  * library's constructor (by other libraries' constructors) work.
  */
 struct ls_global {
-	int fast_kind;	  /* 0 once ready; stays -1 under passthrough */
+	int fast_kind;	  /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (cancel.c) */
 	/* the fast path's operations, on the inline state bytes */
 	bool ext;	  /* algorithm state lives out of line */
 	bool passthrough; /* LOCKSWAP_ALGO=pthread */
@@ -116,6 +122,29 @@ extern struct ls_global ls_g;
 extern struct ls_real ls_real;
 
 void ls_init(void); /* idempotent, thread-safe */
+
+/* Asynchronous cancellation (cancel.c): once a thread has made itself
+ * asynchronously cancelable, fast_kind is LS_KIND_SLOW (no mutex has it)
+ * and the slow paths run such a thread's calls with its type deferred
+ * (ls_cancel_defer, then ls_cancel_restore with what it returned). */
+#define LS_KIND_SLOW (-2)
+extern __thread bool ls_async_cancel __attribute__((tls_model("initial-exec")));
+int ls_cancel_defer(void);
+void ls_cancel_restore(int old);
+/* The value of expr (an int), evaluated with the calling thread's cancel
+ * type deferred if it is asynchronous. */
+#define LS_CANCEL_DEFERRED(expr)                                               \
+	({                                                                     \
+		int r_;                                                        \
+		if (LS_UNLIKELY(ls_async_cancel)) {                            \
+			int o_ = ls_cancel_defer();                            \
+			r_ = (expr);                                           \
+			ls_cancel_restore(o_);                                 \
+		} else {                                                       \
+			r_ = (expr);                                           \
+		}                                                              \
+		r_;                                                            \
+	})
 
 /* Fast-path operations for algorithms whose state is out of line. */
 void ls_ext_lock(void *inline_state);
@@ -137,8 +166,10 @@ static inline bool ls_mutex_is_glibc(const pthread_mutex_t *m)
 }
 
 /* For the condvar: release a mutex before waiting and take it back after,
- * saving and restoring a recursive count. Both dispatch like the entry
- * points. ls_mutex_unlock_for_wait returns 0 or EPERM (not the owner). */
+ * saving and restoring a recursive count, and counting the waiter as a
+ * user of the mutex in between (destroy is EBUSY meanwhile, as in glibc).
+ * Both dispatch like the entry points. ls_mutex_unlock_for_wait returns 0
+ * or EPERM (not the owner; then nothing has changed). */
 int ls_mutex_unlock_for_wait(pthread_mutex_t *m, uint32_t *saved);
 int ls_mutex_relock_after_wait(pthread_mutex_t *m, uint32_t saved);
 

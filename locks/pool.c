@@ -1,35 +1,45 @@
 /*
  * pool.c - type-stable memory for queue nodes and out-of-line lock state.
  *
- * Region. One range of address space is reserved PROT_NONE at first use
- * (8 GiB, or less if the system refuses) and made read-write in 2 MiB steps
- * as it is carved; nothing is ever unmapped, so a pointer into the region
- * always points at readable memory. Line 0 is never handed out, so index 0
- * can mean "none".
+ * Region. A directory of chunks, append-only: chunk 0 is the reserve (in
+ * .bss), the others are mapped read-write (MAP_NORESERVE: no commit charge
+ * until touched) when the previous one is used up, sized as pool.h says,
+ * and never unmapped, so a pointer into a chunk always points at readable
+ * memory. Every line has a 32-bit index, global across chunks: chunk k holds
+ * the indices [first, first + lines). Line 0 (the reserve's first) is never
+ * handed out, so index 0 can mean "none". Mapping and carving happen under
+ * the region lock (slow paths only); a directory entry is complete before
+ * nchunks counts it (release), so readers need no lock: at() is a binary
+ * search on `first`, index_of() a scan from the newest chunk (a few dozen
+ * chunks hold 64 GiB).
+ *
+ *	chunk:		base | first | lines | used (lines handed out)
+ *	global head:	tag:32 | index:32	(index 0 = empty)
+ *	free node:	LINK = next node (cache: pointer; global: index)
  *
  * Nodes. Each thread has a cache, a singly linked list through the node's
  * last 8 bytes (LINK), so a freed node keeps its first 56 bytes as the
  * algorithm left them until it is reused (abortable locks may read a
  * recycled node and rely on tags or re-checks, never on those bytes being
  * zero). Past CACHE_MAX nodes, or at thread exit, a thread gives nodes to
- * the global list: a Treiber stack of 32-bit line indices whose head carries
- * a 32-bit tag, bumped on every change, so a pop that read a stale `next`
+ * the global list: a Treiber stack of line indices whose head carries a
+ * 32-bit tag, bumped on every change, so a pop that read a stale `next`
  * fails its CAS instead of corrupting the stack (ABA).
- *
- *	global head:	tag:32 | index:32	(index 0 = empty)
- *	free node:	LINK = next node (cache: pointer; global: index)
  *
  * A cache's `limit` is 0 until the thread has registered its exit hook, so
  * the first free (and every free after the hook has run at thread exit)
  * takes the slow path and registers: nodes freed during thread teardown are
- * not lost. While nodes are counted (ls_node_counting) the limit stays 0 and
- * the cache empty: every allocation and free is a slow path, which counts,
- * and the fast paths carry no test for it.
+ * not lost. A thread that cannot register the hook keeps `limit` 0 and its
+ * cache empty. While nodes are counted (ls_node_counting) the limit also
+ * stays 0 and the cache empty: every allocation and free is a slow path,
+ * which counts, and the fast paths carry no test for it.
+ *
+ * Out of address space (pool.h): a node or a block that must be had comes
+ * from the reserve, one at a time, and then from waiting (take()).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,17 +52,28 @@
 #define LINK(n) LS_NODE_LINK(n)
 #define CACHE_MAX 64u
 #define BATCH 16u
-#define COMMIT_STEP (2u << 20)
-#define EXT_CLASSES 64u /* ext blocks up to 4 KiB */
+#define EXT_CLASSES (LS_EXT_MAX / LINE)	  /* one per block size */
+#define CHUNK_FIRST ((size_t)64 << 10)	  /* the first mapped chunk */
+#define CHUNK_MAX ((size_t)64 << 20)	  /* the largest */
+#define CHUNK_MIN ((size_t)4 << 10)	  /* a page: the smallest asked for */
+#define MAX_CHUNKS 1024u		  /* with the reserve; 64 GiB of chunks */
+#define RESERVE_LINES (LS_POOL_RESERVE / LINE)
 
 _Static_assert(LS_NODE_SIZE == LINE, "a node is one cache line");
 
-static char *base;		      /* start of the reservation */
-static size_t reserved;		      /* its length */
-static _Atomic size_t carved;	      /* bytes handed out (bump pointer) */
-static _Atomic size_t committed;      /* bytes made read-write */
-static _Atomic int region_lock;	      /* serialises reserve and commit */
-static _Atomic uint64_t node_head;    /* global free nodes: tag | index */
+struct chunk {
+	char *base;
+	uint32_t first, lines;
+	_Atomic uint32_t used;
+};
+
+static char reserve_mem[LS_POOL_RESERVE] __attribute__((aligned(LINE)));
+static struct chunk chunks[MAX_CHUNKS] = {{reserve_mem, 0, RESERVE_LINES, 1}}; /* line 0 is "none" */
+static _Atomic uint32_t nchunks = 1;
+static uint32_t current;	 /* the mapped chunk being carved, 0: none yet */
+static size_t mapped;		 /* bytes of all mapped chunks */
+static _Atomic int region_lock;	 /* serialises mapping and carving */
+static _Atomic uint64_t node_head; /* global free nodes: tag | index */
 static _Atomic uint64_t ext_head[EXT_CLASSES];
 
 bool ls_node_counting;
@@ -61,6 +82,7 @@ static _Atomic long nodes_in_use, nodes_max, nodes_carved;
 #define cache ls_node_cache
 __thread struct ls_node_cache ls_node_cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
+static bool exit_key_ok;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
 static void region_lock_acquire(void)
@@ -93,81 +115,96 @@ void ls_pool_fork_child(void)
 	region_lock_release();
 }
 
-static void die(const char *what)
+/* ---- the region ---- */
+
+/* Under the region lock: maps a chunk of at least `need` bytes, as large as
+ * pool.h says if possible, and makes it current. False if none can be had
+ * (address space, the directory or the 32-bit index space is exhausted). */
+static bool map_chunk(size_t need)
 {
-	char msg[160];
-	int n = snprintf(msg, sizeof msg, "lockswap: out of node memory (%s); aborting\n", what);
-	if (write(2, msg, (size_t)n) < 0) {
+	uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
+	if (n == MAX_CHUNKS)
+		return false;
+	const struct chunk *last = &chunks[n - 1];
+	uint64_t first = (uint64_t)last->first + last->lines;
+	size_t want = mapped < CHUNK_FIRST ? CHUNK_FIRST : mapped > CHUNK_MAX ? CHUNK_MAX : mapped;
+	need = (need + CHUNK_MIN - 1) / CHUNK_MIN * CHUNK_MIN;
+	for (size_t len = want; len >= need; len /= 2) {
+		if (first + len / LINE > UINT32_MAX)
+			continue;
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+		if (p == MAP_FAILED)
+			continue;
+		chunks[n] = (struct chunk){(char *)p, (uint32_t)first, (uint32_t)(len / LINE), 0};
+		/* release: the entry is complete for whoever counts it */
+		atomic_store_explicit(&nchunks, n + 1, memory_order_release);
+		current = n;
+		mapped += len;
+		return true;
 	}
-	abort();
+	return false;
 }
 
-/* Reserves the region once. Called on slow paths only. */
-static void reserve(void)
+/* Under the region lock: `lines` lines from chunk k, or NULL. */
+static char *carve_from(uint32_t k, uint32_t lines)
+{
+	struct chunk *c = &chunks[k];
+	uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
+	if (c->lines - used < lines)
+		return NULL;
+	/* release: ls_ext_owns may then look at the lines */
+	atomic_store_explicit(&c->used, used + lines, memory_order_release);
+	return c->base + (size_t)used * LINE;
+}
+
+/* New memory: `lines` lines from the current chunk or a new one; with
+ * use_reserve, from the reserve if no chunk can be mapped. NULL if none. */
+static char *carve(uint32_t lines, bool use_reserve)
 {
 	region_lock_acquire();
-	if (!base) {
-		for (size_t len = (size_t)8 << 30; len >= ((size_t)256 << 20); len /= 2) {
-			void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-			if (p != MAP_FAILED) {
-				reserved = len;
-				atomic_store_explicit(&carved, LINE, memory_order_relaxed); /* skip line 0 */
-				/* release: pairs with the acquire load of base in carve */
-				__atomic_store_n(&base, (char *)p, __ATOMIC_RELEASE);
-				break;
-			}
-		}
-	}
+	char *p = current ? carve_from(current, lines) : NULL;
+	if (!p && map_chunk((size_t)lines * LINE))
+		p = carve_from(current, lines);
+	if (!p && use_reserve)
+		p = carve_from(0, lines);
 	region_lock_release();
-	if (!base)
-		die("cannot reserve address space");
-}
-
-/* Hands out `bytes` (multiple of LINE) of read-write region memory. */
-static char *carve(size_t bytes)
-{
-	if (LS_UNLIKELY(!__atomic_load_n(&base, __ATOMIC_ACQUIRE)))
-		reserve();
-	size_t off = atomic_fetch_add_explicit(&carved, bytes, memory_order_relaxed);
-	size_t end = off + bytes;
-	if (end > reserved)
-		die("region exhausted");
-	if (end > atomic_load_explicit(&committed, memory_order_acquire)) {
-		region_lock_acquire();
-		size_t c = atomic_load_explicit(&committed, memory_order_relaxed);
-		if (end > c) {
-			size_t want = (end + COMMIT_STEP - 1) / COMMIT_STEP * COMMIT_STEP;
-			if (want > reserved)
-				want = reserved;
-			if (mprotect(base + c, want - c, PROT_READ | PROT_WRITE) != 0) {
-				region_lock_release();
-				die("mprotect failed");
-			}
-			/* release: the pages are usable by whoever sees the new value */
-			atomic_store_explicit(&committed, want, memory_order_release);
-		}
-		region_lock_release();
-	}
-	return base + off;
+	return p;
 }
 
 static uint32_t index_of(const void *p)
 {
-	return (uint32_t)(((const char *)p - base) / LINE);
+	const char *q = p;
+	uint32_t n = atomic_load_explicit(&nchunks, memory_order_acquire);
+	while (n--) {
+		const struct chunk *c = &chunks[n];
+		if (q >= c->base && q < c->base + (size_t)c->lines * LINE)
+			return c->first + (uint32_t)((size_t)(q - c->base) / LINE);
+	}
+	return 0; /* not reached: every line handed out is in a chunk */
 }
 
 static char *at(uint32_t idx)
 {
-	return base + (size_t)idx * LINE;
+	uint32_t lo = 0, hi = atomic_load_explicit(&nchunks, memory_order_acquire);
+	while (hi - lo > 1) { /* the last chunk whose first <= idx */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (chunks[mid].first <= idx)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return chunks[lo].base + (size_t)(idx - chunks[lo].first) * LINE;
 }
 
 /* Treiber stack of lines linked through the word at `link_off`. */
 static void stack_push(_Atomic uint64_t *head, char *p, size_t link_off)
 {
+	uint32_t idx = index_of(p);
 	uint64_t old = atomic_load_explicit(head, memory_order_relaxed), nw;
 	do {
 		__atomic_store_n((uint64_t *)(p + link_off), (uint32_t)old, __ATOMIC_RELAXED);
-		nw = ((old >> 32) + 1) << 32 | index_of(p);
+		nw = ((old >> 32) + 1) << 32 | idx;
 		/* release: the link store is visible to the popper */
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_release,
 							memory_order_relaxed));
@@ -189,6 +226,27 @@ static char *stack_pop(_Atomic uint64_t *head, size_t link_off)
 	return at((uint32_t)old);
 }
 
+/* What must be had: `lines` lines from the free list at head (link at
+ * link_off), or new memory, or the reserve; else nap and try again
+ * (pool.h). *fresh: whether it is new memory. A nap is a futex wait on a
+ * private word nobody wakes: a raw syscall, not a cancellation point (the
+ * lock calls are not). */
+static char *take(_Atomic uint64_t *head, size_t link_off, uint32_t lines, bool *fresh)
+{
+	for (uint64_t nap = 1000;; nap = nap < 1000000 ? nap * 2 : nap) {
+		char *p = stack_pop(head, link_off);
+		*fresh = !p;
+		if (!p)
+			p = carve(lines, true);
+		if (p)
+			return p;
+		_Atomic uint32_t nobody = 0;
+		ls_futex_wait(&nobody, 0, ls_now_ns() + nap);
+	}
+}
+
+/* ---- nodes ---- */
+
 static void cache_drain(struct ls_node_cache *c, unsigned keep)
 {
 	while (c->count > keep) {
@@ -205,20 +263,21 @@ static void thread_exit(void *arg)
 	cache_drain(c, 0);
 	c->limit = 0; /* frees after this point come back to the slow path */
 	c->registered = false;
+	c->hooked = false;
 }
 
 static void make_key(void)
 {
-	if (pthread_key_create(&exit_key, thread_exit) != 0)
-		die("pthread_key_create failed");
+	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
 static void cache_register(struct ls_node_cache *c)
 {
 	pthread_once(&exit_once, make_key);
-	pthread_setspecific(exit_key, c);
 	c->registered = true;
-	c->limit = ls_node_counting ? 0 : CACHE_MAX;
+	/* pthread_setspecific may need memory (keys past the 32nd) */
+	c->hooked = exit_key_ok && pthread_setspecific(exit_key, c) == 0;
+	c->limit = ls_node_counting || !c->hooked ? 0 : CACHE_MAX;
 }
 
 static void count_alloc(void)
@@ -230,19 +289,26 @@ static void count_alloc(void)
 	}
 }
 
+/* One node, for a thread that keeps no cache (counting, or no exit hook),
+ * or when no batch can be carved. */
+static char *node_one(void)
+{
+	bool fresh;
+	char *n = take(&node_head, LS_NODE_SIZE - 8, 1, &fresh);
+	if (fresh)
+		atomic_fetch_add_explicit(&nodes_carved, 1, memory_order_relaxed);
+	return n;
+}
+
 void *ls_node_alloc_slow(void)
 {
 	struct ls_node_cache *c = &cache;
 	if (!c->registered)
 		cache_register(c);
-	if (ls_node_counting) {
-		/* counting: no cache, one node at a time */
-		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
-		if (!n) {
-			n = carve(LINE);
-			atomic_fetch_add_explicit(&nodes_carved, 1, memory_order_relaxed);
-		}
-		count_alloc();
+	if (ls_node_counting || !c->hooked) {
+		char *n = node_one();
+		if (ls_node_counting)
+			count_alloc();
 		return n;
 	}
 	for (unsigned i = 0; i < BATCH; i++) {
@@ -254,7 +320,11 @@ void *ls_node_alloc_slow(void)
 		c->count++;
 	}
 	if (!c->head) {
-		char *p = carve((size_t)BATCH * LINE);
+		/* new memory, a batch at a time; not from the reserve, which
+		 * goes a node at a time to whoever has nothing else */
+		char *p = carve(BATCH, false);
+		if (!p)
+			return node_one();
 		atomic_fetch_add_explicit(&nodes_carved, BATCH, memory_order_relaxed);
 		for (unsigned i = 0; i < BATCH; i++) {
 			char *n = p + (size_t)i * LINE;
@@ -288,32 +358,58 @@ void ls_node_stats(struct ls_node_stats *out)
 	out->carved = atomic_load_explicit(&nodes_carved, memory_order_relaxed);
 }
 
-/* Out-of-line state: one free list per size class (multiple of LINE). The
- * link lives in the block's first word; blocks are zeroed on allocation. */
-void *ls_ext_alloc(size_t size)
+/* ---- out-of-line state ----
+ * One free list per size class (multiple of LINE). The link lives in the
+ * block's first word; blocks are zeroed on allocation. */
+
+static uint32_t ext_lines(size_t size)
 {
 	size_t lines = (size + LINE - 1) / LINE;
-	if (lines == 0 || lines > EXT_CLASSES)
+	return lines == 0 || lines > EXT_CLASSES ? 0 : (uint32_t)lines;
+}
+
+void *ls_ext_alloc(size_t size)
+{
+	uint32_t lines = ext_lines(size);
+	if (!lines)
 		return NULL;
 	char *p = stack_pop(&ext_head[lines - 1], 0);
 	if (!p)
-		p = carve(lines * LINE);
-	memset(p, 0, lines * LINE);
+		p = carve(lines, false);
+	if (p)
+		memset(p, 0, (size_t)lines * LINE);
+	return p;
+}
+
+void *ls_ext_alloc_wait(size_t size)
+{
+	uint32_t lines = ext_lines(size);
+	if (!lines)
+		return NULL;
+	bool fresh;
+	char *p = take(&ext_head[lines - 1], 0, lines, &fresh);
+	memset(p, 0, (size_t)lines * LINE);
 	return p;
 }
 
 void ls_ext_free(void *p, size_t size)
 {
-	size_t lines = (size + LINE - 1) / LINE;
-	if (!p || lines == 0 || lines > EXT_CLASSES)
+	uint32_t lines = ext_lines(size);
+	if (!p || !lines)
 		return;
 	stack_push(&ext_head[lines - 1], p, 0);
 }
 
 bool ls_ext_owns(const void *p)
 {
-	const char *b = __atomic_load_n(&base, __ATOMIC_ACQUIRE);
 	const char *q = p;
-	return b && q >= b + LINE && q < b + atomic_load_explicit(&carved, memory_order_relaxed) &&
-	       ((size_t)(q - b) % LINE) == 0;
+	uint32_t n = atomic_load_explicit(&nchunks, memory_order_acquire);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct chunk *c = &chunks[k];
+		/* acquire: pairs with the release in carve_from */
+		size_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+		if (q >= c->base + (k == 0 ? LINE : 0) && q < c->base + used * LINE)
+			return ((size_t)(q - c->base) % LINE) == 0;
+	}
+	return false;
 }

@@ -1,33 +1,67 @@
 /*
  * pool.h - queue nodes and out-of-line lock state, shared by every algorithm.
  *
- * All of it comes from one region of address space reserved at first use and
- * never unmapped: the memory is TYPE-STABLE. A node that has been freed and
- * reused is still readable memory, which is what lets the abortable and
- * time-published locks read a neighbour's node without knowing whether it
- * is still the neighbour's (they tag or re-check, as their papers say).
+ * All of it comes from chunks of address space mapped as the pool grows and
+ * never unmapped, plus a small reserve inside the library's own image: the
+ * memory is TYPE-STABLE. A node that has been freed and reused is still
+ * readable memory, which is what lets the abortable and time-published locks
+ * read a neighbour's node without knowing whether it is still the
+ * neighbour's (they tag or re-check, as their papers say).
+ *
+ * Address space. The pool takes it in proportion to what it hands out:
+ * chunks of 64 KiB first, then each as large as all the chunks before it,
+ * at most 64 MiB (so its mappings exceed what it has carved by at most a
+ * factor of 2 and 64 MiB, plus a fraction of a chunk); nothing is reserved
+ * ahead. A program that runs under RLIMIT_AS (ulimit -v, a sandbox, a limit
+ * lowered after start) keeps its budget.
+ *
+ * When no address space is left. Lock paths cannot fail (a caller cannot
+ * handle an error from pthread_mutex_lock on a NORMAL mutex), so:
+ *   1. a chunk that cannot be mapped is asked for at half the size, down to
+ *      what the request needs;
+ *   2. then the RESERVE: LS_POOL_RESERVE bytes in the library's .bss, there
+ *      as long as the library is, handed out a node (or one block) at a
+ *      time, and only to callers that cannot fail: ls_node_alloc() and
+ *      ls_ext_alloc_wait(), never ls_ext_alloc();
+ *   3. then the caller WAITS: it naps (1 us, doubling up to 1 ms, on a futex
+ *      nobody wakes, so not a cancellation point) and tries the free lists,
+ *      a new chunk and the reserve again, until a node comes back (another
+ *      thread's unlock frees one; nodes cached by a thread, at most 64,
+ *      come back when it frees more or exits), a block comes back (a
+ *      pthread_mutex_destroy), or address space does (the limit is raised,
+ *      the program unmaps something). Nothing is printed, nothing aborts.
+ * So lock() is never wrong and never fails; it can wait for ever only when
+ * the program holds more acquisitions than memory can be found for (a
+ * thousand queue-lock acquisitions held at once with no address space left)
+ * and nobody releases one, where glibc's mutex, which needs no memory,
+ * would go on. pthread_mutex_init of an algorithm with out-of-line state
+ * uses ls_ext_alloc, which fails rather than take the reserve: the shim then
+ * returns ENOMEM (see interpose/mutex.c).
  *
  * Queue nodes (LS_NODE_SIZE bytes, cache-line aligned, contents unspecified
  * on allocation; while a node is free its LAST 8 BYTES hold the free-list
  * link and its first 56 bytes keep whatever the algorithm last wrote, so put
  * fields that a late reader of a recycled node inspects in bytes 0..55):
  *   - ls_node_alloc() takes from the calling thread's cache, then from a
- *     global lock-free free list, then carves new memory;
+ *     global lock-free free list, then carves new memory (then as above);
  *   - ls_node_free() may be called by ANY thread, including after the
  *     allocating thread has exited: the node goes to the caller's cache, so
  *     it may next be reused by a different thread (an algorithm that needs
  *     "only the owner reuses" for its ABA argument keeps its own per-thread
  *     pool on top, as locks/abortable/abortable.h does);
- *   - the pool writes nothing but the last 8 bytes of a freed node;
+ *   - the pool writes nothing but the last 8 bytes of a freed node, and
+ *     memory never handed out before is zero;
  *   - a thread's cache is bounded; the excess and everything left at thread
  *     exit goes back to the global list, so threads created and exited by
- *     the thousand do not grow the footprint.
+ *     the thousand do not grow the footprint. A thread whose exit hook
+ *     cannot be registered (no pthread key left, or no memory for one)
+ *     keeps no cache: its frees go straight to the global list.
  * No lock, no malloc, no syscall on the common path.
  *
  * Out-of-line state (ls_ext_*): blocks of the active algorithm's state size
  * rounded up to cache lines, used by the shim for algorithms whose state
  * does not fit in the mutex. ls_ext_owns() tells whether a pointer is a
- * block of this region (so a stale pointer found in recycled memory can be
+ * block of the pool (so a stale pointer found in recycled memory can be
  * recognised without being dereferenced).
  */
 #ifndef LS_POOL_H
@@ -46,6 +80,7 @@ struct ls_node_cache {
 	unsigned count;
 	unsigned limit; /* 0: every free takes the slow path (see pool.c) */
 	bool registered;
+	bool hooked; /* its exit hook is registered: it may keep nodes */
 };
 extern __thread struct ls_node_cache ls_node_cache __attribute__((tls_model("initial-exec")));
 void *ls_node_alloc_slow(void);
@@ -101,7 +136,15 @@ void ls_pool_fork_prepare(void);
 void ls_pool_fork_parent(void);
 void ls_pool_fork_child(void);
 
-void *ls_ext_alloc(size_t size); /* zero-filled, 64-byte aligned; NULL if exhausted */
+#define LS_POOL_RESERVE (64u << 10)
+#define LS_EXT_MAX 4096u
+
+/* Zero-filled, 64-byte aligned, at most LS_EXT_MAX bytes. ls_ext_alloc returns NULL
+ * when no memory can be had without the reserve; ls_ext_alloc_wait takes
+ * the reserve and then waits (see above), and returns NULL only for a size
+ * out of range. */
+void *ls_ext_alloc(size_t size);
+void *ls_ext_alloc_wait(size_t size);
 void ls_ext_free(void *p, size_t size);
 bool ls_ext_owns(const void *p);
 

@@ -10,6 +10,9 @@
 
 BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread $(WARN)
 
+# README tells users to run build/lockbench after `make`.
+all: $(B)/lockbench
+
 $(B)/lockbench: scripts/lockbench.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -lm

@@ -12,6 +12,9 @@
 #                           (default: the default policy);
 #                           fails naming every algorithm whose run failed,
 #                           with its output
+#   native_passes PROG      every case of a tests/progs program (the list it
+#                           prints without arguments) passes under glibc
+#                           natively: the programs are the specification
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 B="$ROOT/build"
 LIB="$B/liblockswap.so"
@@ -65,4 +68,12 @@ each_algo() {
     echo "failed under: ${failed[*]}"
     return 1
   fi
+}
+
+# native_passes PROG
+native_passes() {
+  local p=$1 c out
+  for c in $("$p" 2>&1 | sed -n 's/^cases://p'); do
+    out=$(timeout "$TEST_TIMEOUT" "$p" "$c" 2>&1) || { echo "native $c: $out"; return 1; }
+  done
 }

@@ -40,6 +40,20 @@
  * TRANSIENT mark clears, so an unheld lock always ends with tail == NULL.
  * trylock is a single CAS of an empty tail (no node enters the queue);
  * lock() is an attempt with infinite patience (the timeout path never runs).
+ *
+ * One departure fixes a livelock of the listing, the one mcs_try.c
+ * describes: release needs a moment when no successor holds its word
+ * TRANSIENT, and when waiters keep timing out and coming back (10 us
+ * patience, 6 threads on 2 loaded cores, park) each new successor is out of
+ * patience by the time it reaches the releaser's node and takes the word
+ * first: runs of 500 acquisitions per thread took 38-60 s instead of 1,
+ * stalls of 0.3-0.6 s with thousands of timeouts, one thread in release.
+ * So a releaser whose CAS fails sets `releasing` in its node, and a
+ * successor out of patience whose predecessor is releasing does not leave:
+ * it waits, without deadline, for AVAILABLE. The releaser then waits for
+ * the departures already under way, no more. `releasing` is cleared before
+ * the node is freed (by the acquirer, or by the releaser that emptied the
+ * queue), so a node from the pool has it 0 (pool.h).
  */
 #include "abortable.h"
 
@@ -47,7 +61,8 @@ enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED };
 
 struct node {
 	_Atomic uint32_t status;
-	struct node *_Atomic prev; /* predecessor, published when leaving */
+	_Atomic uint32_t releasing; /* its owner is releasing: see the header */
+	struct node *_Atomic prev;  /* predecessor, published when leaving */
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
@@ -95,6 +110,15 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 		LS_INJECT();
 		/* a predecessor's earlier successor may still hold it */
 		ls_wait_while_eq(&pred->status, TRANSIENT);
+		/* A releasing predecessor hands over to us as soon as no
+		 * successor holds its word: stay (see the header). seq_cst:
+		 * pairs with the store in clh_try_unlock (Dekker: flag store
+		 * then CAS there, flag load then swap here). pred is alive:
+		 * only we free it, or its owner once we answer RECYCLED. */
+		if (atomic_load_explicit(&pred->releasing, memory_order_seq_cst)) {
+			ab_wait_for(&pred->status, AVAILABLE);
+			goto got;
+		}
 		stat = ab_set(&pred->status, TRANSIENT);
 		if (stat == AVAILABLE)
 			goto got; /* released under us: take it after all */
@@ -134,6 +158,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 
 got:
 	/* The predecessor released and returned: nobody else can reach it. */
+	atomic_store_explicit(&pred->releasing, 0, memory_order_relaxed);
 	ab_node_free(pred);
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
@@ -182,32 +207,53 @@ static int clh_try_trylock(void *state)
 	return 0;
 }
 
+/* No successor: empty the queue (a CAS of the tail from i to NULL).
+ * release: pairs with the acquire of the next swap that reads NULL. */
+static inline bool clh_try_empty(struct clh_try *l, struct node *i)
+{
+	struct node *expected = i;
+	return atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
+	       atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
+						       memory_order_relaxed);
+}
+
+/* Release with a successor, or one that linked itself out and may still
+ * swing the tail back to i. */
+static __attribute__((noinline)) void release_slow(struct clh_try *l, struct node *i)
+{
+	for (;;) {
+		LS_INJECT();
+		/* (B) release: pairs with (A); the successor frees i */
+		if (ab_cas(&i->status, WAITING, AVAILABLE))
+			return;
+		/* A successor is leaving and holds our word: from now on the
+		 * next one stays (see the header); wait, retry. */
+		atomic_store_explicit(&i->releasing, 1, memory_order_seq_cst);
+		ls_wait_while_eq(&i->status, TRANSIENT);
+		if (clh_try_empty(l, i)) {
+			LS_INJECT();
+			ls_wait_while_eq(&i->status, TRANSIENT);
+			atomic_store_explicit(&i->releasing, 0, memory_order_relaxed);
+			ab_node_free(i);
+			return;
+		}
+	}
+}
+
 static void clh_try_unlock(void *state)
 {
 	struct clh_try *l = state;
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
-	for (;;) {
-		struct node *expected = i;
-		/* No successor: empty the queue. release: pairs with the
-		 * acquire of the next swap that reads NULL. */
-		if (atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
-		    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
-							    memory_order_relaxed)) {
-			/* A successor that linked itself out may still owe us
-			 * its restoring store (TRANSIENT -> WAITING). */
-			LS_INJECT();
-			ls_wait_while_eq(&i->status, TRANSIENT);
-			ab_node_free(i);
-			return;
-		}
+	if (LS_LIKELY(clh_try_empty(l, i))) {
+		/* A successor that linked itself out may still owe us its
+		 * restoring store (TRANSIENT -> WAITING). */
 		LS_INJECT();
-		/* (B) release: pairs with (A); the successor frees i */
-		if (ab_cas(&i->status, WAITING, AVAILABLE))
-			return;
-		/* A successor is leaving and holds our word: wait, retry. */
 		ls_wait_while_eq(&i->status, TRANSIENT);
+		ab_node_free(i); /* `releasing` was never set: no clear */
+		return;
 	}
+	release_slow(l, i);
 }
 
 static const struct ls_algo clh_try_algo = {

@@ -39,6 +39,30 @@
  * the state; trylock is one CAS of an empty tail (no node enters the queue);
  * the spin loops of release and of the handshakes wait through the policy;
  * lock() is an attempt with infinite patience (the timeout path never runs).
+ *
+ * One departure fixes a livelock of the listing. A releaser grants the lock
+ * only by a CAS on its own next field naming a successor that still waits;
+ * a successor whose patience has run out leaves (its step 4 swaps that
+ * field away) a few hundred ns after it learns its predecessor. When
+ * waiters keep timing out and coming back (short patience, more threads
+ * than cores), a releaser that is descheduled, yielding or asleep between
+ * two looks at its next field finds every successor already leaving, and
+ * nobody acquires for seconds: 6 threads on 2 loaded cores with 20 us
+ * patience stalled 2-10 s, with 2,000-22,000 timeouts during the stall and
+ * one thread in release (tests/stress.bats' failure under load). So a
+ * releaser that cannot hand over at once sets `releasing` in its node, and
+ * a waiter whose deadline passes while its predecessor is releasing does
+ * not leave: it waits, without deadline, for that predecessor's grant.
+ * Successors that read the flag before it was set may still leave, so the
+ * releaser waits for the departures already under way, no more. A timed
+ * waiter may then return 0 after its deadline, once the unlock that was
+ * already running completes (POSIX ends the wait at the deadline while the
+ * mutex cannot be locked; it is being unlocked), and it never waits for a
+ * holder that has not begun to release.
+ *
+ * `releasing` is 1 only between that store and the node's free (release
+ * clears it first), so a node from the pool has it 0: carved memory is
+ * zero and the pool writes only a free node's last 8 bytes (pool.h).
  */
 #include "abortable.h"
 
@@ -48,6 +72,7 @@ struct node {
 	_Atomic ptr prev;
 	_Atomic ptr next;
 	_Atomic uint32_t seq;
+	_Atomic uint32_t releasing; /* its owner is releasing: see the header */
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
@@ -105,6 +130,28 @@ static inline ptr cas_val(struct node *n, _Atomic ptr *f, ptr expect, ptr v)
 static inline bool cas(struct node *n, _Atomic ptr *f, ptr expect, ptr v)
 {
 	return cas_val(n, f, expect, v) == expect;
+}
+
+/* Whether pred, read from the caller's prev, has begun to release. pred may
+ * have been freed and reused since (type-stable memory): the caller then
+ * finds its prev changed when it looks again. seq_cst: pairs with the store
+ * in mark_releasing (Dekker: flag store then next load there; next swap in
+ * relink, prev load, flag load here). */
+static inline AB_NOSAN bool is_releasing(ptr pred)
+{
+	return atomic_load_explicit(&N(pred)->releasing, memory_order_seq_cst) != 0;
+}
+
+static void mark_releasing(struct node *I)
+{
+	atomic_store_explicit(&I->releasing, 1, memory_order_seq_cst);
+}
+
+/* Before the releaser frees its node: no successor looks at it any more. */
+static void release_free(struct node *I)
+{
+	atomic_store_explicit(&I->releasing, 0, memory_order_relaxed);
+	ab_node_free(I);
 }
 
 /* Spin (through the policy) while cond, which reads fields of node n. */
@@ -178,8 +225,14 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 
 	for (;;) {
 		LS_INJECT();
-		if (AB_AWAIT(&I->seq, (temp = ld(&I->prev)) == pred, deadline))
-			goto timeout; /* 2-level break */
+		if (AB_AWAIT(&I->seq, (temp = ld(&I->prev)) == pred, deadline)) {
+			/* Out of patience; but a predecessor that is releasing
+			 * grants the lock to whoever its next names: stay (see
+			 * the header) until prev changes. */
+			if (!is_releasing(pred))
+				goto timeout; /* 2-level break */
+			AWAIT(I, (temp = ld(&I->prev)) == pred);
+		}
 		if (is_granted(temp)) /* this test is an optimization */
 			break;
 		if (temp == LEAVING_OTHER) {
@@ -389,18 +442,17 @@ static int mcs_try_trylock(void *state)
 	return 0;
 }
 
-static void mcs_try_unlock(void *state)
+/* Release, all cases; the next field has been found not NIL, or the tail
+ * has moved. */
+static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct node *I)
 {
-	struct mcs_try *l = state;
-	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	ptr succ;
-	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
-
 	for (;;) {
 		LS_INJECT();
 		succ = ld(&I->next);
 		if (succ == LEAVING_OTHER || is_transient(succ)) {
 			/* successor is leaving, but will update me */
+			mark_releasing(I);
 			AWAIT(I, ld(&I->next) == succ);
 			continue;
 		}
@@ -419,9 +471,10 @@ static void mcs_try_unlock(void *state)
 				 * and leave again has finished looking at my
 				 * qnode. */
 				AWAIT(I, is_transient(ld(&I->next)));
-				ab_node_free(I);
+				release_free(I);
 				return; /* I was last in line. */
 			}
+			mark_releasing(I);
 			AWAIT(I, ld(&I->next) == NIL);
 			continue;
 		}
@@ -435,12 +488,33 @@ static void mcs_try_unlock(void *state)
 			 * to access my qnode any more (might have been
 			 * leaving). */
 			AWAIT(I, ld(&I->next) != NIL);
-			ab_node_free(I);
+			release_free(I);
 			return;
 		}
 		/* Else successor changed. Every iteration sees a different
-		 * (real) successor, so there isn't really a global spin. */
+		 * (real) successor, so there isn't really a global spin; but
+		 * without the flag each could be leaving (see the header). */
+		mark_releasing(I);
 	}
+}
+
+static void mcs_try_unlock(void *state)
+{
+	struct mcs_try *l = state;
+	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+	/* No successor, and the tail swings back: the listing's first round
+	 * of the loop, peeled off so that it leaves `releasing` alone (never
+	 * set on this path). */
+	ptr expected = (ptr)I;
+	if (LS_LIKELY(ld(&I->next) == NIL &&
+		      atomic_compare_exchange_strong_explicit(&l->tail, &expected, NIL, memory_order_seq_cst,
+							      memory_order_seq_cst))) {
+		AWAIT(I, is_transient(ld(&I->next)));
+		ab_node_free(I);
+		return;
+	}
+	release_slow(l, I);
 }
 
 static const struct ls_algo mcs_try_algo = {

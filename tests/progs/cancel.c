@@ -76,17 +76,6 @@ static void start(struct cw *w, pthread_mutex_t *m, pthread_cond_t *c, int how, 
 	*w = (struct cw){.m = m, .c = c, .how = how, .announced = announced, .handshake = handshake};
 	w->t = spawn(cw_fn, w);
 }
-/* Returns with m held once every started waiter is waiting. */
-static void lock_when_waiting(pthread_mutex_t *m, int *announced, int n)
-{
-	for (;;) {
-		CHECK_RC(pthread_mutex_lock(m), 0);
-		if (*announced == n)
-			return;
-		CHECK_RC(pthread_mutex_unlock(m), 0);
-		sched_yield();
-	}
-}
 static void expect_cancelled(struct cw *w)
 {
 	void *ret = join(w->t);

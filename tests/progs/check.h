@@ -177,6 +177,30 @@ static inline int probe(pthread_mutex_t *m)
 	return in_thread(probe_fn, m);
 }
 
+/* A condvar on the given clock (pthread_condattr_setclock). */
+static inline void init_cond(pthread_cond_t *c, clockid_t clock)
+{
+	pthread_condattr_t a;
+	CHECK_RC(pthread_condattr_init(&a), 0);
+	CHECK_RC(pthread_condattr_setclock(&a, clock), 0);
+	CHECK_RC(pthread_cond_init(c, &a), 0);
+	CHECK_RC(pthread_condattr_destroy(&a), 0);
+}
+
+/* Returns with m held once *announced (written under m, just before a
+ * thread waits on a condvar with m) has reached n: that thread is then
+ * inside the wait. */
+static inline void lock_when_waiting(pthread_mutex_t *m, int *announced, int n)
+{
+	for (;;) {
+		CHECK_RC(pthread_mutex_lock(m), 0);
+		if (*announced >= n)
+			return;
+		CHECK_RC(pthread_mutex_unlock(m), 0);
+		sched_yield();
+	}
+}
+
 /* Spins politely until *flag reaches at least v. */
 static inline void await_at_least(atomic_int *flag, int v)
 {
@@ -286,17 +310,22 @@ static inline int await_waiting(pid_t tid, int ms)
 	return 0;
 }
 
-/* Waits (up to about `ms` milliseconds) for thread tid to be asleep in the
- * kernel; returns whether it got there. */
+/* Waits (up to `ms` milliseconds of the monotonic clock, however loaded
+ * the machine) for thread tid to be asleep in the kernel; returns whether
+ * it got there. */
 static inline int await_sleeping(pid_t tid, int ms)
 {
-	for (int i = 0; i < ms; i++) {
-		if (task_state(tid) == 'S')
-			return 1;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int64_t end = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec + (int64_t)ms * 1000000;
+	while (task_state(tid) != 'S') {
 		struct timespec t = {0, 1000000};
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if ((int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec >= end)
+			return 0;
 		nanosleep(&t, NULL);
 	}
-	return task_state(tid) == 'S';
+	return 1;
 }
 
 #define MS 1000000LL

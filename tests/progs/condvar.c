@@ -17,14 +17,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-static void init_cond(pthread_cond_t *c, clockid_t clock)
-{
-	pthread_condattr_t a;
-	CHECK_RC(pthread_condattr_init(&a), 0);
-	CHECK_RC(pthread_condattr_setclock(&a, clock), 0);
-	CHECK_RC(pthread_cond_init(c, &a), 0);
-	CHECK_RC(pthread_condattr_destroy(&a), 0);
-}
 /* m is an ERRORCHECK mutex: is the caller its owner? */
 static void owns(pthread_mutex_t *m)
 {

@@ -28,6 +28,11 @@
  * ETIMEDOUT never comes before the deadline, trylock returns only 0/EBUSY,
  * timedlock only 0/ETIMEDOUT.
  *
+ * STRESS_STALLS=1 adds a line "stress: stalls longest_ms=... timeouts_in_it=...
+ * seconds=...": the longest stretch in which no thread acquired (sampled
+ * every 2 ms), the timeouts counted during it, and the run's duration, to
+ * tell a livelock (timeouts but no acquisition) from a slow run.
+ *
  * STRESS_COUNT_NODES=0 leaves node counting off, so that the pool's per-thread
  * caches are exercised (counting bypasses them), and skips the node checks
  * (nodes_max_in_use=-1).
@@ -242,7 +247,8 @@ static void acquire(struct thr *t, unsigned li, enum mode m)
 			if (now < deadline)
 				fail("timedlock returned ETIMEDOUT %" PRIu64 " ns before its deadline",
 				     deadline - now);
-			t->timeouts++;
+			/* the sole writer; atomic for the stall sampler */
+			__atomic_store_n(&t->timeouts, t->timeouts + 1, __ATOMIC_RELAXED);
 		}
 		break;
 	case M_MIX:
@@ -373,6 +379,47 @@ static void *worker(void *arg)
 	}
 	atomic_store_explicit(&t->iter, iters, memory_order_relaxed);
 	atomic_store_explicit(&t->phase, P_DONE, memory_order_release);
+	return NULL;
+}
+
+/* ---- STRESS_STALLS: the longest stretch without an acquisition ---- */
+
+static _Atomic bool stalls_stop;
+static uint64_t stall_worst_ns, stall_run_ns;
+static long stall_worst_timeouts;
+
+static void sums(unsigned long *it, long *to)
+{
+	*it = 0;
+	*to = 0;
+	for (unsigned i = 0; i < nthreads; i++) {
+		*it += atomic_load_explicit(&thr[i].iter, memory_order_relaxed);
+		*to += __atomic_load_n(&thr[i].timeouts, __ATOMIC_RELAXED);
+	}
+}
+
+static void *stall_sampler(void *arg)
+{
+	(void)arg;
+	unsigned long it0, it;
+	long to0, to;
+	uint64_t start = ls_now_ns(), since = start;
+	sums(&it0, &to0);
+	while (!atomic_load_explicit(&stalls_stop, memory_order_relaxed)) {
+		struct timespec nap = {0, 2000000};
+		nanosleep(&nap, NULL);
+		sums(&it, &to);
+		uint64_t now = ls_now_ns();
+		if (it != it0) {
+			it0 = it;
+			to0 = to;
+			since = now;
+		} else if (now - since > stall_worst_ns) {
+			stall_worst_ns = now - since;
+			stall_worst_timeouts = to - to0;
+		}
+	}
+	stall_run_ns = ls_now_ns() - start;
 	return NULL;
 }
 
@@ -712,6 +759,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	const char *st = getenv("STRESS_STALLS");
+	bool stalls = st && !strcmp(st, "1");
+	pthread_t sampler;
+	if (stalls && pthread_create(&sampler, NULL, stall_sampler, NULL)) {
+		perror("stress: pthread_create");
+		return 2;
+	}
 	long acq = 0, timeouts = 0, busy = 0, cross = 0;
 	for (unsigned i = 0; i < nthreads; i++) {
 		pthread_join(thr[i].tid, NULL);
@@ -722,6 +776,10 @@ int main(int argc, char **argv)
 		timeouts += thr[i].timeouts;
 		busy += thr[i].busy;
 		cross += thr[i].cross;
+	}
+	if (stalls) {
+		atomic_store_explicit(&stalls_stop, true, memory_order_relaxed);
+		pthread_join(sampler, NULL);
 	}
 	if (mode == M_MIX) {
 		pthread_mutex_lock(&helper_mu);
@@ -777,5 +835,8 @@ int main(int argc, char **argv)
 		printf("stress: OK %s acquisitions=%ld timeouts=%ld busy=%ld cross_unlocks=%ld "
 		       "nodes_max_in_use=%ld\n",
 		       conf, acq, timeouts, busy, cross, ns.max_in_use);
+	if (stalls)
+		printf("stress: stalls longest_ms=%.1f timeouts_in_it=%ld seconds=%.2f\n", stall_worst_ns / 1e6,
+		       stall_worst_timeouts, stall_run_ns / 1e9);
 	return 0;
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bats
+# Threads whose cancel type is asynchronous and the lock calls (issue 9,
+# item 3), under every algorithm: a thread blocked in lock, timedlock or
+# clocklock is cancelled while it waits (the holder joins it before
+# unlocking), a thread cancelled in a self-deadlock on a NORMAL mutex runs
+# its cleanup handler, which unlocks; the mutex works afterwards; such
+# threads' lock calls exclude, their timed locks time out and their condvar
+# waits keep the mutex rules. How: interpose/cancel.c (waits in slices
+# between which a pending cancel acts; not FIFO meanwhile).
+load helpers
+TEST_TIMEOUT=30
+P="$PROGS/async_cancel"
+
+@test "glibc itself passes every async_cancel case (the specification)" {
+  native_passes "$P"
+}
+
+@test "blocked behind another thread's lock (lock for every type; timedlock, clocklock): cancelled in the wait, the mutex works after; park and yield" {
+  each_algo "" -- "$P" blocked && each_algo "" yield -- "$P" blocked || return 1
+}
+
+@test "self-deadlock on a NORMAL mutex (lock, timedlock, clocklock): cancelled, the cleanup handler unlocks, others use the mutex" {
+  each_algo "" -- "$P" self-deadlock || return 1
+}
+
+@test "asynchronously cancelable threads: locks exclude, a timed lock times out, a condvar wait returns holding the mutex" {
+  each_algo "" -- "$P" not-cancelled || return 1
+}
+
+@test "asynchronously cancelable thread cancelled in a condvar wait: it holds the mutex in its cleanup handler" {
+  each_algo "" -- "$P" in-cond-wait || return 1
+}
