@@ -38,6 +38,10 @@
  * the global word is ttas_word.h's protocol (sleepers woken one at a time);
  * nodes as mcs.c (one waiter per word). Backoff pauses are steps of the
  * policy. trylock: the fast path's attempt. No native timeout.
+ *
+ * Without a block (no address space, hier.h): the lock is its global
+ * backoff lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
+ * releases the global lock as after the fast path; no node is used.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -77,6 +81,11 @@ struct cbm {
 	ls_hier_lines_t lines;
 };
 _Static_assert(sizeof(struct cbm) <= LS_INLINE_STATE, "inline state");
+_Static_assert(offsetof(struct cbm, lines) == LS_HIER_LINES_AT, "hier.h");
+
+/* The marker of a lock without a block (hier.h): its unlock is the fast
+ * path's. */
+static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
 
 /* ---- the global backoff lock (backoff.c's delays) ---- */
 
@@ -97,8 +106,10 @@ static void global_acquire(struct cbm *l)
 
 static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head *h)
 {
-	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat) {
+		global_acquire(l);
+		return;
+	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *s = ls_hier_line(&h->h, 1 + c);
 	struct node *n = ls_node_alloc();
@@ -143,7 +154,9 @@ static void cbm_lock(void *state)
 static int cbm_trylock(void *state)
 {
 	struct cbm *l = state;
-	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat)
+		return ls_ttas_try(&l->global) ? 0 : EBUSY;
 	if (!ls_ttas_try(&l->global))
 		return EBUSY;
 	h->holder = LS_HIER_FAST;

@@ -47,33 +47,32 @@
  * lock each cluster with waiters has a ticket out: no run of local
  * hand-offs longer than the bound while another cluster waits.
  *
- * No queue nodes. Waiting policy: ls_wait_while_eq on the `owner` words
- * (every sleeper of a word wakes at its change). trylock is the fast
- * path's attempt (the global lock alone, if it has no ticket out). No
- * native timeout (tickets cannot be given back): the shim's fallback polls
- * trylock.
+ * No queue nodes. The ticket locks are ticket_word.h's. Waiting policy:
+ * ls_wait_while_eq on the `owner` words (every sleeper of a word wakes at
+ * its change). trylock is the fast path's attempt (the global lock alone,
+ * if it has no ticket out). No native timeout (tickets cannot be given
+ * back): the shim's fallback polls trylock.
+ *
+ * Without a block (no address space, hier.h): the lock is its global
+ * ticket lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
+ * serves the next global ticket as after the fast path.
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "hier.h"
 #include "lock.h"
+#include "ticket_word.h"
 #include "wait.h"
-
-#define MASK (~LS_PARKED)
-
-struct ticket {
-	_Atomic uint32_t next;
-	_Atomic uint32_t owner;
-};
 
 enum { NONE, HELD, QUEUED }; /* local.granted */
 
 struct local {
-	struct ticket t;
+	struct ls_ticket t;
 	_Atomic uint32_t granted;
 	uint32_t ticket; /* QUEUED: the global ticket taken for the next holder */
-	char pad[LS_CACHELINE - sizeof(struct ticket) - 8];
+	char pad[LS_CACHELINE - sizeof(struct ls_ticket) - 8];
 };
 _Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
 
@@ -84,75 +83,15 @@ struct head {
 };
 
 struct ctt {
-	struct ticket global;
+	struct ls_ticket global;
 	ls_hier_lines_t lines;
 };
 _Static_assert(sizeof(struct ctt) <= LS_INLINE_STATE, "inline state");
+_Static_assert(offsetof(struct ctt, lines) == LS_HIER_LINES_AT, "hier.h");
 
-/* ---- the ticket lock, used twice (ticket.c has the same protocol) ---- */
-
-/* Takes a ticket (relaxed: it orders nothing; (A) does). */
-static inline uint32_t ticket_take(struct ticket *t)
-{
-	return atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed) & MASK;
-}
-
-static void ticket_wait(struct ticket *t, uint32_t mine)
-{
-	LS_INJECT();
-	/* (A) acquire: pairs with (B) in ticket_release */
-	uint32_t o = atomic_load_explicit(&t->owner, memory_order_acquire) & MASK;
-	while (o != mine) {
-		LS_INJECT();
-		/* (A) acquire: pairs with (B) */
-		o = ls_wait_while_eq(&t->owner, o);
-	}
-}
-
-static void ticket_acquire(struct ticket *t)
-{
-	ticket_wait(t, ticket_take(t));
-}
-
-/* Takes the lock if it is free with no ticket out. */
-static inline bool ticket_try(struct ticket *t)
-{
-	/* (A) acquire: pairs with (B) */
-	uint32_t o = atomic_load_explicit(&t->owner, memory_order_acquire) & MASK;
-	uint32_t n = atomic_load_explicit(&t->next, memory_order_relaxed);
-	if ((n & MASK) != o)
-		return false;
-	LS_INJECT();
-	return atomic_compare_exchange_strong_explicit(&t->next, &n, n + 1, memory_order_relaxed,
-						       memory_order_relaxed);
-}
-
-/* Someone holds a ticket behind the holder's: the cohort detection.
- * `next` only grows, so a stale read can only say "no" (then the waiter
- * takes the global lock itself). */
-static inline bool ticket_waiters(struct ticket *t)
-{
-	uint32_t o = atomic_load_explicit(&t->owner, memory_order_relaxed);
-	uint32_t n = atomic_load_explicit(&t->next, memory_order_relaxed);
-	return ((n - o) & MASK) > 1;
-}
-
-/* Serves the next ticket; true if a waiter may be asleep on `owner`. The
- * caller wakes (out of line: the release path makes no call that returns). */
-static inline bool ticket_serve_next(struct ticket *t)
-{
-	/* Only the holder writes the value; waiters may add PARKED. */
-	uint32_t o = atomic_load_explicit(&t->owner, memory_order_relaxed);
-	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	return atomic_exchange_explicit(&t->owner, (o + 1) & MASK, memory_order_acq_rel) & LS_PARKED;
-}
-
-static void ticket_release(struct ticket *t)
-{
-	if (ticket_serve_next(t))
-		ls_futex_wake(&t->owner, 0x7fffffff);
-}
+/* The marker of a lock without a block (hier.h): its unlock is the fast
+ * path's. */
+static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
 
 /* ---- the cohort lock ---- */
 
@@ -160,17 +99,19 @@ static void ticket_release(struct ticket *t)
  * the global lock unless it came with the local one. */
 static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct head *h)
 {
-	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat) {
+		ls_ticket_acquire(&l->global);
+		return;
+	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *s = ls_hier_line(&h->h, 1 + c);
-	ticket_acquire(&s->t);
+	ls_ticket_acquire(&s->t);
 	/* relaxed: ordered after the releaser's store by (A)/(B) on the local
 	 * lock */
 	uint32_t g = atomic_load_explicit(&s->granted, memory_order_relaxed);
 	atomic_store_explicit(&s->granted, NONE, memory_order_relaxed);
 	if (g != HELD) {
-		ticket_wait(&l->global, g == QUEUED ? s->ticket : ticket_take(&l->global));
+		ls_ticket_wait(&l->global, g == QUEUED ? s->ticket : ls_ticket_take(&l->global));
 		h->passes = 0;
 	}
 	h->holder = c;
@@ -180,7 +121,7 @@ static void ctt_lock(void *state)
 {
 	struct ctt *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_LIKELY(h) && ls_hier_fastpath && ticket_try(&l->global)) {
+	if (LS_LIKELY(h) && ls_hier_fastpath && ls_ticket_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;
 	}
@@ -190,8 +131,10 @@ static void ctt_lock(void *state)
 static int ctt_trylock(void *state)
 {
 	struct ctt *l = state;
-	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
-	if (!ticket_try(&l->global))
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat)
+		return ls_ticket_try(&l->global) ? 0 : EBUSY;
+	if (!ls_ticket_try(&l->global))
 		return EBUSY;
 	h->holder = LS_HIER_FAST;
 	return 0;
@@ -200,7 +143,7 @@ static int ctt_trylock(void *state)
 static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct head *h)
 {
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
-	if (ticket_waiters(&s->t)) {
+	if (ls_ticket_waiters(&s->t)) {
 		/* published by the local release (B) */
 		if (h->passes < ls_cohort_passes) {
 			h->passes++;
@@ -210,14 +153,14 @@ static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct he
 			 * for it; ours queues again now, before its next holder
 			 * has woken up, so that no cluster can overtake it
 			 * meanwhile. */
-			s->ticket = ticket_take(&l->global);
+			s->ticket = ls_ticket_take(&l->global);
 			atomic_store_explicit(&s->granted, QUEUED, memory_order_relaxed);
-			ticket_release(&l->global);
+			ls_ticket_release(&l->global);
 		}
 	} else {
-		ticket_release(&l->global);
+		ls_ticket_release(&l->global);
 	}
-	ticket_release(&s->t);
+	ls_ticket_release(&s->t);
 }
 
 static void ctt_unlock(void *state)
@@ -229,7 +172,7 @@ static void ctt_unlock(void *state)
 		ctt_unlock_cohort(l, h);
 		return;
 	}
-	if (LS_UNLIKELY(ticket_serve_next(&l->global)))
+	if (LS_UNLIKELY(ls_ticket_serve_next(&l->global)))
 		ls_futex_wake(&l->global.owner, 0x7fffffff);
 }
 

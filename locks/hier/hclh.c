@@ -63,6 +63,15 @@
  * OWN: never freed) onto an empty global queue, bypassing the local
  * queues. No native timeout (a CLH waiter cannot
  * leave).
+ *
+ * Without a block (no address space, hier.h): there is no fastq, and a
+ * queue holder's node would have nowhere to be found by unlock (the 16
+ * inline bytes are the global tail and the lines word), so the global
+ * tail's word is a ticket lock instead (`tkt`, ls_ticket64 of
+ * ticket_word.h: FIFO like the queue, no node) from the marker's
+ * attachment to destroy, which zeroes it. The marker's holder is NULL:
+ * unlock's CAS of the tail from it fails (a held ticket word is never 0),
+ * and its slow path sees the marker.
  */
 #include <errno.h>
 #include <limits.h>
@@ -72,6 +81,7 @@
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
+#include "ticket_word.h"
 #include "wait.h"
 
 #define CLUSTER 0xffu
@@ -101,10 +111,17 @@ struct head {
 };
 
 struct hclh {
-	struct node *_Atomic global;
+	union {
+		struct node *_Atomic global; /* with a block */
+		_Atomic uint64_t tkt;	     /* with the marker `flat` */
+	};
 	ls_hier_lines_t lines;
 };
 _Static_assert(sizeof(struct hclh) <= LS_INLINE_STATE, "inline state");
+_Static_assert(offsetof(struct hclh, lines) == LS_HIER_LINES_AT, "hier.h");
+
+/* The marker of a lock without a block (hier.h). */
+static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = NULL};
 
 static uint64_t combine_ns = 0;
 
@@ -117,7 +134,8 @@ static uint32_t update(_Atomic uint32_t *w, uint32_t set, uint32_t clear)
 	do
 		v = (old | set) & ~clear & ~LS_PARKED;
 	/* (B) release: pairs with (A) in wait_pred */
-	while (!atomic_compare_exchange_weak_explicit(w, &old, v, memory_order_acq_rel, memory_order_relaxed));
+	while (
+	    !atomic_compare_exchange_weak_explicit(w, &old, v, memory_order_acq_rel, memory_order_relaxed));
 	if (old & LS_PARKED)
 		ls_futex_wake(w, INT_MAX);
 	return old;
@@ -147,20 +165,22 @@ static void local_done(struct node *x)
 }
 
 /* Waits until x's word, without PARKED, satisfies `until`; returns it. */
-#define WAIT_PRED(x, v, until)                                                                          \
-	for (;;) {                                                                                      \
-		/* (A) acquire: pairs with (B) in update */                                             \
-		v = atomic_load_explicit(&(x)->state, memory_order_acquire) & ~LS_PARKED;                \
-		if (until)                                                                              \
-			break;                                                                          \
-		LS_INJECT();                                                                            \
-		ls_wait_while_eq(&(x)->state, v);                                                       \
+#define WAIT_PRED(x, v, until)                                                                               \
+	for (;;) {                                                                                           \
+		/* (A) acquire: pairs with (B) in update */                                                  \
+		v = atomic_load_explicit(&(x)->state, memory_order_acquire) & ~LS_PARKED;                    \
+		if (until)                                                                                   \
+			break;                                                                               \
+		LS_INJECT();                                                                                 \
+		ls_wait_while_eq(&(x)->state, v);                                                            \
 	}
 
 static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head *h)
 {
-	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat) {
+		ls_ticket64_acquire(&l->tkt);
+		return;
+	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *q = ls_hier_line(&h->h, 1 + c);
 	struct node *n = ls_node_alloc(), *pred, *gpred, *ltail;
@@ -246,8 +266,8 @@ static void hclh_lock(void *state)
 {
 	struct hclh *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_LIKELY(h) && ls_hier_fastpath && atomic_load_explicit(&l->global, memory_order_relaxed) == NULL &&
-	    LS_LIKELY(global_try(l, h)))
+	if (LS_LIKELY(h) && ls_hier_fastpath &&
+	    atomic_load_explicit(&l->global, memory_order_relaxed) == NULL && LS_LIKELY(global_try(l, h)))
 		return;
 	hclh_lock_tree(l, h);
 }
@@ -255,14 +275,20 @@ static void hclh_lock(void *state)
 static int hclh_trylock(void *state)
 {
 	struct hclh *l = state;
-	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat)
+		return ls_ticket64_try(&l->tkt) ? 0 : EBUSY;
 	if (atomic_load_explicit(&l->global, memory_order_relaxed) != NULL || !global_try(l, h))
 		return EBUSY;
 	return 0;
 }
 
-static __attribute__((noinline)) void hclh_release(struct node *n)
+static __attribute__((noinline)) void hclh_release(struct hclh *l, struct head *h, struct node *n)
 {
+	if (h == &flat) {
+		ls_ticket64_release(&l->tkt);
+		return;
+	}
 	/* (B): the global successor now frees n (Fig. 7.32, line 31) */
 	update(&n->state, 0, SMW);
 }
@@ -274,23 +300,27 @@ static void hclh_unlock(void *state)
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	struct node *n = h->holder, *expected = n;
 	/* No global successor: empty the queue. release: pairs with the
-	 * acquire of the next splice or CAS that reads NULL. */
-	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->global, &expected, NULL, memory_order_release,
-							      memory_order_relaxed))) {
+	 * acquire of the next splice or CAS that reads NULL. (Fails for the
+	 * marker: see the file comment.) */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->global, &expected, NULL,
+							      memory_order_release, memory_order_relaxed))) {
 		global_done(n);
 		return;
 	}
-	hclh_release(n);
+	hclh_release(l, h, n);
 }
 
 static void hclh_destroy(void *state)
 {
-	ls_hier_detach(&((struct hclh *)state)->lines);
+	struct hclh *l = state;
+	if (ls_hier_detach(&l->lines) == &flat.h)
+		atomic_store_explicit(&l->tkt, 0, memory_order_relaxed); /* the all-zero state */
 }
 
 static const struct ls_param hclh_params[] = {
-    {"LOCKSWAP_HCLH_COMBINE_NS", "how long a cluster master waits for cluster-mates to join its batch "
-				 "before splicing it, while the lock is busy, in ns",
+    {"LOCKSWAP_HCLH_COMBINE_NS",
+     "how long a cluster master waits for cluster-mates to join its batch "
+     "before splicing it, while the lock is busy, in ns",
      &combine_ns, 0, 1000000000},
     LS_HIER_FASTPATH_PARAM,
     {0},

@@ -20,6 +20,38 @@
  *		ngroups		group lines (hmcs; 0 otherwise)
  *		then the lock's own fields (struct ls_hier_head first)
  *
+ * No address space. ls_ext_alloc returns NULL when a block cannot be had
+ * without the pool's reserve, which is kept for queue nodes (pool.h). A
+ * block is per lock and kept until destroy, so waiting for one could wait
+ * for ever: a program that has touched a thousand such locks and holds
+ * none, or one thread holding hundreds of them while another waits for
+ * them to be released (glibc's mutex needs no memory and lets both go on).
+ * So a lock that gets no block attaches its algorithm's FLAT marker
+ * instead: a static head, never written, whose owner is NULL (never a
+ * lock's word). ls_hier_load then says "not mine" with the same loads and
+ * compare as for a lock with no block yet, so every acquisition takes the
+ * slow path, where ls_hier_attach returns the marker; from then until
+ * destroy the lock is its top-level lock alone, and an acquisition waits
+ * on it: c-bo-mcs its global backoff lock, c-tkt-tkt its global ticket
+ * lock. hclh and hmcs have a queue at the top, whose holder must find its
+ * node at unlock, and the 16 inline bytes hold only the queue's tail and
+ * the lines word; so they use the tail's word as a ticket lock
+ * (ticket_word.h) instead, FIFO like the queue it stands for. No memory
+ * is needed at all. The marker's fields are what the unlocks read (a
+ * holder of LS_HIER_FAST for the cohort locks; for hclh and hmcs values
+ * that send the unlock to its slow path, which sees the marker), so the
+ * paths of a lock with a block are unchanged. The word goes from NULL (or
+ * a copy's foreign pointer) to a block or the marker only by the CAS of
+ * ls_hier_attach, and back to NULL only by destroy: a lock is in one mode
+ * from its first acquisition to its destroy, whatever threads raced to
+ * attach (the losers adopt the winner's block or marker), and a copy by
+ * value of an unlocked flat lock is an unlocked flat lock. destroy resets
+ * the top-level word (hclh, hmcs) and detaches the marker, so the next use
+ * tries for a block again. A flat lock is not hierarchical and has its top
+ * level's fairness: FIFO for c-tkt-tkt, hclh and hmcs, none for c-bo-mcs
+ * (README, Known limits). hbo and cna keep nothing per cluster (cna's
+ * nodes come from ls_node_alloc, which has the reserve and waits).
+ *
  * Copies. A program may copy an unlocked mutex by value: the copy's word
  * then points at its original's block. The head records the address of the
  * word it was attached to, so the copy sees a block that is not its own and
@@ -63,17 +95,19 @@
 
 extern uint64_t ls_cohort_passes, ls_hier_fastpath;
 #define LS_COHORT_PASSES_DEFAULT 64
-#define LS_COHORT_PASSES_PARAM                                                                          \
-	{                                                                                               \
-		"LOCKSWAP_COHORT_PASSES", "consecutive hand-offs inside the holder's cluster before the " \
-					  "lock is offered to other clusters, count",                     \
-		    &ls_cohort_passes, 1, 1u << 30                                                      \
+#define LS_COHORT_PASSES_PARAM                                                                               \
+	{                                                                                                    \
+		"LOCKSWAP_COHORT_PASSES",                                                                    \
+		    "consecutive hand-offs inside the holder's cluster before the "                          \
+		    "lock is offered to other clusters, count",                                              \
+		    &ls_cohort_passes, 1, 1u << 30                                                           \
 	}
-#define LS_HIER_FASTPATH_PARAM                                                                          \
-	{                                                                                               \
-		"LOCKSWAP_HIER_FASTPATH", "1: lock() first tries the top-level lock alone when it is "    \
-					  "free and unqueued; 0: always climb the hierarchy",             \
-		    &ls_hier_fastpath, 0, 1                                                             \
+#define LS_HIER_FASTPATH_PARAM                                                                               \
+	{                                                                                                    \
+		"LOCKSWAP_HIER_FASTPATH",                                                                    \
+		    "1: lock() first tries the top-level lock alone when it is "                             \
+		    "free and unqueued; 0: always climb the hierarchy",                                      \
+		    &ls_hier_fastpath, 0, 1                                                                  \
 	}
 /* holder value of an acquisition by the fast path: no cluster lock held */
 #define LS_HIER_FAST UINT32_MAX
@@ -86,6 +120,23 @@ struct ls_hier_head {
 
 typedef struct ls_hier_head *_Atomic ls_hier_lines_t;
 
+/* Where the lines word is in the inline state of every lock that has one
+ * (each file asserts it), so that a test can tell a flat lock from one
+ * with a block (ls_hier_load, ls_hier_is_flat). */
+#define LS_HIER_LINES_AT 8
+
+/* The start of every algorithm's flat marker (see "No address space"): no
+ * owner, no lines. A block has at least one cluster line. */
+#define LS_HIER_FLAT_HEAD                                                                                    \
+	{                                                                                                    \
+		.owner = NULL, .nclusters = 0, .ngroups = 0                                                  \
+	}
+
+static inline bool ls_hier_is_flat(const struct ls_hier_head *h)
+{
+	return h && !h->owner && !h->nclusters;
+}
+
 /* Line i of the block: 0 the head, 1..nclusters the clusters, then the
  * groups. */
 static inline void *ls_hier_line(struct ls_hier_head *h, unsigned i)
@@ -95,10 +146,12 @@ static inline void *ls_hier_line(struct ls_hier_head *h, unsigned i)
 
 /* Attaches a block of the lock's own to *w (clusters, and groups if
  * with_groups and the topology has them), unless another thread did, and
- * returns it. */
-struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups);
-/* destroy(): frees the block, if the lock has one of its own. */
-void ls_hier_detach(ls_hier_lines_t *w);
+ * returns it; or, if the lock has the marker `flat` or no block can be had
+ * without the pool's reserve, attaches `flat` and returns it. */
+struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat);
+/* destroy(): frees the block, if the lock has one of its own; returns
+ * what was attached (the caller resets its top level if it was `flat`). */
+struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w);
 
 /* True if h is a block attached to w. relaxed: the head of a block that
  * was freed may be rewritten by the pool (a free-list link). */
@@ -108,19 +161,12 @@ static inline bool ls_hier_mine(ls_hier_lines_t *w, struct ls_hier_head *h)
 }
 
 /* The block for an acquisition, if the lock has its own (else NULL: call
- * ls_hier_attach, or ls_hier_get). acquire: pairs with the release CAS in ls_hier_attach,
+ * ls_hier_attach). acquire: pairs with the release CAS in ls_hier_attach,
  * so the head and the zeroed lines are seen. */
 static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
 {
 	struct ls_hier_head *h = atomic_load_explicit(w, memory_order_acquire);
 	return LS_LIKELY(ls_hier_mine(w, h)) ? h : NULL;
-}
-
-/* The block, attached if need be (slow paths and trylock). */
-static inline struct ls_hier_head *ls_hier_get(ls_hier_lines_t *w, bool with_groups)
-{
-	struct ls_hier_head *h = ls_hier_load(w);
-	return LS_LIKELY(h != NULL) ? h : ls_hier_attach(w, with_groups);
 }
 
 /* Randomised exponential backoff (AMP 7.4, Fig. 7.5), for hbo and the

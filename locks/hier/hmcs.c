@@ -59,6 +59,16 @@
  * (as in mcs.c). Waiting policy: ls_wait_while_eq / ls_word_publish
  * on status and linked, one waiter per word. trylock: the fast path's
  * attempt. No native timeout.
+ *
+ * Without a block (no address space, hier.h): there is no fastq, and a
+ * root holder's node would have nowhere to be found by unlock (the 16
+ * inline bytes are the root's tail and the lines word), so the root's word
+ * is a ticket lock instead (`tkt`, ls_ticket64 of ticket_word.h: FIFO
+ * like the root's queue, no node) from the marker's attachment to
+ * destroy, which zeroes it. The marker's `fast` is 1 and its fastq's
+ * `linked` 1: unlock takes the fast path's branch for a holder with a
+ * successor, which sees the marker, so neither the uncontended nor the
+ * tree's unlock tests for it.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -67,6 +77,7 @@
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
+#include "ticket_word.h"
 #include "wait.h"
 
 #define WAIT 0x7fffffffu
@@ -96,16 +107,24 @@ struct head {
 	struct node *holder;
 	uint32_t cluster;
 	uint32_t fast;
-	struct node fastq;	   /* the fast path's node at the root */
+	struct node fastq;	     /* the fast path's node at the root */
 	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last use */
 };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
 
 struct hmcs {
-	struct node *_Atomic root;
+	union {
+		struct node *_Atomic root; /* with a block */
+		_Atomic uint64_t tkt;	   /* with the marker `flat` */
+	};
 	ls_hier_lines_t lines;
 };
 _Static_assert(sizeof(struct hmcs) <= LS_INLINE_STATE, "inline state");
+_Static_assert(offsetof(struct hmcs, lines) == LS_HIER_LINES_AT, "hier.h");
+
+/* The marker of a lock without a block (hier.h). Its fastq has a
+ * successor linked, as far as unlock can tell: see hmcs_unlock. */
+static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .fast = 1, .fastq = {.linked = 1}};
 
 /* The levels of an acquisition by a thread of one cluster: its leaf, its
  * group if any, then the root (lv[n]). */
@@ -239,8 +258,10 @@ static inline void path_of(struct head *h, unsigned c, struct path *p)
 
 static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head *h)
 {
-	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, true);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat)) == &flat) {
+		ls_ticket64_acquire(&l->tkt);
+		return;
+	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct path p;
 	path_of(h, c, &p);
@@ -295,7 +316,10 @@ static void hmcs_lock(void *state)
 static int hmcs_trylock(void *state)
 {
 	struct hmcs *l = state;
-	return fast_try(l, (struct head *)ls_hier_get(&l->lines, true)) ? 0 : EBUSY;
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat)) == &flat)
+		return ls_ticket64_try(&l->tkt) ? 0 : EBUSY;
+	return fast_try(l, h) ? 0 : EBUSY;
 }
 
 static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct head *h)
@@ -305,6 +329,18 @@ static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct he
 	path_of(h, h->cluster, &p);
 	release(l, &p, 0, n);
 	ls_node_free(n);
+}
+
+/* The fast path's holder has a successor (or is linking one); or h is the
+ * marker, whose fastq says so. */
+static __attribute__((noinline)) void hmcs_unlock_handon(struct hmcs *l, struct head *h)
+{
+	if (h == &flat) {
+		ls_ticket64_release(&l->tkt);
+		return;
+	}
+	hand_on(&l->root, &h->fastq, COHORT_START);
+	fast_done(h);
 }
 
 static void hmcs_unlock(void *state)
@@ -317,26 +353,28 @@ static void hmcs_unlock(void *state)
 		return;
 	}
 	struct node *n = &h->fastq, *expected = n;
-	/* (D) acquire: pairs with (C) */
+	/* (D) acquire: pairs with (C). 1 in the marker: no CAS of its word. */
 	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0) &&
 	    LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, NULL, memory_order_release,
 							      memory_order_relaxed))) {
 		fast_done(h);
 		return;
 	}
-	hand_on(&l->root, n, COHORT_START);
-	fast_done(h);
+	hmcs_unlock_handon(l, h);
 }
 
 static void hmcs_destroy(void *state)
 {
-	ls_hier_detach(&((struct hmcs *)state)->lines);
+	struct hmcs *l = state;
+	if (ls_hier_detach(&l->lines) == &flat.h)
+		atomic_store_explicit(&l->tkt, 0, memory_order_relaxed); /* the all-zero state */
 }
 
 static const struct ls_param hmcs_params[] = {
     LS_COHORT_PASSES_PARAM,
-    {"LOCKSWAP_HMCS_GROUP_PASSES", "consecutive hand-offs of the root inside a group (the middle level, "
-				   "when there is one), count",
+    {"LOCKSWAP_HMCS_GROUP_PASSES",
+     "consecutive hand-offs of the root inside a group (the middle level, "
+     "when there is one), count",
      &group_passes, 1, 1u << 30},
     LS_HIER_FASTPATH_PARAM,
     {0},
