@@ -5,7 +5,8 @@
 # round-robin rule of thread:N, as lockswap and lockbench apply it; the
 # pass bound and the locality of every lock that claims them, from queued
 # waiters (tests/unit/hier_order.c, deterministic); stress with 3 and 4
-# clusters, with the fast path off, with groups. The end-to-end suites run
+# clusters, with the fast path off, with groups; with no address space left
+# (tests/unit/hier_nomem.c, and aslimit hold-many). The end-to-end suites run
 # the six locks too (capability hier), with the default clusters (auto).
 load helpers
 TEST_TIMEOUT=60
@@ -222,6 +223,31 @@ stress_hier() {
 
 @test "stress, fault injection: the papers' paths (no fast path), 3 clusters in hmcs' groups" {
   stress_hier LOCKSWAP_CLUSTER=thread:6/3 LOCKSWAP_HIER_FASTPATH=0 LOCKSWAP_HCLH_COMBINE_NS=2000
+}
+
+@test "no address space left: a lock that gets no per-cluster block is its top-level lock alone, exclusive, and gets its block after destroy" {
+  # tests/unit/hier_nomem.c: RLIMIT_AS at the current size and the pool's
+  # chunk used up, then 6 threads race on fresh locks (lock and trylock):
+  # exclusion, the flat marker, no queue node; destroy, address space
+  # back: a block of their own again
+  local a w failed=()
+  for a in c-bo-mcs c-tkt-tkt hclh hmcs; do
+    for w in park yield; do
+      LOCKSWAP_INJECT=10 timeout -k 2 60 "$UNIT/hier_nomem-inject" -a "$a" -w "$w" -t 6 -n 3000 ||
+        failed+=("$a/$w")
+    done
+    timeout -k 2 60 "$UNIT/hier_nomem" -a "$a" -w spin -t 2 -n 3000 || failed+=("$a/spin")
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+}
+
+@test "no address space left, end to end: 600 mutexes held while another thread takes 600 more, nothing printed" {
+  local a out failed=()
+  for a in $(hier_algos); do
+    out=$(under "$a" -- "$PROGS/aslimit" hold-many 2>&1) || true
+    [ "$out" = "aslimit: ok" ] || { failed+=("$a"); printf '=== %s: %s\n' "$a" "$out"; }
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
 }
 
 @test "end to end under thread:3: exclusion, condvars, trylock and timed locks, every policy" {

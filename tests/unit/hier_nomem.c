@@ -1,0 +1,298 @@
+/*
+ * hier_nomem.c - a hierarchical lock first used when no address space is
+ * left (locks/hier/hier.h, "No address space"): it gets no block of
+ * per-cluster lines, and is then its top-level lock alone until destroy.
+ *
+ *   hier_nomem -a ALGO [-t THREADS(4)] [-n ITERS(3000)] [-l LOCKS(3)]
+ *              [-c CLUSTERS(2)] [-w spin|yield|park] [-T SECONDS(30)]
+ *
+ * Round 1, no address space: the threads are created, RLIMIT_AS (soft) is
+ * lowered to the size of the address space and the pool's current chunk
+ * is used up with ls_ext_alloc (pool.h: it never takes the reserve, and
+ * returns NULL once nothing else is left). Then the threads, started
+ * together on LOCKS fresh (all-zero) locks, so that they race to attach
+ * their lines, take a lock each iteration by lock() or by trylock() polled
+ * under the waiting policy, check that nobody else is inside, bump its
+ * counter and unlock it. Checks: the counters add up (mutual exclusion);
+ * every lock holds its algorithm's flat marker (ls_hier_is_flat, and not
+ * a block of its own); no queue node was used (the top-level lock alone
+ * needs none); a copy by value of an unlocked flat lock works alone.
+ * Round 2: every lock is destroyed, the limit is restored and the blocks
+ * taken are given back; the same locks then serve the same workload and
+ * each has attached a block of its own again.
+ * ALGO: a lock with per-cluster lines (c-bo-mcs, c-tkt-tkt, hclh, hmcs;
+ * hbo and cna keep nothing per cluster). Prints one line per round; exit
+ * 0, 1 with a message on a failed check (a lost wake-up is reported after
+ * SECONDS), 2 on bad usage.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hier/hier.h"
+#include "lock.h"
+#include "pool.h"
+#include "topo.h"
+#include "wait.h"
+
+#define MAX_THREADS 64
+#define MAX_LOCKS 64
+#define MAX_TAKEN (1u << 16)
+
+struct slot {
+	_Alignas(LS_CACHELINE) unsigned char state[LS_INLINE_STATE];
+	_Atomic int inside;
+	long count;
+};
+
+static const struct ls_algo *algo;
+static struct slot locks[MAX_LOCKS];
+static unsigned nthreads = 4, nlocks = 3;
+static unsigned long iters = 3000;
+static int limit_s = 30;
+static _Atomic int go, done;
+static void *taken[MAX_TAKEN];
+static size_t ntaken[2], taken_size[2] = {LS_EXT_MAX, LS_CACHELINE};
+
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "hier_nomem: %s%s: ", code == 1 ? "FAIL algo=" : "",
+		code == 1 && algo ? algo->name : "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(code);
+}
+
+static ls_hier_lines_t *lines_of(struct slot *s)
+{
+	return (ls_hier_lines_t *)(void *)(s->state + LS_HIER_LINES_AT);
+}
+
+/* The size of the address space, with plain syscalls (no malloc). */
+static size_t as_size(void)
+{
+	char buf[128];
+	int fd = open("/proc/self/statm", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		die(2, "cannot read /proc/self/statm");
+	buf[n] = 0;
+	return (size_t)strtoul(buf, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void enter(struct slot *s)
+{
+	if (atomic_exchange_explicit(&s->inside, 1, memory_order_relaxed) != 0)
+		die(1, "two threads inside lock %ld at once", (long)(s - locks));
+	s->count++;
+	atomic_store_explicit(&s->inside, 0, memory_order_relaxed);
+}
+
+static void *worker(void *arg)
+{
+	uint64_t x = (uintptr_t)arg * 0x9e3779b97f4a7c15ull | 1;
+	while (!atomic_load_explicit(&go, memory_order_acquire))
+		sched_yield();
+	for (unsigned long i = 0; i < iters; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		struct slot *s = &locks[x % nlocks];
+		if ((x >> 32) % 4 == 0) {
+			struct ls_spin sp = LS_SPIN_INIT;
+			while (algo->trylock(s->state) == EBUSY)
+				if (ls_spin_step(&sp))
+					sched_yield(); /* park: no word to sleep on */
+		} else {
+			algo->lock(s->state);
+		}
+		enter(s);
+		algo->unlock(s->state);
+	}
+	atomic_fetch_add_explicit(&done, 1, memory_order_release);
+	return NULL;
+}
+
+/* Runs the workload on the locks as they are; checks the counts. */
+static void workload(void (*before_start)(void))
+{
+	pthread_t t[MAX_THREADS];
+	atomic_store(&go, 0);
+	atomic_store(&done, 0);
+	for (unsigned i = 0; i < nlocks; i++)
+		locks[i].count = 0;
+	for (uintptr_t i = 0; i < nthreads; i++)
+		if (pthread_create(&t[i], NULL, worker, (void *)(i + 1)))
+			die(2, "pthread_create failed");
+	if (before_start)
+		before_start();
+	atomic_store_explicit(&go, 1, memory_order_release);
+	for (int ms = 0; atomic_load_explicit(&done, memory_order_acquire) < (int)nthreads; ms++) {
+		if (ms > limit_s * 1000)
+			die(1, "only %d of %u threads done after %d s (a lost wake-up?)", atomic_load(&done),
+			    nthreads, limit_s);
+		struct timespec nap = {0, 1000000};
+		nanosleep(&nap, NULL);
+	}
+	for (unsigned i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	long sum = 0;
+	for (unsigned i = 0; i < nlocks; i++)
+		sum += locks[i].count;
+	if (sum != (long)(nthreads * iters))
+		die(1, "%ld acquisitions counted inside, %lu made: mutual exclusion broken", sum,
+		    nthreads * iters);
+}
+
+static struct rlimit saved;
+
+/* No address space left: the limit at the current size, and whatever the
+ * pool's current chunk still had carved out (large blocks, then lines). */
+static void no_address_space(void)
+{
+	if (getrlimit(RLIMIT_AS, &saved))
+		die(2, "getrlimit failed");
+	struct rlimit r = {as_size(), saved.rlim_max};
+	if (setrlimit(RLIMIT_AS, &r))
+		die(2, "setrlimit(RLIMIT_AS) failed");
+	size_t n = 0;
+	for (int k = 0; k < 2; k++) {
+		void *p;
+		while (n < MAX_TAKEN && (p = ls_ext_alloc(taken_size[k])))
+			taken[n++] = p;
+		ntaken[k] = n;
+	}
+	if (n == MAX_TAKEN)
+		die(2, "the pool still gives blocks after %u: is RLIMIT_AS enforced?", MAX_TAKEN);
+}
+
+static void address_space_back(void)
+{
+	if (setrlimit(RLIMIT_AS, &saved))
+		die(2, "cannot restore RLIMIT_AS");
+	for (size_t i = 0; i < ntaken[1]; i++)
+		ls_ext_free(taken[i], taken_size[i >= ntaken[0]]);
+}
+
+static unsigned number(const char *opt, const char *s, unsigned long max)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v < 1 || v > max)
+		die(2, "-%s: '%s' is not a number in 1..%lu", opt, s, max);
+	return (unsigned)v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL, *clusters = "2";
+	static const char *const waits[] = {"spin", "yield", "park"};
+	int c;
+	while ((c = getopt(argc, argv, "a:t:n:l:c:w:T:")) != -1) {
+		switch (c) {
+		case 'a':
+			name = optarg;
+			break;
+		case 't':
+			nthreads = number("t", optarg, MAX_THREADS);
+			break;
+		case 'n':
+			iters = number("n", optarg, 100000000);
+			break;
+		case 'l':
+			nlocks = number("l", optarg, MAX_LOCKS);
+			break;
+		case 'c':
+			clusters = optarg;
+			break;
+		case 'T':
+			limit_s = (int)number("T", optarg, 3600);
+			break;
+		case 'w': {
+			int w = 0;
+			while (w < 3 && strcmp(optarg, waits[w]))
+				w++;
+			if (w == 3)
+				die(2, "-w: '%s' is not a waiting policy (valid: spin, yield, park)", optarg);
+			ls_wait_cfg.policy = (enum ls_policy)w;
+			break;
+		}
+		default:
+			die(2, "usage: hier_nomem -a ALGO [-t THREADS] [-n ITERS] [-l LOCKS] [-c CLUSTERS] "
+			       "[-w spin|yield|park] [-T SECONDS]");
+		}
+	}
+	if (!name)
+		die(2, "-a ALGO is required");
+	if (!(algo = ls_algo_find(name)) || !(algo->caps & LS_CAP_HIER))
+		die(2, "-a: '%s' is not a hierarchical algorithm", name);
+	static const char *const with_lines = " c-bo-mcs c-tkt-tkt hclh hmcs ";
+	char padded[64];
+	snprintf(padded, sizeof padded, " %s ", name);
+	if (!strstr(with_lines, padded))
+		die(2, "-a: '%s' keeps no per-cluster lines (valid:%s)", name, with_lines);
+	char spec[64], err[1024];
+	snprintf(spec, sizeof spec, "thread:%s", clusters);
+	if (ls_topo_setup(spec, NULL, err, sizeof err))
+		die(2, "%s", err);
+	ls_node_counting = true; /* before the first node */
+
+	/* Round 1: no address space when the locks are first used. */
+	workload(no_address_space);
+	struct ls_node_stats st;
+	ls_node_stats(&st);
+	for (unsigned i = 0; i < nlocks; i++) {
+		ls_hier_lines_t *w = lines_of(&locks[i]);
+		struct ls_hier_head *h = atomic_load(w);
+		if (!ls_hier_is_flat(h) || ls_hier_load(w))
+			die(1, "lock %u has %p attached with no address space left, not the flat marker", i,
+			    (void *)h);
+	}
+	if (st.max_in_use != 0)
+		die(1, "%ld queue nodes used at once by flat locks (their top-level locks need none)",
+		    st.max_in_use);
+	/* A copy by value of an unlocked flat lock is one too, and works. */
+	static struct slot copy;
+	memcpy(copy.state, locks[0].state, sizeof copy.state);
+	for (int k = 0; k < 3; k++) {
+		algo->lock(copy.state);
+		if (algo->trylock(copy.state) != EBUSY)
+			die(1, "trylock of a held copy of a flat lock succeeded");
+		algo->unlock(copy.state);
+	}
+	if (algo->trylock(copy.state) != 0)
+		die(1, "trylock of a free copy of a flat lock failed");
+	algo->unlock(copy.state);
+	if (!ls_hier_is_flat(atomic_load(lines_of(&copy))))
+		die(1, "a copy of a flat lock is not flat");
+	algo->destroy(copy.state);
+
+	/* Round 2: destroy, address space back, the same locks again. */
+	for (unsigned i = 0; i < nlocks; i++)
+		algo->destroy(locks[i].state);
+	address_space_back(); /* and stdio may allocate again */
+	printf("no address space: %u locks flat, %lu acquisitions, %ld queue nodes used\n", nlocks,
+	       nthreads * iters, st.max_in_use);
+	workload(NULL);
+	for (unsigned i = 0; i < nlocks; i++)
+		if (!ls_hier_load(lines_of(&locks[i])))
+			die(1, "lock %u has no block of its own after destroy, with address space back", i);
+	printf("address space back: %u locks with a block of their own\n", nlocks);
+	for (unsigned i = 0; i < nlocks; i++)
+		algo->destroy(locks[i].state);
+	return 0;
+}
