@@ -27,8 +27,8 @@
  * none, or one thread holding hundreds of them while another waits for
  * them to be released (glibc's mutex needs no memory and lets both go on).
  * So a lock that gets no block attaches its algorithm's FLAT marker
- * instead: a static head, never written, whose owner is NULL (never a
- * lock's word). ls_hier_load then says "not mine" with the same loads and
+ * instead: a static const head (read-only memory: never written), whose
+ * owner is NULL (never a lock's word). ls_hier_load then says "not mine" with the same loads and
  * compare as for a lock with no block yet, so every acquisition takes the
  * slow path, where ls_hier_attach returns the marker; from then until
  * destroy the lock is its top-level lock alone, and an acquisition waits
@@ -36,7 +36,7 @@
  * lock. hclh and hmcs have a queue at the top, whose holder must find its
  * node at unlock, and the 16 inline bytes hold only the queue's tail and
  * the lines word; so they use the tail's word as a ticket lock
- * (ticket_word.h) instead, FIFO like the queue it stands for. No memory
+ * (ls_ticket64, ticket_word.h) instead, FIFO like the queue it stands for. No memory
  * is needed at all. The marker's fields are what the unlocks read (a
  * holder of LS_HIER_FAST for the cohort locks; for hclh and hmcs values
  * that send the unlock to its slow path, which sees the marker), so the
