@@ -3,7 +3,7 @@
  * "hand-off to a sleeper without paying for the wake-up in the critical
  * path").
  *
- *   handoff -a ALGO [-T SECONDS(30)] only-next|prewake
+ *   handoff -a ALGO [-T SECONDS(30)] [-n WAITERS] only-next|prewake|awake|order|spinner
  *
  * The main thread H takes the lock; waiters W1, W2, (W3) then call lock(),
  * each started only once the previous one is asleep in futex(2), so they
@@ -22,7 +22,21 @@
  *              instead of following the release): its sleep count grows
  *              (it wakes, spins and yields its budget, sleeps again). A lock
  *              that wakes W2 only when W1 releases fails by the watchdog.
- * Then the waiters release in turn and must each get the lock, in order.
+ *   awake      (-n N, default 5) H releases; W1 gets the lock and holds it;
+ *              W2 .. W(N-1) must all be woken while W1 holds it, and WN must
+ *              not be: a lock that keeps the next N-2 waiters awake (shfl
+ *              with LOCKSWAP_SHFL_AWAKE=N-3: W2 heads the queue and keeps
+ *              N-3 behind it awake).
+ *   order      (-n N, default 3) H releases and each waiter releases as soon
+ *              as it gets the lock; prints the order, e.g. "order=2,3,1"
+ *              (the caller checks it: malthusian culls and re-admits).
+ *   spinner    W1 sleeps; then the policy becomes spin and a spinner S calls
+ *              lock(); H releases: S must get the lock without W1 being
+ *              woken (mutexee: unlock watches LOCKSWAP_MUTEXEE_WAKE_NS for a
+ *              spinner, here 10 s, before it wakes a sleeper); then S
+ *              releases (window back to its default) and W1 gets the lock.
+ * Then the waiters release in turn and must each get the lock, in order
+ * (only-next, prewake, awake).
  *
  * Two broken doubles, registered in this program only, show that each check
  * can fail: selftest-herd is a ticket lock whose waiters all sleep on the
@@ -41,6 +55,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +73,16 @@ static const struct ls_algo *algo;
 static void *L;
 static const char *volatile phase = "start";
 
+#define MAXW 8
 struct waiter {
 	pthread_t t;
 	_Atomic pid_t tid;
 	_Atomic int held, release;
 	unsigned turn;
 };
-static struct waiter w[3];
+static struct waiter w[MAXW + 1];
 static _Atomic unsigned turns;
+static bool hold = true; /* waiters hold the lock until released */
 
 /* ---- broken doubles (tests/oversub.bats checks that each is caught) ---- */
 
@@ -143,11 +160,14 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
-static void fail(const char *fmt, long a, long b)
+static __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	printf("handoff: FAIL algo=%s: ", algo->name);
-	printf(fmt, a, b);
+	vprintf(fmt, ap);
 	printf("\n");
+	va_end(ap);
 	exit(1);
 }
 
@@ -157,19 +177,6 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
-static void *waiter(void *arg)
-{
-	struct waiter *me = arg;
-	atomic_store(&me->tid, (pid_t)syscall(SYS_gettid));
-	algo->lock(L);
-	me->turn = atomic_fetch_add(&turns, 1);
-	atomic_store(&me->held, 1);
-	while (!atomic_load(&me->release))
-		nap();
-	algo->unlock(L);
-	return NULL;
-}
-
 static void await_asleep(int i)
 {
 	phase = "waiting for a waiter to fall asleep in futex(2)";
@@ -177,6 +184,62 @@ static void await_asleep(int i)
 		nap();
 	while (!proctask_in_futex(atomic_load(&w[i].tid)))
 		nap();
+}
+
+static void *waiter(void *arg)
+{
+	struct waiter *me = arg;
+	atomic_store(&me->tid, (pid_t)syscall(SYS_gettid));
+	algo->lock(L);
+	me->turn = atomic_fetch_add(&turns, 1);
+	atomic_store(&me->held, 1);
+	while (hold && !atomic_load(&me->release))
+		nap();
+	algo->unlock(L);
+	return NULL;
+}
+
+/* The algorithm's tunable named env (as the shim sets it), or NULL. */
+static uint64_t *param(const char *env)
+{
+	for (const struct ls_param *p = algo->params; p && p->env; p++)
+		if (!strcmp(p->env, env))
+			return p->value;
+	return NULL;
+}
+
+static void apply_env_params(void)
+{
+	for (const struct ls_param *p = algo->params; p && p->env; p++) {
+		const char *v = getenv(p->env);
+		char err[256];
+		if (v && ls_param_parse(p, v, p->value, err, sizeof err)) {
+			fprintf(stderr, "handoff: %s\n", err);
+			exit(2);
+		}
+	}
+}
+
+/* Waits until waiter i has gone to sleep again since `before`. */
+static long await_woken(int i, long before, const char *what)
+{
+	long now;
+	phase = what;
+	while ((now = proctask_sleeps(atomic_load(&w[i].tid))) == before)
+		nap();
+	return now;
+}
+
+/* Waiter i has not been woken since `before`: it is still asleep in
+ * futex(2) and has not gone to sleep again. (A wake-up is issued inside the
+ * call that issues it, which has returned: a woken thread is runnable, or
+ * asleep again with a higher count.) */
+static void check_not_woken(int i, long before, const char *who)
+{
+	pid_t t = atomic_load(&w[i].tid);
+	long now = proctask_sleeps(t);
+	if (!proctask_in_futex(t) || now != before)
+		fail("%s: woken (it is running, or went to sleep %ld more time(s))", who, now - before);
 }
 
 static void await_held(int i)
@@ -190,12 +253,14 @@ int main(int argc, char **argv)
 {
 	const char *name = NULL, *test = NULL;
 	unsigned watchdog = 30;
-	int c;
-	while ((c = getopt(argc, argv, "a:T:")) != -1) {
+	int c, n = 0;
+	while ((c = getopt(argc, argv, "a:T:n:")) != -1) {
 		if (c == 'a')
 			name = optarg;
 		else if (c == 'T')
 			watchdog = (unsigned)atoi(optarg);
+		else if (c == 'n')
+			n = atoi(optarg);
 		else
 			return 2;
 	}
@@ -207,63 +272,102 @@ int main(int argc, char **argv)
 			ls_algo_names(names, sizeof names));
 		return 2;
 	}
-	if (!test || (strcmp(test, "only-next") && strcmp(test, "prewake"))) {
-		fprintf(stderr, "handoff: unknown test '%s' (valid: only-next, prewake)\n", test ? test : "");
+	static const char *const tests[] = {"only-next", "prewake", "awake", "order", "spinner"};
+	static const int default_n[] = {3, 2, 5, 3, 1};
+	int mode = -1;
+	for (int k = 0; test && k < 5; k++)
+		if (!strcmp(test, tests[k]))
+			mode = k;
+	if (mode < 0) {
+		fprintf(stderr,
+			"handoff: unknown test '%s' (valid: only-next, prewake, awake, order, spinner)\n",
+			test ? test : "");
 		return 2;
 	}
-	if (watchdog < 1 || watchdog > 3600) {
-		fprintf(stderr, "handoff: -T: invalid value (valid: 1..3600)\n");
+	if (!n || mode < 2 || mode == 4)
+		n = default_n[mode];
+	if (watchdog < 1 || watchdog > 3600 || n < 1 || n > MAXW) {
+		fprintf(stderr, "handoff: -T or -n: invalid value (valid: 1..3600, 1..%d)\n", MAXW);
 		return 2;
 	}
+	apply_env_params();
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	signal(SIGALRM, on_alarm);
 	alarm(watchdog);
 	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
 	if (!L)
-		fail("cannot allocate the lock state%s%s", 0, 0);
+		fail("cannot allocate the lock state");
 	if (algo->init)
 		algo->init(L);
+	hold = mode != 3;
 
-	int n = !strcmp(test, "only-next") ? 3 : 2;
 	algo->lock(L);
+	long before[MAXW + 1];
 	for (int i = 0; i < n; i++) {
 		pthread_create(&w[i].t, NULL, waiter, &w[i]);
 		await_asleep(i);
+		before[i] = proctask_sleeps(atomic_load(&w[i].tid));
+		if (before[i] < 0)
+			fail("cannot read voluntary_ctxt_switches");
 	}
-	int watched = n - 1; /* W3 for only-next, W2 for prewake */
-	pid_t wt = atomic_load(&w[watched].tid);
-	long before = proctask_sleeps(wt);
-	if (before < 0)
-		fail("cannot read voluntary_ctxt_switches%s%ld", 0, 0);
+	uint64_t *window = param("LOCKSWAP_MUTEXEE_WAKE_NS"), saved = window ? *window : 0;
+	int total = n;
+	if (mode == 4) { /* the spinner: w[n] */
+		if (window)
+			*window = 10000000000ull;
+		ls_wait_cfg.policy = LS_WAIT_SPIN;
+		pthread_create(&w[n].t, NULL, waiter, &w[n]);
+		total = n + 1;
+	}
 	algo->unlock(L);
-	await_held(0);
-	long after;
-	if (n == 3) {
-		await_asleep(2);
-		after = proctask_sleeps(wt);
-		if (after != before)
-			fail("the waiter two places behind the new holder was woken (it went to sleep %ld "
-			     "more "
-			     "time(s)): only the next waiter may be (%ld)",
-			     after - before, 0);
-	} else {
-		phase = "the next waiter being woken while its predecessor holds the lock (the holder "
-			"must wake it as it acquires)";
-		while ((after = proctask_sleeps(wt)) == before)
-			nap();
+	if (mode == 3) { /* order */
+		printf("handoff: OK test=order algo=%s order=", algo->name);
+		for (int i = 0; i < n; i++)
+			pthread_join(w[i].t, NULL);
+		for (unsigned t = 0; t < (unsigned)n; t++)
+			for (int i = 0; i < n; i++)
+				if (w[i].turn == t)
+					printf("%s%d", t ? "," : "", i + 1);
+		printf("\n");
+		return 0;
 	}
-	if (atomic_load(&w[1].held))
-		fail("mutual exclusion: two waiters hold the lock (%ld, %ld)", 0, 1);
-	for (int i = 0; i < n; i++) {
+	int first = mode == 4 ? n : 0;
+	await_held(first);
+	long after = 0;
+	switch (mode) {
+	case 0:
+		check_not_woken(2, before[2], "the waiter two places behind the new holder");
+		break;
+	case 1:
+		after = await_woken(1, before[1],
+				    "the next waiter being woken while its predecessor holds the "
+				    "lock (the holder must wake it as it acquires)");
+		break;
+	case 2:
+		for (int i = 1; i < n - 1; i++)
+			await_woken(i, before[i], "the waiters behind the holder being kept awake");
+		check_not_woken(n - 1, before[n - 1], "the last waiter, beyond the window kept awake");
+		break;
+	case 4:
+		check_not_woken(0, before[0], "the sleeper, when a spinner took the lock");
+		if (window)
+			*window = saved;
+		break;
+	}
+	for (int i = 1; i < total; i++)
+		if (i != first && atomic_load(&w[i].held))
+			fail("mutual exclusion: waiters %d and %d hold the lock", first + 1, i + 1);
+	for (int k = 0; k < total; k++) {
+		int i = mode == 4 ? (k + n) % total : k;
 		await_held(i);
 		atomic_store(&w[i].release, 1);
 		pthread_join(w[i].t, NULL);
-		if (w[i].turn != (unsigned)i)
-			fail("not FIFO: waiter %ld got the lock #%ld", i + 1, (long)w[i].turn + 1);
+		if (mode != 2 && mode != 4 && w[i].turn != (unsigned)i)
+			fail("not FIFO: waiter %d got the lock #%u", i + 1, w[i].turn + 1);
 	}
 	if (algo->destroy)
 		algo->destroy(L);
-	printf("handoff: OK test=%s algo=%s sleeps_of_watched_waiter=+%ld\n", test, algo->name,
-	       after - before);
+	printf("handoff: OK test=%s algo=%s%s\n", test, algo->name,
+	       mode == 1 ? (after > before[1] ? " next_waiter_woken" : "") : "");
 	return 0;
 }
