@@ -138,9 +138,13 @@ static inline uint32_t ls_word_publish(_Atomic uint32_t *w, uint32_t val)
 void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v);
 static inline void ls_word_prewake(_Atomic uint32_t *w)
 {
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
 	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
 	if (LS_UNLIKELY(v & LS_PARKED))
 		ls_word_prewake_slow(w, v);
+#else
+	(void)w;
+#endif
 }
 
 /* Timed acquisition for algorithms without native timeout: trylock, then

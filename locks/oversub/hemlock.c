@@ -218,8 +218,10 @@ static __attribute__((noinline)) void hemlock_wait(struct hemlock *l, struct rec
 	I->held++;
 	/* Keep the next waiter awake: a successor asleep on our record is
 	 * woken now, so that its wake-up overlaps our critical section. */
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
 	if (atomic_load_explicit(&I->seq, memory_order_relaxed) & LS_PARKED)
 		bump(I);
+#endif
 }
 
 /* Enqueues I; returns with the lock held. */

@@ -72,7 +72,7 @@ static __attribute__((noinline)) void slots_wait(struct slots *l, uint32_t n, st
 	ls_turn_wait(&s->go, &s->sleepers, t, lap(n, t));
 	l->holder = t;
 	uint32_t u = (t + 1) & SLOTS_MASK;
-	turn_wake(&slot_of(l, n, u)->sleepers, lap(n, u)); /* keep the next waiter awake */
+	turn_prewake(&slot_of(l, n, u)->sleepers, lap(n, u)); /* keep the next waiter awake */
 }
 
 static inline void slots_lock(struct slots *l, uint32_t n)

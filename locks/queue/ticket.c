@@ -46,7 +46,7 @@ static __attribute__((noinline)) void ticket_wait(struct ticket *l, uint32_t t)
 {
 	/* (A) acquire: pairs with (B) */
 	ls_turn_wait(&l->owner, &l->sleepers, t, t);
-	turn_wake(&l->sleepers, t + 1); /* keep the next waiter awake */
+	turn_prewake(&l->sleepers, t + 1); /* keep the next waiter awake */
 }
 
 static void ticket_lock(void *state)

@@ -70,6 +70,17 @@ static inline void turn_wake(_Atomic uint32_t *sleepers, uint32_t cls)
 		ls_turn_wake_slow(sleepers, cls, seen);
 }
 
+/* The acquire side: the new holder wakes the next turn's sleeper early
+ * (wait.h: keep the next waiter awake). */
+static inline void turn_prewake(_Atomic uint32_t *sleepers, uint32_t cls)
+{
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
+	turn_wake(sleepers, cls);
+#else
+	(void)sleepers, (void)cls;
+#endif
+}
+
 /* Waits until *word == mine, reading it with acquire ordering; sleeps, by
  * the policy, with class cls. */
 void ls_turn_wait(_Atomic uint32_t *word, _Atomic uint32_t *sleepers, uint32_t mine, uint32_t cls);
