@@ -152,12 +152,12 @@ wait_for() {
 	assert_line --index 0 "# splash2-run dry run: 8 runs (2 apps, 1 algorithms, 2 configurations, 2 repetitions)"
 	assert_line "make -C $fresh/codes/apps/raytrace"
 	assert_line "make -C $fresh/codes/apps/barnes"
-	# 1 reference image + 2 apps x 2 configurations x 2 repetitions
-	[ "$(grep -c '^cd ' <<<"$output")" -eq 9 ]
+	# 2 reference runs (1 per input) + 2 apps x 2 configurations x 2 repetitions
+	[ "$(grep -c '^cd ' <<<"$output")" -eq 10 ]
 	# the paper's 800x800 image needs -m of at least 80
 	assert_output --regexp "cd $fresh/codes/apps/raytrace && \./RAYTRACE -p2 -m128 /tmp/[^ ]*/car-800x800\.env"
-	assert_output --regexp "cd $fresh/codes/apps/barnes && \./BARNES < /tmp/[^ ]*/barnes-plummer-32768-p2\.in"
-	assert_output --partial "# barnes plummer-32768 2.1 glibc wait=- rep 2/2, 1 load processes"
+	assert_output --regexp "cd $fresh/codes/apps/barnes && \./BARNES < /tmp/[^ ]*/barnes-plummer-262144-p2\.in"
+	assert_output --partial "# barnes plummer-262144 2.1 glibc wait=- rep 2/2, 1 load processes"
 	[ ! -e "$fresh/codes/apps/raytrace/RAYTRACE" ]
 	[ ! -e "$OUTD" ]
 }
@@ -170,14 +170,15 @@ wait_for() {
 	run grep -cE '^(raytrace,car-32x32|barnes,plummer-200),glibc,-,(1,0|2,1),[12],[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},ok$' "$OUTD/results.csv"
 	assert_output 8
 	run cat "$OUTD/summary.txt"
-	assert_line --index 0 --regexp '^app +input +M\.N +algorithm +wait +ok +median_s +min_s +max_s +x_glibc +not ok$'
-	assert_line --regexp '^raytrace +car-32x32 +2\.1 +glibc +- +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.000 *$'
-	assert_line --regexp '^barnes +plummer-200 +1\.0 +glibc +- +2/2 '
-	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,ok,runs,median_s,min_s,max_s,ratio_glibc,not_ok" ]
+	assert_line --index 0 --regexp '^app +input +M\.N +rank +algorithm +wait +ok +median_s +min_s +max_s +x_glibc +spread +not ok$'
+	assert_line --regexp '^raytrace +car-32x32 +2\.1 +1 +glibc +- +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.000 +[0-9.]+!?$'
+	assert_line --regexp '^barnes +plummer-200 +1\.0 +1 +glibc +- +2/2 '
+	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,rank,ok,runs,median_s,min_s,max_s,ratio_glibc,spread,noisy,not_ok" ]
 	for p in raytrace-car-32x32 barnes-plummer-200 splash2; do
 		[ "$(head -c 8 "$OUTD/plots/$p.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
 	done
-	grep -q 'reference image raytrace car-32x32: sha256 [0-9a-f]\{64\}' "$OUTD/meta.txt"
+	grep -q 'reference raytrace car-32x32 (glibc, 1 thread): sha256 [0-9a-f]\{64\}' "$OUTD/meta.txt"
+	grep -q 'reference barnes plummer-200 (glibc, 1 thread): [0-9.]* s (output not checked)' "$OUTD/meta.txt"
 }
 
 @test "M.N runs N load processes beside the app, and none outlives the run" {
@@ -198,20 +199,22 @@ wait_for() {
 	grep -q "^configs: 1.1 (fill: (nproc - M) + N load processes)" "$OUTD/meta.txt"
 }
 
-@test "a run still busy at the time limit is a timeout with no time; later repetitions are skipped" {
-	STANDIN_SPIN=2 run s2g --apps barnes --configs 1,2 --reps 2 --timeout 2
-	assert_success
+@test "a run still busy at the time limit is over-limit with its elapsed time, not a hang; later repetitions are skipped" {
+	STANDIN_SPIN=2 s2g --apps barnes --configs 1,2 --reps 2 --timeout 2 >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr"
 	[ "$(rows barnes 1 0 ok)" -eq 2 ]
-	grep -qx 'barnes,plummer-200,glibc,-,2,0,1,,,,timeout' "$OUTD/results.csv"
+	grep -qE '^barnes,plummer-200,glibc,-,2,0,1,[2-9]\.[0-9]{3},[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},over-limit$' "$OUTD/results.csv"
 	grep -qx 'barnes,plummer-200,glibc,-,2,0,2,,,,skipped' "$OUTD/results.csv"
 	run cat "$OUTD/summary.txt"
-	assert_line --regexp '^barnes +plummer-200 +2\.0 +glibc +- +0/2 +- +- +- +- +1 timeout; 1 skipped$'
+	assert_line --regexp '^barnes +plummer-200 +2\.0 +1 +glibc +- +0/2 +>[0-9]\.[0-9]{3} +>[0-9]\.[0-9]{3} +>[0-9]\.[0-9]{3} +- +1\.00 +1 over-limit; 1 skipped$'
+	assert_line ">: a lower bound (the run was stopped at its time limit: over-limit)"
 	[ -z "$(procs_in "$TREE/codes/apps/barnes")" ]
+	# nothing the user did not cause is printed as an error (-q: nothing at all)
+	[ ! -s "$BATS_TEST_TMPDIR/stderr" ] || { cat "$BATS_TEST_TMPDIR/stderr"; return 1; }
 }
 
-@test "a run whose threads all sleep for ever is a hang, found long before the time limit" {
-	STANDIN_HANG=2 run s2g --configs 1,2 --reps 1 --hang 1 --timeout 120
-	assert_success
+@test "a run whose threads all sleep for ever is a hang, found long before the time limit, with no stray errors" {
+	STANDIN_HANG=2 s2g --configs 1,2 --reps 1 --hang 1 --timeout 120 >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr"
+	[ ! -s "$BATS_TEST_TMPDIR/stderr" ] || { cat "$BATS_TEST_TMPDIR/stderr"; return 1; }
 	grep -qx 'raytrace,car-32x32,glibc,-,2,0,1,,,,hang' "$OUTD/results.csv"
 	grep -qx 'barnes,plummer-200,glibc,-,2,0,1,,,,hang' "$OUTD/results.csv"
 	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
@@ -240,13 +243,18 @@ wait_for() {
 	! cmp -s "$OUTD/reference/car-32x32/image.ppm" "$OUTD/wrong-images/raytrace-car-32x32-2.0-glibc-native-r1/image.ppm"
 }
 
-@test "--no-image-check skips the reference run and the comparison" {
-	STANDIN_WRONG_IMAGE=2 STANDIN_NO_IMAGE=1 run s2g --apps raytrace --configs 1,2 --reps 1 --no-image-check
+@test "--no-image-check compares no image, and the summary says so" {
+	STANDIN_WRONG_IMAGE=2 run s2g --apps raytrace --configs 1,2 --reps 1 --no-image-check
 	assert_success
 	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
 	[ "$(rows raytrace 2 0 ok)" -eq 1 ]
-	[ ! -e "$OUTD/logs/raytrace-car-32x32-reference.out" ]
+	[ ! -e "$OUTD/reference" ]
+	assert_line "raytrace images: not checked (--no-image-check)"
+	grep -qx "raytrace images: not checked (--no-image-check)" "$OUTD/summary.txt"
 	grep -qx "raytrace images: not checked (--no-image-check)" "$OUTD/meta.txt"
+	run s2g --apps raytrace,barnes --configs 1 --reps 1 --out "$OUTD-2"
+	assert_line "raytrace images: compared with the image of a 1-thread glibc run of the same input"
+	assert_line "barnes output: not checked (Barnes prints no checksum): exit status and completion only"
 }
 
 @test "a Raytrace run that writes no image is no-image" {
@@ -362,21 +370,115 @@ barnes,plummer-9,mcs,spin,2,1,1,4.000,1.0,0.1,ok
 barnes,plummer-9,mcs,spin,2,1,2,,,,crash:SIGSEGV
 barnes,plummer-9,mcs,spin,2,1,3,6.000,1.0,0.1,ok
 barnes,plummer-9,mcs,spin,2,1,4,3.000,1.0,0.1,ok
-barnes,plummer-9,tas,yield,2,1,1,,,,timeout
+barnes,plummer-9,tas,yield,2,1,1,30.000,1.0,0.1,over-limit
 barnes,plummer-9,tas,yield,2,1,2,,,,skipped
 barnes,plummer-9,tas,yield,2,1,3,,,,skipped
+barnes,plummer-9,clh,park,2,1,1,,,,hang
 EOF
 	run s2 --report "$OUTD"
 	assert_success
-	assert_line --regexp '^barnes +plummer-9 +2\.1 +glibc +- +3/3 +2\.000 +1\.000 +3\.000 +1\.000 *$'
-	assert_line --regexp '^barnes +plummer-9 +2\.1 +mcs +spin +3/4 +4\.000 +3\.000 +6\.000 +2\.000 +1 crash:SIGSEGV$'
-	assert_line --regexp '^barnes +plummer-9 +2\.1 +tas +yield +0/3 +- +- +- +- +1 timeout; 2 skipped$'
-	grep -qx 'barnes,plummer-9,2.1,2,1,mcs,spin,3,4,4.000,3.000,6.000,2.000,1 crash:SIGSEGV' "$OUTD/summary.csv"
+	# best first; a crash or hang is never ranked; over-limit is a lower bound
+	assert_line --index 1 --regexp '^barnes +plummer-9 +2\.1 +1 +glibc +- +3/3 +2\.000 +1\.000 +3\.000 +1\.000 +3\.00!$'
+	assert_line --index 2 --regexp '^barnes +plummer-9 +2\.1 +2 +tas +yield +0/3 +>30\.000 +>30\.000 +>30\.000 +>15\.000 +1\.00 +1 over-limit; 2 skipped$'
+	assert_line --index 3 --regexp '^barnes +plummer-9 +2\.1 +- +mcs +spin +3/4 +4\.000 +3\.000 +6\.000 +2\.000 +2\.00! +1 crash:SIGSEGV$'
+	assert_line --index 4 --regexp '^barnes +plummer-9 +2\.1 +- +clh +park +0/1 +- +- +- +- +- +1 hang$'
+	grep -qx 'barnes,plummer-9,2.1,2,1,mcs,spin,,3,4,4.000,3.000,6.000,2.000,2.00,yes,1 crash:SIGSEGV' "$OUTD/summary.csv"
 	[ -s "$OUTD/plots/barnes-plummer-9.png" ]
 	grep -q 'title "mcs/spin"' "$OUTD/plots/barnes-plummer-9.gp"
-	grep -q 'not ok: mcs/spin at 2.1 (3/4 ok; 1 crash:SIGSEGV), tas/yield at 2.1 (0/3 ok; 1 timeout; 2 skipped)' \
+	grep -q 'title "barnes plummer-9, M.N 2.1' "$OUTD/plots/barnes-plummer-9.gp"
+	grep -q 'not ok: tas/yield (0/3 ok; 1 over-limit; 2 skipped), mcs/spin (3/4 ok; 1 crash:SIGSEGV),' \
 		"$OUTD/plots/barnes-plummer-9.gp"
 }
+
+@test "a noisy baseline is flagged in the table and the plot, and ratios use the median" {
+	mkdir -p "$OUTD"
+	# one glibc run of 16.8 s among runs of about 2.8 s (as seen on the real suite)
+	cat >"$OUTD/results.csv" <<'EOF'
+app,input,algorithm,wait,threads,load,rep,wall_s,user_s,sys_s,status
+raytrace,car-800x800,glibc,-,2,2,1,2.800,1.0,0.1,ok
+raytrace,car-800x800,mcs,default,2,2,1,5.600,1.0,0.1,ok
+raytrace,car-800x800,glibc,-,2,2,2,16.800,1.0,0.1,ok
+raytrace,car-800x800,mcs,default,2,2,2,5.700,1.0,0.1,ok
+raytrace,car-800x800,glibc,-,2,2,3,2.900,1.0,0.1,ok
+raytrace,car-800x800,mcs,default,2,2,3,5.800,1.0,0.1,ok
+raytrace,car-800x800,glibc,-,2,0,1,2.000,1.0,0.1,ok
+raytrace,car-800x800,glibc,-,2,0,2,2.100,1.0,0.1,ok
+EOF
+	run s2 --report "$OUTD"
+	assert_success
+	assert_line --regexp '^raytrace +car-800x800 +2\.2 +1 +glibc +- +3/3 +2\.900 +2\.800 +16\.800 +1\.000 +6\.00!$'
+	assert_line --regexp '^raytrace +car-800x800 +2\.2 +2 +mcs +default +3/3 +5\.700 +5\.600 +5\.800 +1\.966 +1\.04$'
+	assert_line --regexp '^raytrace +car-800x800 +2\.0 +1 +glibc +- +2/2 +2\.050 +2\.000 +2\.100 +1\.000 +1\.05$'
+	assert_line "!: noisy cell: its runs spread more than 1.5x (max/min)"
+	assert_line "warning: noisy glibc baseline, glibc at raytrace car-800x800 2.2: max/min 6.00: the ratios of its group are uncertain"
+	# the plot marks it and says what the mark means
+	grep -q '^set label [0-9]* "!" at ' "$OUTD/plots/raytrace-car-800x800.gp"
+	grep -q 'noisy: its runs spread more than 1.5x (max/min)' "$OUTD/plots/raytrace-car-800x800.gp"
+	# the threshold is an option
+	run s2 --report "$OUTD" --spread 10
+	refute_output --partial "noisy"
+}
+
+@test "plots: 20 algorithms get 20 distinct styles, the same in every panel; glibc always black; every failure listed" {
+	mkdir -p "$OUTD"
+	{
+		echo "app,input,algorithm,wait,threads,load,rep,wall_s,user_s,sys_s,status"
+		for app in raytrace barnes; do
+			for a in glibc $(seq -f 'lock%02g' 1 20); do
+				for t in 1 2; do
+					if [ "$a" = lock07 ] || [ "$a" = lock19 ] || { [ $t = 2 ] && [ "$a" = lock13 ]; }; then
+						echo "$app,in,$a,default,$t,0,1,,,,crash:SIGSEGV-with-a-long-explanation-$a"
+					else
+						echo "$app,in,$a,default,$t,0,1,$t.$((RANDOM % 900 + 100)),1.0,0.1,ok"
+					fi
+				done
+			done
+		done
+	} >"$OUTD/results.csv"
+	run s2 --report "$OUTD"
+	assert_success
+	local gp styles a
+	for gp in "$OUTD/plots/raytrace-in.gp" "$OUTD/plots/barnes-in.gp"; do
+		# one style per series: colour, dash and point, all distinct
+		styles=$(grep -o 'lc rgb "[^"]*" dt [0-9]* pt [0-9]* lw [0-9]* title "[^"]*"' "$gp")
+		[ "$(wc -l <<<"$styles")" -eq 21 ]
+		[ "$(sed 's/ lw .*//' <<<"$styles" | sort -u | wc -l)" -eq 21 ]
+		grep -qx 'lc rgb "black" dt 1 pt 7 lw 3 title "glibc"' <<<"$styles"
+		# every failure, in full
+		for a in lock07 lock13 lock19; do
+			grep -q "$a.*crash:SIGSEGV-with-a-long-explanation-$a" "$gp" || { echo "$a missing from $gp"; return 1; }
+		done
+	done
+	# the same algorithm looks the same in both panels
+	diff <(grep -o 'lc rgb.*title "[^"]*"' "$OUTD/plots/raytrace-in.gp") <(grep -o 'lc rgb.*title "[^"]*"' "$OUTD/plots/barnes-in.gp")
+	[ -s "$OUTD/plots/splash2.png" ]
+}
+
+@test "the number of runs and an estimate come first, then a progress line per run with elapsed and remaining time" {
+	run s2 --splash2 "$TREE" --algos glibc --ray-res 32 --barnes-bodies 200 --out "$OUTD-2" --apps barnes --configs 1,2 --reps 2
+	assert_success
+	assert_line "splash2-run: reference run: barnes plummer-200 (glibc, 1 thread)"
+	assert_line --regexp "^splash2-run: 4 runs \(1 algorithms x 2 configurations x 2 repetitions\), about [0-9]+s if each takes as long as its reference run; results in $OUTD-2$"
+	assert_line --regexp '^splash2-run: \[1/4\] barnes plummer-200 1\.0 glibc rep 1: [0-9.]+ s ok; [0-9]+s elapsed, about [0-9]+s left$'
+	assert_line --regexp '^splash2-run: \[4/4\] barnes plummer-200 2\.0 glibc rep 2: '
+}
+
+@test "by default results go outside the checkout and the current tree: git status stays clean" {
+	local fresh
+	fresh=$(fresh_tree)
+	git -C "$fresh" init -q
+	git -C "$fresh" add -A
+	git -C "$fresh" -c user.name=t -c user.email=t@t commit -qm standin
+	cd "$fresh"
+	XDG_DATA_HOME="$BATS_TEST_TMPDIR/data" run s2 --splash2 . --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 -q
+	assert_success
+	[ -z "$(git -C "$fresh" status --porcelain)" ] || { git -C "$fresh" status --porcelain; return 1; }
+	local out
+	out=$(ls -d "$BATS_TEST_TMPDIR"/data/lockswap/splash2-*)
+	[ -f "$out/results.csv" ]
+	assert_line "splash2-run: 2 runs, 0 not ok; results in $out (results.csv, summary.txt, plots/)"
+}
+
 
 @test "every lockswap algorithm and pthread run both apps through lockswap, with the wait policy asked" {
 	need_lockswap
@@ -412,7 +514,7 @@ EOF
 	need_lockswap
 	run s2 --splash2 "$TREE" --configs 1 --reps 1 --apps barnes --dry-run
 	assert_success
-	assert_output --partial "# barnes plummer-32768 1.0 glibc wait=- rep 1/1"
+	assert_output --partial "# barnes plummer-262144 1.0 glibc wait=- rep 1/1"
 	assert_output --partial "-a pthread -- ./BARNES"
 	for a in mcs mcs-tp clh-tp; do
 		if algos | grep -qx -- "$a"; then

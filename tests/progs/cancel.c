@@ -252,9 +252,10 @@ static void lock_not_cancellation_point(void)
 			CHECK_RC(pthread_mutex_lock(&m), 0);
 			pthread_t th = spawn(locker_fn, &l);
 			await_at_least(&l.started, 1);
-			/* Cancel once it sleeps in the kernel (in the lock call, or
-			 * in whatever the lock call sleeps in). */
-			await_sleeping(l.tid, 1000);
+			/* Cancel once it waits in the lock call: asleep in the
+			 * kernel, or spinning and yielding there (under yield it
+			 * never sleeps). */
+			await_waiting(l.tid, 1000);
 			CHECK_RC(pthread_cancel(th), 0);
 			for (int y = 0; y < 20; y++)
 				sched_yield();

@@ -231,6 +231,61 @@ static inline char task_state(pid_t tid)
 		FAIL("cannot parse %s", path);
 	return p[2];
 }
+/* CPU time thread tid has used, in clock ticks (utime + stime of
+ * /proc/.../stat). */
+static inline unsigned long task_ticks(pid_t tid)
+{
+	char path[64], buf[512];
+	unsigned long ut = 0, st = 0;
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		FAIL("cannot open %s", path);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	/* after ')': state(3) ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime(14) stime(15) */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		FAIL("cannot parse %s", path);
+	return ut + st;
+}
+
+/* Involuntary context switches of thread tid so far (a sched_yield that
+ * gives the CPU away counts here). */
+static inline unsigned long task_nivcsw(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long n = 0;
+	snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		FAIL("cannot open %s", path);
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "nonvoluntary_ctxt_switches: %lu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* Waits (up to about `ms` milliseconds) for thread tid to be waiting: asleep
+ * in the kernel, or busy in a lock call since this was called - it has used
+ * a clock tick of CPU (spinning) or given the CPU away three times
+ * (yielding). Progress, not a delay, ends the wait, so a spinning or
+ * yielding waiter is found about as fast as a sleeping one. */
+static inline int await_waiting(pid_t tid, int ms)
+{
+	unsigned long t0 = task_ticks(tid), c0 = task_nivcsw(tid);
+	for (int i = 0; i < ms; i++) {
+		if (task_state(tid) == 'S' || task_ticks(tid) > t0 || task_nivcsw(tid) >= c0 + 3)
+			return 1;
+		struct timespec t = {0, 1000000};
+		nanosleep(&t, NULL);
+	}
+	return 0;
+}
+
 /* Waits (up to about `ms` milliseconds) for thread tid to be asleep in the
  * kernel; returns whether it got there. */
 static inline int await_sleeping(pid_t tid, int ms)
