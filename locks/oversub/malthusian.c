@@ -38,11 +38,10 @@
  * that releases the lock it held, after the hand-over (as in mcs.c). A
  * passive node belongs to its waiting owner; the holder only links it.
  * Waiting policy: chain waiters as in mcs.c; passive waiters sleep at once
- * under park (spin and yield under the other policies). When a grant leaves
- * the chain with nobody behind the new holder, the passive waiter its
- * unlock would re-admit is woken at once (it spins a budget before it
- * sleeps again), so that the re-admission does not wait for a wake-up.
- * Not FIFO.
+ * under park (spin and yield under the other policies). A re-admission
+ * hands the lock to a sleeper: its wake-up is in the critical path (waking
+ * it ahead, when the chain behind the new holder is empty, was measured and
+ * did not help: results/oversub). Not FIFO.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -118,19 +117,17 @@ static void ps_remove(struct node *h, struct node *n)
 
 /* ---- acquisition ---- */
 
-/* Waits on our own node until granted; passive under park: sleep at once,
- * unless woken ahead of a re-admission (then spin a budget first). */
+/* Waits on our own node until granted; passive under park: sleep at once. */
 static void await_grant(struct node *n)
 {
 	struct ls_spin s = LS_SPIN_INIT;
-	bool woken = false;
 	for (;;) {
 		/* (A) acquire: pairs with (B) in grant */
 		uint32_t v = atomic_load_explicit(&n->locked, memory_order_acquire);
 		if ((v & ~LS_PARKED) == GRANTED)
 			return;
 		LS_INJECT();
-		bool passive = (v & ~LS_PARKED) == PASSIVE && ls_wait_cfg.policy == LS_WAIT_PARK && !woken;
+		bool passive = (v & ~LS_PARKED) == PASSIVE && ls_wait_cfg.policy == LS_WAIT_PARK;
 		if (!passive && !ls_spin_step(&s))
 			continue;
 		/* LS_PARKED protocol: the CAS orders us against the releaser's
@@ -141,7 +138,6 @@ static void await_grant(struct node *n)
 			continue;
 		ls_futex_wait(&n->locked, v | LS_PARKED, 0);
 		s = (struct ls_spin)LS_SPIN_INIT;
-		woken = true;
 	}
 }
 
@@ -211,25 +207,15 @@ static int malthusian_trylock(void *state)
 
 /* ---- release ---- */
 
-/* Hands the lock to n with the passive set of I. If nobody waits behind n
- * on the chain, n's unlock will re-admit the set's most recent waiter:
- * wake that one now (it spins a budget), so that the re-admission does not
- * wait for a wake-up (keep the next waiter awake, wait.h). */
+/* Hands the lock to n with the passive set of I. */
 static void grant(struct node *I, struct node *n)
 {
-	struct node *next_in = I->ps_tail;
 	n->ps_head = I->ps_head;
-	n->ps_tail = next_in;
-	if (atomic_load_explicit(&n->linked, memory_order_relaxed) & ~LS_PARKED)
-		next_in = NULL; /* the chain goes on behind n */
+	n->ps_tail = I->ps_tail;
 	LS_INJECT();
 	/* (B) release: our critical section and the set happen before n's;
 	 * pairs with (A) */
 	ls_word_publish(&n->locked, GRANTED);
-	/* n may have re-admitted it already: then this finds it not asleep
-	 * (a node is type-stable, so at worst a spurious wake-up) */
-	if (next_in)
-		ls_word_prewake(&next_in->locked);
 }
 
 /* The chain is empty behind I but the passive set is not: re-admit its

@@ -304,9 +304,12 @@ static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
 	bool rejoin = I != NULL;
 	if (!I)
 		I = ls_node_alloc();
-	/* One spin budget for the whole call: a waiter removed as a sleeper
-	 * and woken re-queues and sleeps again at once, instead of spinning
-	 * and yielding a new budget each time it is passed over. */
+	/* The spin budget runs on across attempts that time out (patience is
+	 * shorter than a budget of yields on a busy machine, and a waiter must
+	 * end up asleep while a holder holds for long); a waiter removed by a
+	 * release (the lock moves) starts a fresh one, to be live when the lock
+	 * comes round (measured: 16 threads on 2 CPUs, 0.33x glibc, against
+	 * 0.03x when it slept again at once and 0.23x before issue 12). */
 	struct ls_spin sp = LS_SPIN_INIT;
 	for (;;) {
 		int r = attempt(l, I, rejoin, ls_tp_patience_ns, deadline, &sp);
@@ -320,6 +323,8 @@ static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
 			return ETIMEDOUT;
 		}
 		rejoin = r == TIMED_OUT;
+		if (r == REMOVED)
+			sp = (struct ls_spin)LS_SPIN_INIT; /* the lock moves: be live for it */
 		LS_INJECT();
 	}
 }
