@@ -237,21 +237,21 @@ static void park(struct node *I, struct node *pred, uintptr_t pp, uint64_t deadl
 	ls_futex_wait(&pred->event, ev | LS_PARKED, deadline);
 }
 
-/* Result of an attempt: GOT the lock, or else the spin budget spent so far
- * in this call (ls_spin.n), which the call's next attempt continues from.
- * TRY, passed as the budget: trylock's attempt (no patience, no yield). */
-#define GOT (-1)
-#define TRY (-2)
+/* The spin budget (ls_spin.n) spent so far in this thread's lock() or
+ * timedlock() call, which the call's next attempt continues from (see the
+ * header); 0 outside such calls, so that the uncontended path never
+ * touches it. */
+static __thread __attribute__((tls_model("initial-exec"))) unsigned spun;
 
 /* clhttp_acquire_slow_path (appendix C.2.2). `start`: our enqueue time;
  * `end`: patience, ls_tp_now() time; `deadline`: the caller's (0: none),
- * which a sleeping waiter waits for instead of `end`; `spun`: the budget
- * spent by the earlier attempts of this call (see the header). */
-static int64_t slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64_t start, uint64_t end,
-			 uint64_t deadline, int64_t spun)
+ * which a sleeping waiter waits for instead of `end`. Leaves the budget
+ * it spent in `spun` if it fails, 0 if it succeeds. */
+static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64_t start, uint64_t end,
+		      uint64_t deadline)
 {
 	uint64_t pred_time = atomic_load_explicit(&pred->time, memory_order_relaxed), published = start;
-	struct ls_spin sp = {(unsigned)spun};
+	struct ls_spin sp = {spun};
 	bool parked = false;
 	for (;;) {
 		uint64_t now = ls_tp_now();
@@ -272,14 +272,17 @@ static int64_t slow_path(struct clhtp *l, struct node *I, struct node *pred, uin
 			if (atomic_compare_exchange_strong_explicit(
 				&I->prev, &e, HOLDING, memory_order_acq_rel, memory_order_relaxed)) {
 				success(l, I, pred, now);
-				return GOT;
+				spun = 0;
+				return true;
 			}
 			failure(I);
-			return sp.n;
+			spun = sp.n;
+			return false;
 		}
 		if (pp == REMOVED) { /* pred was removed by our successor: so were we */
 			failure(I);
-			return sp.n;
+			spun = sp.n;
+			return false;
 		}
 		if (!special(pp)) {
 			struct node *ppn = ptr(pp);
@@ -292,7 +295,8 @@ static int64_t slow_path(struct clhtp *l, struct node *I, struct node *pred, uin
 									     memory_order_acq_rel,
 									     memory_order_relaxed)) {
 					failure(I);
-					return sp.n;
+					spun = sp.n;
+					return false;
 				}
 				ls_node_free(pred);
 				pred = ppn;
@@ -319,7 +323,8 @@ static int64_t slow_path(struct clhtp *l, struct node *I, struct node *pred, uin
 		uintptr_t me = atomic_load_explicit(&I->prev, memory_order_acquire);
 		if (me == REMOVED || (!special(me) && tag(me) == TRANSIENT)) {
 			failure(I);
-			return sp.n;
+			spun = sp.n;
+			return false;
 		}
 		bool timed_out = parked ? deadline && ls_now_ns() >= deadline : (int64_t)(now - end) >= 0;
 		if (timed_out) {
@@ -332,7 +337,8 @@ static int64_t slow_path(struct clhtp *l, struct node *I, struct node *pred, uin
 				bump(I); /* a sleeping successor unlinks us */
 			else
 				failure(I);
-			return sp.n;
+			spun = sp.n;
+			return false;
 		}
 		if (parked || ls_spin_step(&sp)) {
 			/* Asleep: our time goes stale and a running successor
@@ -343,9 +349,8 @@ static int64_t slow_path(struct clhtp *l, struct node *I, struct node *pred, uin
 	}
 }
 
-/* One attempt (clhttp_acquire): GOT, or the budget spent so far (`spun`:
- * before this attempt, or TRY). */
-static int64_t attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t deadline, int64_t spun)
+/* One attempt (clhttp_acquire): true with the lock held. */
+static bool attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t deadline, bool may_yield)
 {
 	struct node *I = ls_node_alloc();
 	atomic_store_explicit(&I->time, now, memory_order_relaxed);
@@ -361,7 +366,7 @@ static int64_t attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t dea
 							memory_order_acquire));
 	if (!t) { /* first use of the lock: no predecessor */
 		success(l, I, NULL, now);
-		return GOT;
+		return true;
 	}
 	struct node *pred = (struct node *)t;
 	LS_INJECT();
@@ -370,34 +375,32 @@ static int64_t attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t dea
 		if (atomic_compare_exchange_strong_explicit(&I->prev, &e, HOLDING, memory_order_acq_rel,
 							    memory_order_relaxed)) {
 			success(l, I, pred, now);
-			return GOT;
+			return true;
 		}
 		failure(I);
 	} else {
-		int64_t r = slow_path(l, I, pred, now, end, deadline, spun == TRY ? 0 : spun);
-		if (r == GOT || spun == TRY)
-			return r == GOT ? GOT : TRY;
-		spun = r;
+		if (slow_path(l, I, pred, now, end, deadline))
+			return true;
 	}
-	if (spun != TRY && holder_stalled(l))
+	if (may_yield && holder_stalled(l))
 		sched_yield();
-	return spun;
+	return false;
 }
 
-/* Attempts until one succeeds or the deadline (0: none) passes; `spun`:
- * the budget spent by the earlier attempts of this call (one budget per
+/* Attempts until one succeeds or the deadline (0: none) passes (one budget per
  * call, see the header). */
-static __attribute__((noinline)) int clhtp_acquire(struct clhtp *l, uint64_t deadline, int64_t spun)
+static __attribute__((noinline)) int clhtp_acquire(struct clhtp *l, uint64_t deadline)
 {
 	for (;;) {
 		uint64_t now = ls_tp_now(), end = now + ls_tp_patience_ns;
 		if (deadline && deadline < end)
 			end = deadline;
-		spun = attempt(l, now, end, deadline, spun);
-		if (spun == GOT)
+		if (attempt(l, now, end, deadline, true))
 			return 0;
-		if (deadline && ls_now_ns() >= deadline)
+		if (deadline && ls_now_ns() >= deadline) {
+			spun = 0; /* the call ends: outside calls it is 0 */
 			return ETIMEDOUT;
+		}
 		LS_INJECT();
 	}
 }
@@ -407,9 +410,8 @@ static void clhtp_lock(void *state)
 {
 	struct clhtp *l = state;
 	uint64_t now = ls_tp_now();
-	int64_t spun = attempt(l, now, now + ls_tp_patience_ns, 0, 0);
-	if (LS_UNLIKELY(spun != GOT))
-		clhtp_acquire(l, 0, spun);
+	if (LS_UNLIKELY(!attempt(l, now, now + ls_tp_patience_ns, 0, true)))
+		clhtp_acquire(l, 0);
 }
 
 /* Succeeds if the lock is free: the tail is NULL, AVAILABLE, or LEFT (then
@@ -425,14 +427,17 @@ static int clhtp_trylock(void *state)
 			return EBUSY;
 	}
 	uint64_t now = ls_tp_now();
-	return attempt(l, now, now, 0, TRY) == GOT ? 0 : EBUSY;
+	if (attempt(l, now, now, 0, false))
+		return 0;
+	spun = 0;
+	return EBUSY;
 }
 
 static int clhtp_timedlock(void *state, uint64_t deadline_ns)
 {
 	if (ls_now_ns() >= deadline_ns)
 		return clhtp_trylock(state) ? ETIMEDOUT : 0;
-	return clhtp_acquire(state, deadline_ns, 0);
+	return clhtp_acquire(state, deadline_ns);
 }
 
 static void clhtp_unlock(void *state)
