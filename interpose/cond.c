@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -167,7 +168,7 @@ static void cancel_cleanup(void *arg)
 	ls_mutex_relock_after_wait(x->m, x->saved);
 }
 
-static int wait_common(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
 	struct ls_cond *c = (struct ls_cond *)cv;
 	if (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L))
@@ -236,6 +237,16 @@ static int wait_common(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, 
 	return lr ? lr : r;
 }
 
+static int wait_common(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	if (LS_LIKELY(!ls_prof_on))
+		return wait_block(cv, m, clock, abs);
+	uint64_t token = ls_prof_cond_wait_begin();
+	int r = wait_block(cv, m, clock, abs);
+	ls_prof_cond_wait_end(cv, token, r);
+	return r;
+}
+
 /* A process-shared condvar is glibc's, and glibc's wait would unlock the
  * mutex with its internal functions: only glibc's own mutexes can go with
  * it. lockswap cannot support the mix, and says so with EINVAL. */
@@ -288,6 +299,8 @@ LS_EXPORT __attribute__((symver("pthread_cond_signal@@GLIBC_2.3.2"))) int ls_pth
 	ls_ensure_init();
 	if (is_glibc(c))
 		return ls_real.cond_signal(cv);
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_cond_signal(cv, false);
 	/* No waiter, no lock: a waiter that enqueued before the signaller
 	 * took the mutex is visible here through that mutex. */
 	if (!__atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
@@ -306,6 +319,8 @@ ls_pthread_cond_broadcast(pthread_cond_t *cv)
 	ls_ensure_init();
 	if (is_glibc(c))
 		return ls_real.cond_broadcast(cv);
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_cond_signal(cv, true);
 	if (!__atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
 		return 0;
 	ilock(c);
@@ -333,6 +348,8 @@ ls_pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *attr)
 		return ls_real.cond_init(cv, attr);
 	memset(c, 0, sizeof *c);
 	c->flags = clock == CLOCK_MONOTONIC ? COND_MONOTONIC : 0;
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_cond_init(cv);
 	return 0;
 }
 
@@ -359,5 +376,7 @@ ls_pthread_cond_destroy(pthread_cond_t *cv)
 			continue;
 		futex(&c->refs, FUTEX_WAIT, r | REFS_DESTROYING, NULL);
 	}
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_cond_destroy(cv);
 	return 0;
 }

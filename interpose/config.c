@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -253,6 +254,9 @@ static void configure(void)
 	ls_g.lock = ls_g.ext ? ls_ext_lock : a->lock;
 	ls_g.trylock = ls_g.ext ? ls_ext_trylock : a->trylock;
 	ls_g.unlock = ls_g.ext ? ls_ext_unlock : a->unlock;
+	ls_g.timedlock = ls_timedlock_inline;
+	if (ls_profile_install(msg, sizeof msg)) /* LOCKSWAP_PROFILE: wraps the above */
+		config_error(msg);
 	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -150,19 +151,19 @@ struct timed_arg {
 static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
- * EINVAL. */
+ * EINVAL. Through ls_g's operations, like the fast path (the profiler
+ * wraps them). */
 static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
 							 const struct timed_arg *t)
 {
-	void *state = state_of(m);
 	switch (how) {
 	case LOCK:
-		ls_g.algo->lock(state);
+		ls_g.lock(m->alg.state);
 		return 0;
 	case TRY:
-		return ls_g.algo->trylock(state) ? EBUSY : 0;
+		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
 	default:
-		return algo_timedlock(state, t->clock, t->abs);
+		return ls_g.timedlock(m->alg.state, t->clock, t->abs);
 	}
 }
 
@@ -260,7 +261,7 @@ static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
 	default:
 		break;
 	}
-	ls_g.algo->unlock(state_of(m));
+	ls_g.unlock(m->alg.state);
 	return 0;
 }
 
@@ -320,6 +321,11 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 	if (a->timedlock)
 		return a->timedlock(state, deadline);
 	return ls_timedlock_fallback(a, state, deadline);
+}
+
+int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs)
+{
+	return algo_timedlock(state_of(mutex_of(inline_state)), clock, abs);
 }
 
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
@@ -388,6 +394,8 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	} else if (!ls_g.ext && ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_mutex_init(mu);
 	return 0;
 }
 
@@ -412,6 +420,8 @@ ls_pthread_mutex_destroy(pthread_mutex_t *mu)
 		}
 	}
 	m->kind = -1;
+	if (LS_UNLIKELY(ls_prof_on))
+		ls_prof_mutex_destroy(mu);
 	return 0;
 }
 

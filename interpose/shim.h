@@ -105,6 +105,9 @@ struct ls_global {
 	void (*lock)(void *);
 	int (*trylock)(void *);
 	void (*unlock)(void *);
+	/* the slow path's timed attempt (ls_timedlock_inline); the profiler
+	 * wraps these four */
+	int (*timedlock)(void *, clockid_t, const struct timespec *);
 	const struct ls_algo *algo;
 	_Atomic int ready; /* 0 never, 1 in progress, 2 done */
 } __attribute__((aligned(LS_CACHELINE)));
@@ -118,6 +121,9 @@ void ls_init(void); /* idempotent, thread-safe */
 void ls_ext_lock(void *inline_state);
 int ls_ext_trylock(void *inline_state);
 void ls_ext_unlock(void *inline_state);
+/* A timed attempt on the mutex holding these inline bytes: trylock, then
+ * the deadline checks, then the algorithm's timedlock or the fallback. */
+int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs);
 static inline void ls_ensure_init(void)
 {
 	if (LS_UNLIKELY(atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2))

@@ -21,6 +21,18 @@
  *     reported per thread;
  *   - latency: one acquisition in K is timed with clock_gettime (vDSO, no
  *     syscall) into a per-thread reservoir, so the run is not disturbed;
+ *   - clusters (--clusters, or LOCKSWAP_CLUSTER=thread:N as lockswap reads
+ *     it): each hand-off (an acquisition by another thread than the lock's
+ *     previous holder) is local if both threads are in one cluster; the run
+ *     reports the local fraction and the longest run of consecutive local
+ *     hand-offs, and --remote-ns makes a thread that takes a lock from a
+ *     holder of another cluster spend that much more inside the critical
+ *     section (the remote misses on the protected data of a NUMA machine,
+ *     simulated on one without). Under thread:N the threads register in a
+ *     fixed order, the main thread first and then each worker before the
+ *     next is created, with one lock/unlock of a private mutex each: that
+ *     is the order in which lockswap's hierarchical locks number them
+ *     (locks/topo.h), so both sides agree on every thread's cluster;
  *   - mutual exclusion: each lock protects a counter incremented with a
  *     plain load and store, and an "inside" flag; at the end the counters
  *     must sum to the acquisitions counted by the threads and no thread may
@@ -90,6 +102,11 @@ static struct config {
 	uint64_t seed;
 	const char *label;
 	bool csv;
+	unsigned clusters;     /* thread:N; 0: none (or cpus) */
+	unsigned ncpu_map;     /* cpus:LIST: entries */
+	int cpu_map[1024];     /* cpus:LIST: cluster of CPU i */
+	uint64_t remote_ns;
+	char clusters_spec[64];
 } cfg = {
     .threads = 2,
     .duration = 1.0,
@@ -108,7 +125,8 @@ static const char csv_header[] =
     "algo,wait,mode,type,threads,locks,skew,cs_lines,cs_ns,ncs_ns,patience_us,load,load_kind,"
     "preempt,preempted_threads,quantum_us,period_us,pin,seconds,acquisitions,attempts,failed,"
     "success,acq_per_s,ns_per_acq,min_thread,max_thread,jain,handoff,lat_p50_ns,lat_p99_ns,"
-    "lat_max_ns,lat_samples,signals,handler_ms,cpus,kernel,per_thread,handler_ms_per_thread";
+    "lat_max_ns,lat_samples,signals,handler_ms,cpus,kernel,per_thread,handler_ms_per_thread,"
+    "clusters,remote_ns,local_handoff,longest_local_run";
 
 struct line {
 	alignas(64) _Atomic uint64_t v;
@@ -122,6 +140,8 @@ struct slot {
 	alignas(64) _Atomic uint64_t counter;
 	_Atomic uint32_t inside;
 	_Atomic int32_t last;
+	_Atomic int32_t last_cluster; /* -1: no holder yet */
+	_Atomic uint64_t run;	      /* consecutive local hand-offs */
 	struct line *cs;
 };
 
@@ -129,7 +149,9 @@ struct worker {
 	alignas(64) unsigned id;
 	pthread_t tid;
 	uint64_t rng;
-	uint64_t acq, attempts, failed, handoffs;
+	uint64_t acq, attempts, failed, handoffs, cl_handoffs, local_handoffs, longest_run;
+	int cluster; /* thread:N: fixed at registration */
+	pid_t ktid;  /* kernel thread id, for the cluster report */
 	uint64_t sink;
 	/* latency reservoir */
 	uint64_t lat_seen, lat_kept, lat_max;
@@ -148,6 +170,7 @@ static alignas(64) _Atomic uint64_t violations;
 static alignas(64) _Atomic int load_stop;
 static pthread_barrier_t start_barrier;
 static uint64_t ncs_iters, cs_iters; /* loop iterations for ncs_ns, cs_ns */
+static uint64_t remote_iters;	     /* for remote_ns */
 static double ns_per_iter;	     /* calibration */
 static cpu_set_t allowed_cpus;	     /* for --pin */
 static int allowed_count;
@@ -206,6 +229,7 @@ static void calibrate(void)
 		ns_per_iter = 0.1;
 	ncs_iters = (uint64_t)((double)cfg.ncs_ns / ns_per_iter + 0.5);
 	cs_iters = (uint64_t)((double)cfg.cs_ns / ns_per_iter + 0.5);
+	remote_iters = (uint64_t)((double)cfg.remote_ns / ns_per_iter + 0.5);
 	if (sink == 42) /* keep the result alive */
 		fputc(' ', stderr);
 }
@@ -286,6 +310,16 @@ static void usage(FILE *f)
 	      "      --pin            pin lock thread i to allowed CPU i mod ncpu, load threads\n"
 	      "                       after them\n"
 	      "      --seed S         seed of the lock choice (default 1)\n"
+	      "      --clusters SPEC  what a cluster is, for the hand-off statistics:\n"
+	      "                       thread:N  the k-th thread is in cluster k mod N, the main\n"
+	      "                       thread being #0 and worker i #i+1 (lockswap's rule for\n"
+	      "                       LOCKSWAP_CLUSTER=thread:N; they register in that order)\n"
+	      "                       cpus:C0,C1,...  the cluster of the CPU a thread runs on\n"
+	      "                       when it acquires (`lockswap --topology=table` prints it)\n"
+	      "                       none; default: LOCKSWAP_CLUSTER if it is thread:N[/G]\n"
+	      "      --remote-ns NS   a thread that takes a lock from a holder of another\n"
+	      "                       cluster spends NS ns more in the critical section\n"
+	      "                       (0..1e9; default 0; needs --clusters)\n"
 	      "\n"
 	      "Measurement and output:\n"
 	      "      --sample K       time one acquisition in K (default 64; 0: no latency)\n"
@@ -302,12 +336,58 @@ static void usage(FILE *f)
 	      "than the previous holder of that lock); latency p50, p99, max of the sampled\n"
 	      "acquisitions (from the first attempt to success); per-thread signals and time in\n"
 	      "the synthetic scheduler's handler; the environment (algorithm, LOCKSWAP_WAIT,\n"
-	      "CPUs, kernel).\n"
+	      "CPUs, kernel); with clusters, the fraction of hand-offs that stayed inside a\n"
+	      "cluster and the longest run of consecutive local hand-offs of one lock.\n"
 	      "Mutual exclusion is checked on every run (see the exit status).\n"
 	      "\n"
 	      "Exit status: 0 ok, 1 a pthread call failed, 2 bad option, 3 mutual exclusion\n"
 	      "violated (counter mismatch or two threads inside a critical section).\n",
 	      f);
+}
+
+/* --clusters: thread:N[/G] (G is lockswap's, ignored here), cpus:LIST or none. */
+static void parse_clusters(const char *s)
+{
+	static const char expect[] = "thread:N (1..64), thread:N/G, cpus:C0,C1,... or none";
+	snprintf(cfg.clusters_spec, sizeof cfg.clusters_spec, "%s", s);
+	if (!strcmp(s, "none")) {
+		snprintf(cfg.clusters_spec, sizeof cfg.clusters_spec, "-");
+		return;
+	}
+	if (!strncmp(s, "thread:", 7)) {
+		char *end;
+		errno = 0;
+		unsigned long n = strtoul(s + 7, &end, 10);
+		if (s[7] < '0' || s[7] > '9' || errno || n < 1 || n > 64 || (*end && *end != '/'))
+			bad("--clusters", s, expect);
+		if (*end == '/') {
+			char *e2;
+			unsigned long g = strtoul(end + 1, &e2, 10);
+			if (end[1] < '0' || end[1] > '9' || *e2 || g < 2 || g >= n)
+				bad("--clusters", s, expect);
+		}
+		cfg.clusters = (unsigned)n;
+		return;
+	}
+	if (!strncmp(s, "cpus:", 5)) {
+		const char *p = s + 5;
+		while (*p) {
+			char *end;
+			if (*p < '0' || *p > '9' || cfg.ncpu_map == sizeof cfg.cpu_map / sizeof *cfg.cpu_map)
+				bad("--clusters", s, expect);
+			cfg.cpu_map[cfg.ncpu_map++] = (int)strtol(p, &end, 10);
+			p = end;
+			if (*p == ',')
+				p++;
+			else if (*p)
+				bad("--clusters", s, expect);
+		}
+		if (!cfg.ncpu_map)
+			bad("--clusters", s, expect);
+		snprintf(cfg.clusters_spec, sizeof cfg.clusters_spec, "cpus");
+		return;
+	}
+	bad("--clusters", s, expect);
 }
 
 static void parse_args(int argc, char **argv)
@@ -325,7 +405,9 @@ static void parse_args(int argc, char **argv)
 		O_LABEL,
 		O_CSV,
 		O_HEADER,
-		O_CSNS
+		O_CSNS,
+		O_CLUSTERS,
+		O_REMOTE
 	};
 	static const struct option opts[] = {
 	    {"threads", required_argument, 0, 't'},
@@ -350,10 +432,15 @@ static void parse_args(int argc, char **argv)
 	    {"label", required_argument, 0, O_LABEL},
 	    {"csv", no_argument, 0, O_CSV},
 	    {"csv-header", no_argument, 0, O_HEADER},
+	    {"clusters", required_argument, 0, O_CLUSTERS},
+	    {"remote-ns", required_argument, 0, O_REMOTE},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
 	bool header = false, have_d = false, have_n = false;
+	const char *clusters = getenv("LOCKSWAP_CLUSTER");
+	if (clusters && strncmp(clusters, "thread:", 7))
+		clusters = NULL; /* a level of the machine: not known here */
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:d:n:c:N:k:m:p:e:h", opts, NULL)) != -1) {
@@ -447,6 +534,12 @@ static void parse_args(int argc, char **argv)
 		case O_HEADER:
 			header = true;
 			break;
+		case O_CLUSTERS:
+			clusters = optarg;
+			break;
+		case O_REMOTE:
+			cfg.remote_ns = parse_u("--remote-ns", optarg, 0, 1000000000);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -483,6 +576,12 @@ static void parse_args(int argc, char **argv)
 	if (header) {
 		puts(csv_header);
 		exit(0);
+	}
+	if (clusters)
+		parse_clusters(clusters);
+	if (cfg.remote_ns && !cfg.clusters && !cfg.ncpu_map) {
+		fprintf(stderr, "lockbench: --remote-ns needs clusters (--clusters, or LOCKSWAP_CLUSTER=thread:N)\n");
+		exit(2);
 	}
 }
 
@@ -556,6 +655,36 @@ static void record_latency(struct worker *w, uint64_t d)
 	}
 }
 
+/* The cluster of the calling thread now. */
+static int cluster_now(struct worker *w)
+{
+	if (cfg.clusters)
+		return w->cluster;
+	int cpu = sched_getcpu(); /* vDSO */
+	return cpu >= 0 ? cfg.cpu_map[(unsigned)cpu % cfg.ncpu_map] : 0;
+}
+
+/* A hand-off of s to w: local or not, the run, the remote penalty. */
+static void cluster_handoff(struct slot *s, struct worker *w)
+{
+	int c = cluster_now(w), prev = atomic_load_explicit(&s->last_cluster, memory_order_relaxed);
+	atomic_store_explicit(&s->last_cluster, c, memory_order_relaxed);
+	if (prev < 0)
+		return; /* the first holder: no hand-off */
+	w->cl_handoffs++;
+	if (prev == c) {
+		w->local_handoffs++;
+		uint64_t run = atomic_load_explicit(&s->run, memory_order_relaxed) + 1;
+		atomic_store_explicit(&s->run, run, memory_order_relaxed);
+		if (run > w->longest_run)
+			w->longest_run = run;
+		return;
+	}
+	atomic_store_explicit(&s->run, 0, memory_order_relaxed);
+	if (remote_iters)
+		w->sink = work(remote_iters, w->sink);
+}
+
 /* The critical section. Plain (relaxed) loads and stores only: a broken lock
  * shows as lost counter updates or as a thread finding `inside` set. The
  * signal fences keep the compiler from merging or moving the flag stores. */
@@ -568,6 +697,8 @@ static void critical(struct slot *s, struct worker *w)
 	if (atomic_load_explicit(&s->last, memory_order_relaxed) != (int32_t)w->id) {
 		w->handoffs++;
 		atomic_store_explicit(&s->last, (int32_t)w->id, memory_order_relaxed);
+		if (cfg.clusters || cfg.ncpu_map)
+			cluster_handoff(s, w);
 	}
 	if (cs_iters)
 		w->sink = work(cs_iters, w->sink);
@@ -657,11 +788,29 @@ static bool acquire(struct worker *w, struct slot *s)
 	return false;
 }
 
+static _Atomic int registered;
+
+/* thread:N: one lock/unlock of a private mutex, so that a hierarchical
+ * lock of lockswap numbers this thread now, in creation order (the main
+ * thread before any worker). Then the main thread may create the next. */
+static void register_thread(struct worker *w)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	if (pthread_mutex_lock(&m) || pthread_mutex_unlock(&m))
+		die("pthread_mutex_lock", EINVAL);
+	pthread_mutex_destroy(&m);
+	if (w)
+		atomic_store_explicit(&registered, 1, memory_order_release);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	timer_t timer = 0;
 	self = w;
+	w->ktid = gettid();
+	if (cfg.clusters)
+		register_thread(w);
 	pthread_barrier_wait(&start_barrier);
 	if (w->preempted) {
 		unsigned npre = 0;
@@ -798,7 +947,8 @@ static void algo_name(char *buf, size_t len, char *wait, size_t wlen)
 
 struct report {
 	char algo[128], wait[64];
-	double secs, rate, ns_per_acq, jain, success, handoff, handler_ms;
+	double secs, rate, ns_per_acq, jain, success, handoff, handler_ms, local;
+	uint64_t longest;
 	uint64_t acq, attempts, failed, min, max, p50, p99, lat_max, lat_n, signals, counter, violations;
 	unsigned npre;
 };
@@ -830,7 +980,11 @@ static void print_csv(const struct report *r)
 	for (unsigned i = 0; i < cfg.threads; i++)
 		printf("%s%.3f", i ? ";" : "",
 		       (double)atomic_load_explicit(&workers[i].handler_ns, memory_order_relaxed) / 1e6);
-	putchar('\n');
+	if (cfg.clusters || cfg.ncpu_map)
+		printf(",%s,%llu,%.4f,%llu\n", cfg.clusters_spec, (unsigned long long)cfg.remote_ns, r->local,
+		       (unsigned long long)r->longest);
+	else
+		printf(",-,0,,\n");
 }
 
 static void print_summary(const struct report *r)
@@ -865,6 +1019,17 @@ static void print_summary(const struct report *r)
 	       (unsigned long long)r->max, r->jain);
 	printf("  handoff       %.4f of acquisitions by a thread other than the lock's previous holder\n",
 	       r->handoff);
+	if (cfg.clusters || cfg.ncpu_map)
+		printf("  clusters      %s: %.4f of hand-offs inside a cluster, longest run %llu; remote "
+		       "hand-off +%llu ns\n",
+		       cfg.clusters_spec, r->local, (unsigned long long)r->longest,
+		       (unsigned long long)cfg.remote_ns);
+	if (cfg.clusters) {
+		printf("  registered    main #0 tid %d cluster 0", (int)getpid());
+		for (unsigned i = 0; i < cfg.threads; i++)
+			printf(", #%u tid %d cluster %d", i + 1, (int)workers[i].ktid, workers[i].cluster);
+		putchar('\n');
+	}
 	if (cfg.sample)
 		printf("  latency       p50 %llu ns, p99 %llu ns, max %llu ns (%llu sampled, 1 in %u)\n",
 		       (unsigned long long)r->p50, (unsigned long long)r->p99, (unsigned long long)r->lat_max,
@@ -911,6 +1076,7 @@ int main(int argc, char **argv)
 		if (r)
 			die("pthread_mutex_init", r);
 		atomic_init(&slots[i].last, -1);
+		atomic_init(&slots[i].last_cluster, -1);
 		if (cfg.cs_lines) {
 			if (posix_memalign((void **)&slots[i].cs, 64, cfg.cs_lines * sizeof(struct line)))
 				die("posix_memalign", ENOMEM);
@@ -983,14 +1149,21 @@ int main(int argc, char **argv)
 	int r = pthread_barrier_init(&start_barrier, NULL, cfg.threads + 1);
 	if (r)
 		die("pthread_barrier_init", r);
+	if (cfg.clusters)
+		register_thread(NULL); /* the main thread: #0 */
 	for (unsigned i = 0; i < cfg.threads; i++) {
 		pthread_attr_t a;
 		pthread_attr_init(&a);
 		pin_attr(&a, i);
+		workers[i].cluster = (int)((i + 1) % (cfg.clusters ? cfg.clusters : 1));
 		r = pthread_create(&workers[i].tid, &a, worker_main, &workers[i]);
 		if (r)
 			die("pthread_create", r);
 		pthread_attr_destroy(&a);
+		/* thread:N: the next worker starts once this one has registered */
+		while (cfg.clusters && !atomic_load_explicit(&registered, memory_order_acquire))
+			sched_yield();
+		atomic_store_explicit(&registered, 0, memory_order_relaxed);
 	}
 	pthread_barrier_wait(&start_barrier);
 	uint64_t t_start = now_ns(), t_end;
@@ -1019,7 +1192,8 @@ int main(int argc, char **argv)
 	}
 
 	/* Totals. */
-	uint64_t acq = 0, attempts = 0, failed = 0, handoffs = 0, mn = UINT64_MAX, mx = 0, signals = 0;
+	uint64_t acq = 0, attempts = 0, failed = 0, handoffs = 0, mn = UINT64_MAX, mx = 0, signals = 0,
+		 cl_handoffs = 0, local = 0, longest = 0;
 	double sum = 0, sumsq = 0, handler_ms = 0;
 	for (unsigned i = 0; i < cfg.threads; i++) {
 		struct worker *w = &workers[i];
@@ -1027,6 +1201,9 @@ int main(int argc, char **argv)
 		attempts += w->attempts;
 		failed += w->failed;
 		handoffs += w->handoffs;
+		local += w->local_handoffs;
+		cl_handoffs += w->cl_handoffs;
+		longest = w->longest_run > longest ? w->longest_run : longest;
 		mn = w->acq < mn ? w->acq : mn;
 		mx = w->acq > mx ? w->acq : mx;
 		sum += (double)w->acq;
@@ -1048,6 +1225,8 @@ int main(int argc, char **argv)
 	    .jain = sumsq > 0 ? sum * sum / ((double)cfg.threads * sumsq) : 0,
 	    .success = attempts ? (double)acq / (double)attempts : 0,
 	    .handoff = acq ? (double)handoffs / (double)acq : 0,
+	    .local = cl_handoffs ? (double)local / (double)cl_handoffs : 0,
+	    .longest = longest,
 	    .npre = npre,
 	    .signals = signals,
 	    .handler_ms = handler_ms,

@@ -3,6 +3,7 @@
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]...       names only, one per line
+ *   lockswap --topology[=table]           clusters of the hierarchical locks
  *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
@@ -28,12 +29,14 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "topo.h"
 
 static const char usage[] =
 	"usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
 	"       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
 	"       lockswap --list\n"
 	"       lockswap --names [--cap CAP]...\n"
+	"       lockswap --topology[=table]\n"
 	"\n"
 	"Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
 	"uses the lock algorithm ALGO.\n"
@@ -47,6 +50,9 @@ static const char usage[] =
 	"      --names        list algorithm names only, one per line\n"
 	"      --cap CAP      with --names: only algorithms with capability CAP\n"
 	"                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+	"      --topology     the clusters the hierarchical locks would use here (levels\n"
+	"                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
+	"                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Algorithm tunables are environment variables; --list shows them.\n"
@@ -96,6 +102,18 @@ static void names(unsigned want, int want_lock)
 			continue;
 		printf("%s\n", a->name);
 	}
+}
+
+/* `lockswap --topology`: what the hierarchical locks would use here. */
+static int topology(bool table_only)
+{
+	char err[1024];
+	if (ls_topo_setup(getenv("LOCKSWAP_CLUSTER"), getenv("LOCKSWAP_TOPOLOGY"), err, sizeof err)) {
+		fprintf(stderr, "lockswap: %s\n", err);
+		return 2;
+	}
+	ls_topo_print(1, table_only);
+	return 0;
 }
 
 static char *find_lib(void)
@@ -166,12 +184,13 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY };
 	static const struct option opts[] = {
 		{"algo", required_argument, NULL, 'a'},	   {"wait", required_argument, NULL, 'w'},
 		{"spin", required_argument, NULL, 's'},	   {"verbose", no_argument, NULL, 'v'},
 		{"stats", no_argument, NULL, OPT_STATS},   {"list", no_argument, NULL, OPT_LIST},
 		{"names", no_argument, NULL, OPT_NAMES},   {"cap", required_argument, NULL, OPT_CAP},
+		{"topology", optional_argument, NULL, OPT_TOPOLOGY},
 		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
 	};
 	const char *algo = NULL, *wait = NULL, *spin = NULL;
@@ -216,6 +235,10 @@ int main(int argc, char **argv)
 			want_lock |= caps[i].bit == 0;
 			break;
 		}
+		case OPT_TOPOLOGY:
+			if (optarg && strcmp(optarg, "table"))
+				bad("--topology: unknown form '%s'", optarg, "--topology, --topology=table");
+			return topology(optarg != NULL);
 		case 'h':
 			fputs(usage, stdout);
 			return 0;

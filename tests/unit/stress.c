@@ -33,7 +33,9 @@
  * (nodes_max_in_use=-1).
  *
  * Environment: the algorithm's ls_params (e.g. LOCKSWAP_ALOCK_SLOTS), read as
- * the shim reads them; LOCKSWAP_YIELD (park's yield phase, as in the shim);
+ * the shim reads them; for a hierarchical algorithm, LOCKSWAP_CLUSTER and
+ * LOCKSWAP_TOPOLOGY (locks/topo.h; e.g. thread:4 for four clusters on any
+ * machine); LOCKSWAP_YIELD (park's yield phase, as in the shim);
  * in the -inject build LOCKSWAP_INJECT (percent) and LOCKSWAP_SEED (defaults
  * to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from `timeout`: a deadlock, a lost
  * wake-up, or a livelock) it prints where each thread is and whether it
@@ -62,6 +64,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "topo.h"
 #include "pool.h"
 #include "wait.h"
 
@@ -655,6 +658,11 @@ int main(int argc, char **argv)
 	if (algo->caps & LS_CAP_PASSTHROUGH)
 		usage_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
 	apply_params();
+	if (algo->caps & LS_CAP_HIER) {
+		char err[1024];
+		if (ls_topo_setup(getenv("LOCKSWAP_CLUSTER"), getenv("LOCKSWAP_TOPOLOGY"), err, sizeof err))
+			usage_error("%s", err);
+	}
 	const char *y = getenv("LOCKSWAP_YIELD");
 	if (y)
 		ls_wait_cfg.yield = (unsigned)number("LOCKSWAP_YIELD", y, 0, 100000000);

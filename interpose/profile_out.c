@@ -1,0 +1,493 @@
+/*
+ * profile_out.c - the profiler's report, written once per process: at exit,
+ * from _exit/_Exit, or from a fatal signal.
+ *
+ * Everything here is async-signal-safe, because _exit may be called in a
+ * fork child or a signal handler and a fatal signal may arrive anywhere:
+ * memory from mmap, files through open/read/write, symbols read from the
+ * ELF files themselves (their .symtab, else .dynsym: no dladdr, which takes
+ * the loader's lock), no stdio. From a signal (or _exit) the global lock is
+ * only tried, for a bounded time: if the interrupted code holds it, one
+ * line says the profile was not written.
+ *
+ * Steps: merge every thread's counts into the records (ls_prof_merge_all),
+ * turn the records into rows and their raw stacks into (module, offset,
+ * symbol) frames, each distinct stack once (the JSON refers to stacks by
+ * index: 100,000 mutexes created by one loop share one stack), sort by wait
+ * time, and render with profile_table.c: the table on stderr (unless
+ * LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV. A fork
+ * child and a program started by a profiled one write FILE.PID.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile_int.h"
+#include "profile_table.h"
+#include "shim.h"
+#include "tpclock.h"
+
+static _Atomic int reported_pid;
+
+void ls_prof_report_reset(void)
+{
+	atomic_store_explicit(&reported_pid, 0, memory_order_relaxed);
+}
+
+/* ---- symbols from ELF files ---- */
+
+struct sym {
+	uint64_t lo, hi;
+	const char *name;
+};
+
+struct modsyms {
+	bool tried;
+	void *map;
+	size_t mapsz;
+	struct sym *s;
+	size_t n, cap;
+};
+
+static bool sym_before(const struct sym *a, const struct sym *b)
+{
+	return a->lo < b->lo;
+}
+
+static void sift(struct sym *a, size_t r, size_t end)
+{
+	for (;;) {
+		size_t c = 2 * r + 1;
+		if (c >= end)
+			return;
+		if (c + 1 < end && sym_before(&a[c], &a[c + 1]))
+			c++;
+		if (!sym_before(&a[r], &a[c]))
+			return;
+		struct sym t = a[r];
+		a[r] = a[c];
+		a[c] = t;
+		r = c;
+	}
+}
+
+/* heapsort: no allocation, no recursion (this may run in a signal handler) */
+static void sort_syms(struct sym *a, size_t n)
+{
+	for (size_t k = n / 2; k-- > 0;)
+		sift(a, k, n);
+	for (size_t e = n; e-- > 1;) {
+		struct sym t = a[0];
+		a[0] = a[e];
+		a[e] = t;
+		sift(a, 0, e);
+	}
+}
+
+/* Reads the function symbols of an ELF file (.symtab if it has one, else
+ * .dynsym), checking every offset against the file's size. */
+static void load_syms(struct modsyms *m, const char *path)
+{
+	m->tried = true;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return;
+	}
+	size_t size = (size_t)st.st_size;
+	const char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return;
+	m->map = (void *)f;
+	m->mapsz = size;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+		return;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+	const Elf64_Shdr *tab = NULL;
+	for (int want = SHT_SYMTAB; want && !tab; want = want == SHT_SYMTAB ? SHT_DYNSYM : 0)
+		for (unsigned i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_type == (unsigned)want && sh[i].sh_link < eh->e_shnum) {
+				tab = &sh[i];
+				break;
+			}
+	if (!tab || tab->sh_entsize != sizeof(Elf64_Sym) || tab->sh_offset > size ||
+	    tab->sh_size > size - tab->sh_offset)
+		return;
+	const Elf64_Shdr *strs = &sh[tab->sh_link];
+	if (strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
+		return;
+	const Elf64_Sym *syms = (const Elf64_Sym *)(f + tab->sh_offset);
+	size_t nsyms = tab->sh_size / sizeof(Elf64_Sym);
+	m->cap = nsyms;
+	m->s = ls_prof_map(nsyms * sizeof *m->s + 1);
+	if (!m->s)
+		return;
+	for (size_t i = 0; i < nsyms; i++) {
+		const Elf64_Sym *s = &syms[i];
+		int type = ELF64_ST_TYPE(s->st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s->st_shndx == SHN_UNDEF || !s->st_value ||
+		    s->st_name >= strs->sh_size)
+			continue;
+		const char *name = f + strs->sh_offset + s->st_name;
+		if (!memchr(name, '\0', strs->sh_size - s->st_name))
+			continue;
+		m->s[m->n].lo = s->st_value;
+		m->s[m->n].hi = s->st_value + (s->st_size ? s->st_size : 1);
+		m->s[m->n].name = name;
+		m->n++;
+	}
+	sort_syms(m->s, m->n);
+}
+
+static void free_syms(struct modsyms *m)
+{
+	if (m->map)
+		munmap(m->map, m->mapsz);
+	ls_prof_unmap(m->s, m->cap * sizeof *m->s + 1);
+	memset(m, 0, sizeof *m);
+}
+
+/* The function holding vaddr, or NULL. */
+static const struct sym *find_sym(const struct modsyms *m, uint64_t vaddr)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) { /* first symbol with lo > vaddr */
+		size_t mid = (lo + hi) / 2;
+		if (m->s[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* symbols may nest (aliases, local labels): look back a little */
+	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
+		if (vaddr < m->s[i].hi)
+			return &m->s[i];
+	return NULL;
+}
+
+/* ---- building the rows ---- */
+
+struct build {
+	struct modsyms *syms; /* PROF_MAX_MODULES */
+	struct ls_prof p;
+	struct ls_prof_stack *stacks;
+	const uintptr_t **raw; /* each stack's raw frames, for interning */
+	uint32_t *index;       /* open addressing over stacks, UINT32_MAX empty */
+	size_t index_cap;
+	struct ls_prof_frame *frames;
+	size_t nframes, frames_cap;
+	unsigned nstacks, stacks_cap;
+	struct ls_prof_site *sites;
+	size_t nsites;
+	/* what was mapped, for the unmap */
+	size_t rows_sz, sites_sz, stacks_sz, raw_sz, index_sz, frames_sz;
+};
+
+static void frame_of(struct build *b, uintptr_t a, struct ls_prof_frame *out)
+{
+	unsigned i;
+	const struct prof_module *m = ls_prof_module_of(a, &i);
+	memset(out, 0, sizeof *out);
+	if (!m) {
+		out->offset = a;
+		return;
+	}
+	out->module = m->path;
+	out->offset = a - m->base;
+	if (!b->syms[i].tried)
+		load_syms(&b->syms[i], m->path);
+	/* a return address: the call is the byte before it */
+	const struct sym *s = find_sym(&b->syms[i], out->offset - 1);
+	if (s) {
+		out->sym = s->name;
+		out->symlen = strlen(s->name);
+		out->symoff = out->offset - s->lo;
+	}
+}
+
+static uint32_t hash_raw(const uintptr_t *f, unsigned n)
+{
+	uint64_t h = n;
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ f[i]) * 0x100000001B3ull;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+/* The index of a stack in the table, added if new. */
+static unsigned intern(struct build *b, const uintptr_t *f, unsigned n)
+{
+	size_t i = hash_raw(f, n) & (b->index_cap - 1);
+	for (;; i = (i + 1) & (b->index_cap - 1)) {
+		uint32_t k = b->index[i];
+		if (k == UINT32_MAX)
+			break;
+		if (b->stacks[k].n == n && !memcmp(b->raw[k], f, n * sizeof *f))
+			return k;
+	}
+	unsigned k = b->nstacks++;
+	b->index[i] = k;
+	b->raw[k] = f;
+	struct ls_prof_frame *fr = &b->frames[b->nframes];
+	b->nframes += n;
+	for (unsigned j = 0; j < n; j++)
+		frame_of(b, f[j], &fr[j]);
+	b->stacks[k].n = n;
+	b->stacks[k].f = fr;
+	return k;
+}
+
+/* "normal", "recursive+robust", "errorcheck+pi+pshared"...: the type, and
+ * the glibc attributes that sent the mutex to glibc. */
+static const char *type_name(const struct grec *g)
+{
+	static const char *const base[] = {"normal", "recursive", "errorcheck", "adaptive"};
+	static const char *const flag[] = {"+robust", "+pi", "+pp", "+pshared"};
+	static char names[4][16][48];
+	if (g->kind == PK_COND)
+		return g->glibc && !ls_g.passthrough ? "cond+pshared" : "cond";
+	if (g->mkind < 0)
+		return "destroyed";
+	int t = g->mkind & 3, f = (g->mkind >> 4) & 15;
+	char *n = names[t][f];
+	if (!n[0]) {
+		size_t k = strlen(base[t]);
+		memcpy(n, base[t], k + 1);
+		for (int i = 0; i < 4; i++)
+			if (f & (1 << i)) {
+				memcpy(n + k, flag[i], strlen(flag[i]) + 1);
+				k += strlen(flag[i]);
+			}
+	}
+	return n;
+}
+
+static bool active(const struct grec *g)
+{
+	for (int i = 0; i < LS_PROF_NCOUNT; i++)
+		if (g->n[i])
+			return true;
+	return g->hold_sum || g->wait_sum;
+}
+
+static bool listed(const struct grec *g)
+{
+	return !g->internal && (g->pid == ls_prof.pid || active(g));
+}
+
+static bool any(const uint64_t *h)
+{
+	for (int i = 0; i < LS_PROF_BUCKETS; i++)
+		if (h[i])
+			return true;
+	return false;
+}
+
+/* Under the global lock, counts merged. false: out of memory. */
+static bool build(struct build *b)
+{
+	unsigned nm = 0, nc = 0;
+	size_t ns = 0, nf = 0;
+	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
+		if (!listed(g))
+			continue;
+		*(g->kind == PK_COND ? &nc : &nm) += 1;
+		nf += g->norigin;
+		for (struct gsite *s = g->sites; s; s = s->next_rec)
+			if (s->count || s->timeouts) {
+				ns++;
+				nf += s->nframes;
+			}
+	}
+	size_t nrows = (size_t)nm + nc, maxstacks = nrows + ns;
+	b->syms = ls_prof_map(PROF_MAX_MODULES * sizeof *b->syms);
+	b->rows_sz = (nrows + 1) * sizeof(struct ls_prof_row);
+	b->sites_sz = (ns + 1) * sizeof(struct ls_prof_site);
+	b->stacks_sz = (maxstacks + 1) * sizeof(struct ls_prof_stack);
+	b->raw_sz = (maxstacks + 1) * sizeof(uintptr_t *);
+	for (b->index_cap = 64; b->index_cap < 2 * maxstacks; b->index_cap *= 2)
+		;
+	b->index_sz = b->index_cap * sizeof(uint32_t);
+	b->frames_sz = (nf + 1) * sizeof(struct ls_prof_frame);
+	struct ls_prof_row *rows = ls_prof_map(b->rows_sz);
+	b->sites = ls_prof_map(b->sites_sz);
+	b->stacks = ls_prof_map(b->stacks_sz);
+	b->raw = ls_prof_map(b->raw_sz);
+	b->index = ls_prof_map(b->index_sz);
+	b->frames = ls_prof_map(b->frames_sz);
+	if (!b->syms || !rows || !b->sites || !b->stacks || !b->raw || !b->index || !b->frames)
+		return false;
+	memset(b->index, 0xff, b->index_sz);
+	b->p.mutex = rows;
+	b->p.cond = rows + nm;
+	unsigned im = 0, ic = 0;
+	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
+		if (!listed(g))
+			continue;
+		struct ls_prof_row *r = g->kind == PK_COND ? &b->p.cond[ic++] : &b->p.mutex[im++];
+		r->id = g->id;
+		r->cond = g->kind == PK_COND;
+		r->glibc = g->glibc;
+		r->type = type_name(g);
+		r->origin = g->origin == ORIGIN_INIT ? "init" : "first-use";
+		r->ended = g->ended == END_DESTROYED ? "destroyed" : g->ended == END_REUSED ? "reused" : "";
+		r->address = g->addr;
+		r->stack = g->norigin ? intern(b, g->origin_frames, g->norigin) : LS_PROF_NO_STACK;
+		memcpy(r->n, g->n, sizeof r->n);
+		r->max_waiters = atomic_load_explicit(&g->max_waiters, memory_order_relaxed);
+		r->wait_ns = g->wait_sum;
+		r->wait_max = g->wait_max;
+		r->hold_ns = g->hold_sum;
+		r->hold_max = g->hold_max;
+		r->wait_h = any(g->wait_h) ? g->wait_h : NULL;
+		r->hold_h = any(g->hold_h) ? g->hold_h : NULL;
+		r->sites = &b->sites[b->nsites];
+		for (struct gsite *s = g->sites; s; s = s->next_rec) {
+			if (!s->count && !s->timeouts)
+				continue;
+			struct ls_prof_site *x = &b->sites[b->nsites++];
+			x->count = s->count;
+			x->timeouts = s->timeouts;
+			x->wait_ns = s->wait_ns;
+			x->stack = intern(b, s->frames, s->nframes);
+			r->nsites++;
+		}
+	}
+	struct ls_prof_head *h = &b->p.h;
+	h->pid = ls_prof.pid;
+	h->program = ls_prof.exe;
+	h->algo = ls_prof.algo;
+	h->wait = ls_g.passthrough ? "glibc" : ls_prof.wait;
+	h->duration_ns = ls_tp_now() - ls_prof.start_ns;
+	h->threads = ls_prof.threads;
+	h->unrecorded = atomic_load_explicit(&ls_prof.unrecorded, memory_order_relaxed);
+	h->stackless = atomic_load_explicit(&ls_prof.stackless, memory_order_relaxed);
+	h->sample = ls_prof.sample;
+	h->frames = ls_prof.frames;
+	h->nmutex = nm;
+	h->ncond = nc;
+	b->p.stacks = b->stacks;
+	b->p.nstacks = b->nstacks;
+	ls_prof_sort(b->p.mutex, nm, LS_SORT_WAIT);
+	ls_prof_sort(b->p.cond, nc, LS_SORT_WAIT);
+	return true;
+}
+
+static void unbuild(struct build *b)
+{
+	for (unsigned i = 0; b->syms && i < PROF_MAX_MODULES; i++)
+		if (b->syms[i].tried)
+			free_syms(&b->syms[i]);
+	ls_prof_unmap(b->syms, PROF_MAX_MODULES * sizeof *b->syms);
+	ls_prof_unmap(b->p.mutex, b->rows_sz);
+	ls_prof_unmap(b->sites, b->sites_sz);
+	ls_prof_unmap(b->stacks, b->stacks_sz);
+	ls_prof_unmap(b->raw, b->raw_sz);
+	ls_prof_unmap(b->index, b->index_sz);
+	ls_prof_unmap(b->frames, b->frames_sz);
+}
+
+/* ---- writing ---- */
+
+static void say(const char *a, const char *b, const char *c)
+{
+	struct ls_out o;
+	ls_out_init(&o, ls_prof.err_fd);
+	ls_out_str(&o, a);
+	ls_out_str(&o, b ? b : "");
+	ls_out_str(&o, c ? c : "");
+	ls_out_str(&o, "\n");
+	ls_out_flush(&o);
+}
+
+static void write_file(const struct ls_prof *p)
+{
+	char path[4096 + 16];
+	size_t n = strlen(ls_prof.out);
+	memcpy(path, ls_prof.out, n + 1);
+	if (ls_prof.forked || ls_prof.descendant) {
+		path[n] = '.';
+		ls_fmt_u64(path + n + 1, (uint64_t)ls_prof.pid);
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		say("lockswap profile: cannot write ", path, ": open failed");
+		return;
+	}
+	struct ls_out *o = ls_prof_map(sizeof *o);
+	if (o) {
+		ls_out_init(o, fd);
+		if (ls_prof.csv)
+			ls_prof_csv(o, p);
+		else
+			ls_prof_json(o, p);
+		if (o->failed)
+			say("lockswap profile: cannot write ", path, ": write failed");
+		else
+			say("lockswap profile: saved to ", path, NULL);
+		ls_prof_unmap(o, sizeof *o);
+	}
+	close(fd);
+}
+
+void ls_prof_report(int from_signal)
+{
+	int pid = (int)getpid();
+	/* a vfork child shares our memory: not its report to write */
+	if (pid != ls_prof.pid)
+		return;
+	if (atomic_exchange_explicit(&reported_pid, pid, memory_order_acq_rel) == pid)
+		return;
+	if (from_signal) {
+		bool locked = false;
+		for (int i = 0; i < 1000 && !(locked = ls_prof_trylock()); i++) {
+			struct timespec ms = {0, 100000};
+			nanosleep(&ms, NULL);
+		}
+		if (!locked) {
+			say("lockswap profile: not written: another thread was inside the profiler", NULL, NULL);
+			return;
+		}
+	} else {
+		ls_prof_modules_refresh();
+		ls_prof_lock();
+	}
+	ls_prof_merge_all();
+	struct build b;
+	memset(&b, 0, sizeof b);
+	if (!build(&b)) {
+		say("lockswap profile: not written: out of memory", NULL, NULL);
+	} else if (!b.p.h.nmutex && !b.p.h.ncond) {
+		/* nothing to report; a child, or a program run by the profiled
+		 * one (a shell, timeout), says nothing at all */
+		if (!ls_prof.forked && !ls_prof.descendant)
+			say("lockswap profile: no mutex or condition variable was used by ", ls_prof.exe,
+			    ls_prof.out ? " (nothing saved)" : "");
+	} else {
+		if (ls_prof.top) {
+			struct ls_out *o = ls_prof_map(sizeof *o);
+			if (o) {
+				ls_out_init(o, ls_prof.err_fd);
+				ls_prof_table(o, &b.p, ls_prof.top, 3, false);
+				ls_prof_unmap(o, sizeof *o);
+			}
+		}
+		if (ls_prof.out)
+			write_file(&b.p);
+	}
+	unbuild(&b);
+	ls_prof_unlock();
+}

@@ -1,0 +1,759 @@
+/*
+ * profile_table.c - renderings of a profile: the table (stderr, `lockswap
+ * report`), JSON and CSV. Async-signal-safe: output through write(2) only,
+ * no allocation, no locale (see profile_table.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "profile_table.h"
+
+/* ---- output ---- */
+
+void ls_out_init(struct ls_out *o, int fd)
+{
+	o->fd = fd;
+	o->failed = false;
+	o->err = 0;
+	o->n = 0;
+}
+
+void ls_out_flush(struct ls_out *o)
+{
+	size_t off = 0;
+	while (off < o->n && !o->failed) {
+		ssize_t w = write(o->fd, o->buf + off, o->n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->failed = true;
+			o->err = w < 0 ? errno : EIO;
+			break;
+		}
+		off += (size_t)w;
+	}
+	o->n = 0;
+}
+
+void ls_out_mem(struct ls_out *o, const char *s, size_t n)
+{
+	while (n) {
+		if (o->n == sizeof o->buf)
+			ls_out_flush(o);
+		size_t k = sizeof o->buf - o->n;
+		if (k > n)
+			k = n;
+		memcpy(o->buf + o->n, s, k);
+		o->n += k;
+		s += k;
+		n -= k;
+	}
+}
+
+void ls_out_str(struct ls_out *o, const char *s)
+{
+	ls_out_mem(o, s, strlen(s));
+}
+
+char *ls_fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int i = 0;
+	do
+		tmp[i++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	for (int j = 0; j < i; j++)
+		buf[j] = tmp[i - 1 - j];
+	buf[i] = '\0';
+	return buf;
+}
+
+char *ls_fmt_fixed(char *buf, uint64_t v, uint64_t div, int decimals)
+{
+	uint64_t scale = 1;
+	for (int i = 0; i < decimals; i++)
+		scale *= 10;
+	/* v * scale / div, rounded, without overflow for v < 2^64 / 10^3 */
+	unsigned __int128 q = ((unsigned __int128)v * scale + div / 2) / div;
+	uint64_t whole = (uint64_t)(q / scale), frac = (uint64_t)(q % scale);
+	char *p = ls_fmt_u64(buf, whole);
+	if (decimals) {
+		p += strlen(p);
+		*p++ = '.';
+		for (int i = decimals - 1; i >= 0; i--, frac /= 10)
+			p[i] = (char)('0' + frac % 10);
+		p[decimals] = '\0';
+	}
+	return buf;
+}
+
+void ls_out_u64(struct ls_out *o, uint64_t v)
+{
+	char b[24];
+	ls_out_str(o, ls_fmt_u64(b, v));
+}
+
+void ls_out_hex(struct ls_out *o, uint64_t v)
+{
+	char b[24];
+	int i = 0;
+	do
+		b[sizeof b - 1 - i++] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	ls_out_str(o, "0x");
+	ls_out_mem(o, b + sizeof b - i, (size_t)i);
+}
+
+void ls_out_fixed(struct ls_out *o, uint64_t v, uint64_t div, int decimals)
+{
+	char b[48];
+	ls_out_str(o, ls_fmt_fixed(b, v, div, decimals));
+}
+
+void ls_out_pad(struct ls_out *o, const char *s, int width)
+{
+	int len = (int)strlen(s), w = width < 0 ? -width : width;
+	if (width < 0)
+		ls_out_str(o, s);
+	for (int i = len; i < w; i++)
+		ls_out_mem(o, " ", 1);
+	if (width > 0)
+		ls_out_str(o, s);
+}
+
+void ls_out_upad(struct ls_out *o, uint64_t v, int width)
+{
+	char b[24];
+	ls_out_pad(o, ls_fmt_u64(b, v), width);
+}
+
+static void fixed_pad(struct ls_out *o, uint64_t v, uint64_t div, int decimals, int width)
+{
+	char b[48];
+	ls_out_pad(o, ls_fmt_fixed(b, v, div, decimals), width);
+}
+
+/* ---- sorting (heapsort: no allocation, no recursion) ---- */
+
+static uint64_t row_key(const struct ls_prof_row *r, int key)
+{
+	switch (key) {
+	case LS_SORT_HOLD:
+		return r->hold_ns;
+	case LS_SORT_CONTENDED:
+		return r->cond ? r->n[LS_PROF_WAITS] + r->n[LS_PROF_CTIMEOUT] : r->n[LS_PROF_CONTENDED];
+	case LS_SORT_ACQUIRED:
+		return r->cond ? r->n[LS_PROF_WAITS] + r->n[LS_PROF_CTIMEOUT] : ls_prof_acquired(r);
+	default:
+		return r->wait_ns;
+	}
+}
+
+/* a goes before b */
+static bool row_before(const struct ls_prof_row *a, const struct ls_prof_row *b, int key)
+{
+	uint64_t x = row_key(a, key), y = row_key(b, key);
+	if (x != y)
+		return x > y;
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns;
+	return a->id < b->id;
+}
+
+static bool site_before(const struct ls_prof_site *a, const struct ls_prof_site *b)
+{
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns;
+	if (a->count != b->count)
+		return a->count > b->count;
+	return a->stack < b->stack;
+}
+
+#define HEAPSORT(T, base, n, before)                                                                         \
+	do {                                                                                                 \
+		T *a_ = (base), t_;                                                                          \
+		size_t n_ = (n);                                                                             \
+		for (size_t k_ = n_ / 2; k_-- > 0;)                                                          \
+			HEAP_SIFT(T, a_, k_, n_, before);                                                    \
+		for (size_t e_ = n_; e_-- > 1;) {                                                            \
+			t_ = a_[0];                                                                          \
+			a_[0] = a_[e_];                                                                      \
+			a_[e_] = t_;                                                                         \
+			HEAP_SIFT(T, a_, 0, e_, before);                                                     \
+		}                                                                                            \
+	} while (0)
+/* max-heap on "after": the root is the element that sorts last */
+#define HEAP_SIFT(T, a, start, end, before)                                                                  \
+	do {                                                                                                 \
+		size_t r_ = (start);                                                                         \
+		for (;;) {                                                                                   \
+			size_t c_ = 2 * r_ + 1;                                                              \
+			if (c_ >= (end))                                                                     \
+				break;                                                                       \
+			if (c_ + 1 < (end) && before(&a[c_], &a[c_ + 1]))                                    \
+				c_++;                                                                        \
+			if (!before(&a[r_], &a[c_]))                                                         \
+				break;                                                                       \
+			T s_ = a[r_];                                                                        \
+			a[r_] = a[c_];                                                                       \
+			a[c_] = s_;                                                                          \
+			r_ = c_;                                                                             \
+		}                                                                                            \
+	} while (0)
+
+static int sort_key;
+static bool row_before_k(const struct ls_prof_row *a, const struct ls_prof_row *b)
+{
+	return row_before(a, b, sort_key);
+}
+
+void ls_prof_sort(struct ls_prof_row *rows, unsigned n, int key)
+{
+	sort_key = key;
+	HEAPSORT(struct ls_prof_row, rows, n, row_before_k);
+	for (unsigned i = 0; i < n; i++)
+		HEAPSORT(struct ls_prof_site, rows[i].sites, rows[i].nsites, site_before);
+}
+
+/* ---- frames ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+static bool runtime_module(const char *path)
+{
+	static const char *const rt[] = {"liblockswap", "libc.so", "libc-", "libstdc++", "libgcc_s",
+					 "ld-linux",	"libpthread", "libunwind"};
+	const char *b = base_name(path);
+	for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
+		if (!strncmp(b, rt[i], strlen(rt[i])))
+			return true;
+	return false;
+}
+
+unsigned ls_prof_naming_frame(const struct ls_prof_stack *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (!s->f[i].module || !runtime_module(s->f[i].module))
+			return i;
+	return 0;
+}
+
+/* "sym+0x1a (file:line)", "sym+0x1a (module)", "module+0x1a0" */
+static void frame_out(struct ls_out *o, const struct ls_prof_frame *f)
+{
+	if (f->sym) {
+		ls_out_mem(o, f->sym, f->symlen);
+		if (f->symoff != LS_PROF_NO_OFFSET) {
+			ls_out_str(o, "+");
+			ls_out_hex(o, f->symoff);
+		}
+		ls_out_str(o, " (");
+		ls_out_str(o, f->line ? f->line : f->module ? base_name(f->module) : "?");
+		ls_out_str(o, ")");
+	} else {
+		ls_out_str(o, f->module ? base_name(f->module) : "?");
+		ls_out_str(o, "+");
+		ls_out_hex(o, f->offset);
+		if (f->line) {
+			ls_out_str(o, " (");
+			ls_out_str(o, f->line);
+			ls_out_str(o, ")");
+		}
+	}
+}
+
+static void where_out(struct ls_out *o, const struct ls_prof *p, unsigned stack)
+{
+	if (stack >= p->nstacks || !p->stacks[stack].n) {
+		ls_out_str(o, "?");
+		return;
+	}
+	const struct ls_prof_stack *s = &p->stacks[stack];
+	frame_out(o, &s->f[ls_prof_naming_frame(s)]);
+}
+
+/* ---- the table ---- */
+
+/* A bucket's lower bound, 2^b ns, in a readable unit. */
+static void bound_out(struct ls_out *o, int b)
+{
+	uint64_t lo = b ? 1ull << b : 0;
+	if (lo < 1000) {
+		ls_out_u64(o, lo);
+		ls_out_str(o, "ns");
+	} else if (lo < 1000000) {
+		ls_out_fixed(o, lo, 1000, 1);
+		ls_out_str(o, "us");
+	} else if (lo < 1000000000) {
+		ls_out_fixed(o, lo, 1000000, 1);
+		ls_out_str(o, "ms");
+	} else {
+		ls_out_fixed(o, lo, 1000000000, 1);
+		ls_out_str(o, "s");
+	}
+}
+
+static void hist_out(struct ls_out *o, const char *what, const uint64_t *h)
+{
+	bool any = false;
+	if (!h)
+		return;
+	for (int b = 0; b < LS_PROF_BUCKETS; b++)
+		any |= h[b] != 0;
+	if (!any)
+		return;
+	ls_out_str(o, "         ");
+	ls_out_str(o, what);
+	ls_out_str(o, " histogram (from: count):");
+	for (int b = 0; b < LS_PROF_BUCKETS; b++) {
+		if (!h[b])
+			continue;
+		ls_out_str(o, " ");
+		bound_out(o, b);
+		ls_out_str(o, ":");
+		ls_out_u64(o, h[b]);
+	}
+	ls_out_str(o, "\n");
+}
+
+static void head_out(struct ls_out *o, const struct ls_prof *p)
+{
+	const struct ls_prof_head *h = &p->h;
+	ls_out_str(o, "lockswap profile: ");
+	ls_out_str(o, h->program && *h->program ? h->program : "?");
+	ls_out_str(o, " (pid ");
+	ls_out_u64(o, (uint64_t)h->pid);
+	ls_out_str(o, "), algorithm ");
+	ls_out_str(o, h->algo ? h->algo : "?");
+	ls_out_str(o, ", wait ");
+	ls_out_str(o, h->wait ? h->wait : "?");
+	ls_out_str(o, ", ");
+	ls_out_fixed(o, h->duration_ns, 1000000000, 3);
+	ls_out_str(o, " s, ");
+	ls_out_u64(o, h->threads);
+	ls_out_str(o, h->threads == 1 ? " thread\n" : " threads\n");
+	uint64_t contended = 0;
+	for (unsigned i = 0; i < h->nmutex; i++)
+		contended += p->mutex[i].n[LS_PROF_CONTENDED] || p->mutex[i].n[LS_PROF_TIMEOUT];
+	ls_out_str(o, "lockswap profile: ");
+	ls_out_u64(o, h->nmutex);
+	ls_out_str(o, h->nmutex == 1 ? " mutex (" : " mutexes (");
+	ls_out_u64(o, contended);
+	ls_out_str(o, " contended), ");
+	ls_out_u64(o, h->ncond);
+	ls_out_str(o, h->ncond == 1 ? " condvar; call sites: " : " condvars; call sites: ");
+	if (h->sample > 1) {
+		ls_out_str(o, "1 in ");
+		ls_out_u64(o, h->sample);
+		ls_out_str(o, " contended acquisitions, ");
+	} else {
+		ls_out_str(o, "every contended acquisition, ");
+	}
+	ls_out_u64(o, h->frames);
+	ls_out_str(o, " frames\n");
+	if (h->unrecorded || h->stackless) {
+		ls_out_str(o, "lockswap profile: ");
+		ls_out_u64(o, h->unrecorded);
+		ls_out_str(o, " events not recorded (out of memory), ");
+		ls_out_u64(o, h->stackless);
+		ls_out_str(o, " stacks not taken (fork in progress)\n");
+	}
+}
+
+static const char mutex_cols[] = "     #   acquired  contended  tryfail  timeouts  handoffs  maxq     wait ms"
+				 "  wait max us     hold ms  hold avg us  hold max us  type        where\n";
+static const char cond_cols[] = "     #      waits  timeouts    signals  broadcasts     wait ms  wait max us  where\n";
+
+static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r, unsigned sites,
+		      bool detail)
+{
+	uint64_t acq = ls_prof_acquired(r);
+	ls_out_upad(o, r->id, 6);
+	ls_out_upad(o, acq, 11);
+	ls_out_upad(o, r->n[LS_PROF_CONTENDED], 11);
+	ls_out_upad(o, r->n[LS_PROF_TRYFAIL], 9);
+	ls_out_upad(o, r->n[LS_PROF_TIMEOUT], 10);
+	ls_out_upad(o, r->n[LS_PROF_HANDOFF], 10);
+	ls_out_upad(o, r->max_waiters, 6);
+	fixed_pad(o, r->wait_ns, 1000000, 3, 12);
+	fixed_pad(o, r->wait_max, 1000, 2, 13);
+	fixed_pad(o, r->hold_ns, 1000000, 3, 12);
+	fixed_pad(o, acq ? r->hold_ns / acq : 0, 1000, 2, 13);
+	fixed_pad(o, r->hold_max, 1000, 2, 13);
+	ls_out_str(o, "  ");
+	ls_out_pad(o, r->type, -11);
+	ls_out_str(o, " ");
+	where_out(o, p, r->stack);
+	ls_out_str(o, "\n         ");
+	ls_out_u64(o, r->n[LS_PROF_LOCK]);
+	ls_out_str(o, " lock, ");
+	ls_out_u64(o, r->n[LS_PROF_TRY]);
+	ls_out_str(o, " trylock, ");
+	ls_out_u64(o, r->n[LS_PROF_TIMED]);
+	ls_out_str(o, " timedlock; ");
+	ls_out_str(o, r->origin);
+	ls_out_str(o, r->glibc ? ", glibc's mutex" : "");
+	if (*r->ended) {
+		ls_out_str(o, ", ");
+		ls_out_str(o, r->ended);
+	}
+	ls_out_str(o, " at ");
+	ls_out_hex(o, r->address);
+	ls_out_str(o, "\n");
+	if (detail && r->stack < p->nstacks) {
+		const struct ls_prof_stack *s = &p->stacks[r->stack];
+		ls_out_str(o, "         created at:\n");
+		for (unsigned f = 0; f < s->n; f++) {
+			ls_out_str(o, "             ");
+			frame_out(o, &s->f[f]);
+			ls_out_str(o, "\n");
+		}
+	}
+	if (detail) {
+		hist_out(o, "wait", r->wait_h);
+		hist_out(o, "hold", r->hold_h);
+	}
+	uint64_t all = r->n[LS_PROF_CONTENDED] + r->n[LS_PROF_TIMEOUT];
+	for (unsigned i = 0; i < r->nsites && (detail || i < sites); i++) {
+		const struct ls_prof_site *s = &r->sites[i];
+		ls_out_str(o, "         site ");
+		ls_out_u64(o, i + 1);
+		ls_out_str(o, ": ");
+		ls_out_u64(o, s->count);
+		ls_out_str(o, " contended");
+		if (s->timeouts) {
+			ls_out_str(o, ", ");
+			ls_out_u64(o, s->timeouts);
+			ls_out_str(o, " timeouts");
+		}
+		if (all) {
+			ls_out_str(o, " (");
+			ls_out_u64(o, (100 * (s->count + s->timeouts) + all / 2) / all);
+			ls_out_str(o, "%)");
+		}
+		ls_out_str(o, ", wait ");
+		ls_out_fixed(o, s->wait_ns, 1000000, 3);
+		ls_out_str(o, " ms\n");
+		const struct ls_prof_stack *st = s->stack < p->nstacks ? &p->stacks[s->stack] : NULL;
+		if (!st || !st->n)
+			ls_out_str(o, "             (no stack: taken while a fork was in progress)\n");
+		for (unsigned f = 0; st && f < st->n; f++) {
+			ls_out_str(o, "             ");
+			frame_out(o, &st->f[f]);
+			ls_out_str(o, "\n");
+		}
+	}
+	if (!detail && r->nsites > sites) {
+		ls_out_str(o, "         (");
+		ls_out_u64(o, r->nsites - sites);
+		ls_out_str(o, " more call sites: lockswap report)\n");
+	}
+}
+
+/* "lockswap profile: top N of M things (note):" and the column names;
+ * returns N. */
+static unsigned top_out(struct ls_out *o, unsigned top, unsigned all, const char *one, const char *many,
+			const char *note, const char *cols)
+{
+	unsigned n = all < top ? all : top;
+	if (!n)
+		return 0;
+	ls_out_str(o, "lockswap profile: top ");
+	ls_out_u64(o, n);
+	ls_out_str(o, " of ");
+	ls_out_u64(o, all);
+	ls_out_str(o, all == 1 ? one : many);
+	ls_out_str(o, note);
+	ls_out_str(o, cols);
+	return n;
+}
+
+void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsigned sites, bool detail)
+{
+	head_out(o, p);
+	unsigned nm = top_out(o, top, p->h.nmutex, " mutex", " mutexes", " (times: ms, max and avg us):\n", mutex_cols);
+	for (unsigned i = 0; i < nm; i++)
+		mutex_out(o, p, &p->mutex[i], sites, detail);
+	unsigned nc = top_out(o, top, p->h.ncond, " condvar", " condvars", ":\n", cond_cols);
+	if (nc) {
+		for (unsigned i = 0; i < nc; i++) {
+			const struct ls_prof_row *r = &p->cond[i];
+			ls_out_upad(o, r->id, 6);
+			ls_out_upad(o, r->n[LS_PROF_WAITS], 11);
+			ls_out_upad(o, r->n[LS_PROF_CTIMEOUT], 10);
+			ls_out_upad(o, r->n[LS_PROF_SIGNAL], 11);
+			ls_out_upad(o, r->n[LS_PROF_BROADCAST], 12);
+			fixed_pad(o, r->wait_ns, 1000000, 3, 12);
+			fixed_pad(o, r->wait_max, 1000, 2, 13);
+			ls_out_str(o, "  ");
+			where_out(o, p, r->stack);
+			ls_out_str(o, "\n");
+		}
+	}
+	ls_out_flush(o);
+}
+
+/* ---- JSON ---- */
+
+static void json_str(struct ls_out *o, const char *s, size_t n)
+{
+	ls_out_str(o, "\"");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			ls_out_mem(o, e, 2);
+		} else if (c < 0x20) {
+			char e[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]};
+			ls_out_mem(o, e, 6);
+		} else {
+			ls_out_mem(o, (const char *)&c, 1);
+		}
+	}
+	ls_out_str(o, "\"");
+}
+
+static void json_kv_u64(struct ls_out *o, const char *k, uint64_t v)
+{
+	ls_out_str(o, ",\"");
+	ls_out_str(o, k);
+	ls_out_str(o, "\":");
+	ls_out_u64(o, v);
+}
+
+static void json_kv_str(struct ls_out *o, const char *k, const char *v)
+{
+	ls_out_str(o, ",\"");
+	ls_out_str(o, k);
+	ls_out_str(o, "\":");
+	json_str(o, v ? v : "", v ? strlen(v) : 0);
+}
+
+static void json_hist(struct ls_out *o, const char *k, const uint64_t *h)
+{
+	int last = -1;
+	for (int b = 0; h && b < LS_PROF_BUCKETS; b++)
+		if (h[b])
+			last = b;
+	ls_out_str(o, ",\"");
+	ls_out_str(o, k);
+	ls_out_str(o, "\":[");
+	for (int b = 0; b <= last; b++) {
+		if (b)
+			ls_out_str(o, ",");
+		ls_out_u64(o, h[b]);
+	}
+	ls_out_str(o, "]");
+}
+
+static const char *const count_names[LS_PROF_NCOUNT] = {"lock",	    "trylock",	"timedlock", "contended",
+							"trylock_failed", "timeouts", "handoffs"};
+static const char *const cond_count_names[4] = {"waits", "timeouts", "signals", "broadcasts"};
+
+void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
+{
+	const struct ls_prof_head *h = &p->h;
+	ls_out_str(o, "{\"lockswap_profile\":1");
+	json_kv_u64(o, "pid", (uint64_t)h->pid);
+	json_kv_str(o, "program", h->program);
+	json_kv_str(o, "algorithm", h->algo);
+	json_kv_str(o, "wait", h->wait);
+	json_kv_u64(o, "duration_ns", h->duration_ns);
+	json_kv_u64(o, "threads", h->threads);
+	json_kv_u64(o, "sample", h->sample);
+	json_kv_u64(o, "frames", h->frames);
+	json_kv_u64(o, "unrecorded", h->unrecorded);
+	json_kv_u64(o, "stackless", h->stackless);
+	ls_out_str(o, ",\n\"stacks\":[");
+	for (unsigned i = 0; i < p->nstacks; i++) {
+		const struct ls_prof_stack *s = &p->stacks[i];
+		ls_out_str(o, i ? ",\n[" : "\n[");
+		for (unsigned f = 0; f < s->n; f++) {
+			const struct ls_prof_frame *fr = &s->f[f];
+			ls_out_str(o, f ? ",{\"module\":" : "{\"module\":");
+			json_str(o, fr->module ? fr->module : "", fr->module ? strlen(fr->module) : 0);
+			ls_out_str(o, ",\"offset\":");
+			ls_out_u64(o, fr->offset);
+			if (fr->sym) {
+				ls_out_str(o, ",\"symbol\":");
+				json_str(o, fr->sym, fr->symlen);
+				if (fr->symoff != LS_PROF_NO_OFFSET)
+					json_kv_u64(o, "symbol_offset", fr->symoff);
+			}
+			if (fr->line)
+				json_kv_str(o, "line", fr->line);
+			ls_out_str(o, "}");
+		}
+		ls_out_str(o, "]");
+	}
+	ls_out_str(o, "],\n\"mutexes\":[");
+	for (int pass = 0; pass < 2; pass++) {
+		const struct ls_prof_row *rows = pass ? p->cond : p->mutex;
+		unsigned n = pass ? h->ncond : h->nmutex;
+		if (pass)
+			ls_out_str(o, "],\n\"condvars\":[");
+		for (unsigned i = 0; i < n; i++) {
+			const struct ls_prof_row *r = &rows[i];
+			ls_out_str(o, i ? ",\n{\"id\":" : "\n{\"id\":");
+			ls_out_u64(o, r->id);
+			json_kv_u64(o, "address", r->address);
+			json_kv_str(o, "type", r->type);
+			ls_out_str(o, r->glibc ? ",\"glibc\":true" : ",\"glibc\":false");
+			json_kv_str(o, "origin", r->origin);
+			json_kv_str(o, "ended", r->ended);
+			if (r->stack != LS_PROF_NO_STACK)
+				json_kv_u64(o, "stack", r->stack);
+			if (pass) {
+				for (int c = 0; c < 4; c++)
+					json_kv_u64(o, cond_count_names[c], r->n[c]);
+			} else {
+				for (int c = 0; c < LS_PROF_NCOUNT; c++)
+					json_kv_u64(o, count_names[c], r->n[c]);
+				json_kv_u64(o, "max_waiters", r->max_waiters);
+			}
+			json_kv_u64(o, "wait_ns", r->wait_ns);
+			json_kv_u64(o, "wait_max_ns", r->wait_max);
+			json_hist(o, "wait_hist", r->wait_h);
+			if (!pass) {
+				json_kv_u64(o, "hold_ns", r->hold_ns);
+				json_kv_u64(o, "hold_max_ns", r->hold_max);
+				json_hist(o, "hold_hist", r->hold_h);
+				ls_out_str(o, ",\"sites\":[");
+				for (unsigned s = 0; s < r->nsites; s++) {
+					ls_out_str(o, s ? ",{\"stack\":" : "{\"stack\":");
+					ls_out_u64(o, r->sites[s].stack);
+					json_kv_u64(o, "contended", r->sites[s].count);
+					json_kv_u64(o, "timeouts", r->sites[s].timeouts);
+					json_kv_u64(o, "wait_ns", r->sites[s].wait_ns);
+					ls_out_str(o, "}");
+				}
+				ls_out_str(o, "]");
+			}
+			ls_out_str(o, "}");
+		}
+	}
+	ls_out_str(o, "]}\n");
+	ls_out_flush(o);
+}
+
+/* ---- CSV ---- */
+
+static const char csv_header[] =
+	"record,id,address,type,glibc,origin,ended,where,lock,trylock,timedlock,contended,trylock_failed,"
+	"timeouts,handoffs,max_waiters,wait_ns,wait_max_ns,hold_ns,hold_max_ns,waits,signals,broadcasts,"
+	"stack,wait_hist,hold_hist\n";
+
+/* a field that may hold commas or quotes */
+static void csv_quoted_stack(struct ls_out *o, const struct ls_prof *p, unsigned stack, bool whole)
+{
+	ls_out_str(o, "\"");
+	if (stack < p->nstacks) {
+		const struct ls_prof_stack *s = &p->stacks[stack];
+		unsigned from = whole ? 0 : ls_prof_naming_frame(s), to = whole ? s->n : (s->n ? from + 1 : 0);
+		for (unsigned f = from; f < to; f++) {
+			if (f > from)
+				ls_out_str(o, " <- ");
+			/* a quote in a path or symbol would end the field: make it ' */
+			if (sizeof o->buf - o->n < 4096)
+				ls_out_flush(o);
+			size_t before = o->n;
+			frame_out(o, &s->f[f]);
+			for (size_t i = before; i < o->n && o->n >= before; i++)
+				if (o->buf[i] == '"')
+					o->buf[i] = '\'';
+		}
+	}
+	ls_out_str(o, "\"");
+}
+
+static void csv_hist(struct ls_out *o, const uint64_t *h)
+{
+	int last = -1;
+	for (int b = 0; h && b < LS_PROF_BUCKETS; b++)
+		if (h[b])
+			last = b;
+	for (int b = 0; b <= last; b++) {
+		if (b)
+			ls_out_str(o, " ");
+		ls_out_u64(o, h[b]);
+	}
+}
+
+static void csv_u(struct ls_out *o, uint64_t v)
+{
+	ls_out_u64(o, v);
+	ls_out_str(o, ",");
+}
+
+void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
+{
+	ls_out_str(o, csv_header);
+	for (int pass = 0; pass < 2; pass++) {
+		const struct ls_prof_row *rows = pass ? p->cond : p->mutex;
+		unsigned n = pass ? p->h.ncond : p->h.nmutex;
+		for (unsigned i = 0; i < n; i++) {
+			const struct ls_prof_row *r = &rows[i];
+			ls_out_str(o, pass ? "cond," : "mutex,");
+			csv_u(o, r->id);
+			ls_out_hex(o, r->address);
+			ls_out_str(o, ",");
+			ls_out_str(o, r->type);
+			ls_out_str(o, r->glibc ? ",1," : ",0,");
+			ls_out_str(o, r->origin);
+			ls_out_str(o, ",");
+			ls_out_str(o, r->ended);
+			ls_out_str(o, ",");
+			csv_quoted_stack(o, p, r->stack, false);
+			ls_out_str(o, ",");
+			if (pass) {
+				ls_out_str(o, ",,,,,");
+				csv_u(o, r->n[LS_PROF_CTIMEOUT]);
+				ls_out_str(o, ",,");
+				csv_u(o, r->wait_ns);
+				csv_u(o, r->wait_max);
+				ls_out_str(o, ",,");
+				csv_u(o, r->n[LS_PROF_WAITS]);
+				csv_u(o, r->n[LS_PROF_SIGNAL]);
+				csv_u(o, r->n[LS_PROF_BROADCAST]);
+			} else {
+				for (int c = 0; c < LS_PROF_NCOUNT; c++)
+					csv_u(o, r->n[c]);
+				csv_u(o, r->max_waiters);
+				csv_u(o, r->wait_ns);
+				csv_u(o, r->wait_max);
+				csv_u(o, r->hold_ns);
+				csv_u(o, r->hold_max);
+				ls_out_str(o, ",,,");
+			}
+			csv_quoted_stack(o, p, r->stack, true);
+			ls_out_str(o, ",");
+			csv_hist(o, r->wait_h);
+			ls_out_str(o, ",");
+			if (!pass)
+				csv_hist(o, r->hold_h);
+			ls_out_str(o, "\n");
+			for (unsigned s = 0; s < r->nsites; s++) {
+				const struct ls_prof_site *st = &r->sites[s];
+				ls_out_str(o, "site,");
+				csv_u(o, r->id);
+				ls_out_str(o, ",,,,,");
+				csv_quoted_stack(o, p, st->stack, false);
+				ls_out_str(o, ",,,,");
+				csv_u(o, st->count);
+				ls_out_str(o, ",");
+				csv_u(o, st->timeouts);
+				ls_out_str(o, ",,");
+				csv_u(o, st->wait_ns);
+				ls_out_str(o, ",,,,,,");
+				csv_quoted_stack(o, p, st->stack, true);
+				ls_out_str(o, ",,\n");
+			}
+		}
+	}
+	ls_out_flush(o);
+}

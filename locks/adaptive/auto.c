@@ -1,0 +1,547 @@
+/*
+ * auto.c - `auto`: a lock that decides, per mutex and while the program
+ * runs, how the lock passes from one thread to the next.
+ *
+ * Why. No lock wins everywhere (LiTL, ATC'16): FIFO queue locks collapse
+ * once threads outnumber cores, because every release waits for the next
+ * waiter to be scheduled (He, Scherer, Scott, TR 867, sections 1-2,
+ * ../shared/papers/000_9c294dcad948dd76.txt); barging locks keep the lock
+ * moving but let a waiter starve. Reactive locks (Lim & Agarwal, "Reactive
+ * Synchronization Algorithms for Multiprocessors", ASPLOS 1994) choose the
+ * protocol per lock from what they observe; `auto` does so with four
+ * behaviours, each chosen by the state of the mutex itself:
+ *
+ *  1. Free: one CAS to take the lock, one to release it (AMP 7.3, TTAS,
+ *     ../shared/papers/004_c3117dc34b7d1b6f.txt).
+ *  2. Briefly held: a waiter spins on the word, test-and-test-and-set, for
+ *     LOCKSWAP_SPIN steps (the first phase of Lim & Agarwal's two-phase
+ *     waiting, "Waiting Algorithms for Synchronization in Large-Scale
+ *     Multiprocessors", TOCS 1993).
+ *  3. Persistently contended: the waiter joins the mutex's FIFO list and
+ *     waits on its own node (spins, yields, sleeps: LOCKSWAP_WAIT). A
+ *     release does not hand the lock over: it frees it for whoever runs
+ *     (barging), and wakes the list's head only if no woken head is
+ *     already competing. So a preempted or sleeping waiter never holds the
+ *     lock up (TR 867's problem), and a mutex with many sleepers costs at
+ *     most one wake-up per release, usually fewer (Go's sync.Mutex,
+ *     mutexWoken). The head keeps its place while it competes.
+ *  4. Unfair: each release that overtakes the head counts a pass in the
+ *     word; once the head has been passed LOCKSWAP_AUTO_PASSES times, or
+ *     has waited LOCKSWAP_AUTO_FAIR_NS (default 1 ms, Go's starvation
+ *     threshold; parking_lot forces a fair unlock every 0.5 ms on average)
+ *     and found the lock taken, the next release hands the lock to it
+ *     directly (Linux's mutex hand-off, commit 9d659ae14b54, 2016).
+ * Bound (tests/unit/auto.c forces it): the head of the list is overtaken at
+ * most LOCKSWAP_AUTO_PASSES times, so the k-th waiter in the list (k = 0
+ * for the head) gets the lock within (k + 1) * (PASSES + 1) releases.
+ * Timed waiters queue like the others and unlink themselves on timeout.
+ *
+ * Word (32 bits):
+ *	LOCKED	held
+ *	QLOCK	the list is being changed (a bit lock held for a few
+ *		instructions, never across a sleep or a wake-up)
+ *	WAITERS	the list is not empty
+ *	WOKEN	the head was woken to compete and has not parked again:
+ *		a release need not wake anybody
+ *	passes	(bits 8..31) releases that overtook the current head;
+ *		all ones is the head's request for a hand-off
+ * Node (on the waiting thread's stack; linked under QLOCK):
+ *	WAITING	in the list; waits (LS_PARKED while asleep)
+ *	NODE_WOKEN  the head, competing for the lock; the word has WOKEN
+ *	OWNER	handed the lock by a release; already unlinked
+ * Transitions: enqueue (free -> WAITING at the tail, WAITERS); a release
+ * with WAITERS and no WOKEN wakes the head (WAITING -> NODE_WOKEN, sets
+ * WOKEN); the woken head takes the lock and unlinks itself in one CAS
+ * (LOCKED|QLOCK, clears WOKEN), or parks again (NODE_WOKEN -> WAITING,
+ * then clears WOKEN); a release whose passes reached the limit unlinks the
+ * head and hands it the lock (-> OWNER, LOCKED stays set); a timed-out
+ * waiter unlinks itself and, if it was the head, wakes the next one.
+ * Who frees each node: nobody; a node lives in its thread's lock() frame
+ * and is unlinked (under QLOCK) before that returns. A late futex wake on a
+ * node whose frame is gone is a spurious wake-up, re-checked by every
+ * waiter. After fork() the child's list may hold nodes of threads that do
+ * not exist there: nodes record a fork generation, and the first QLOCK
+ * holder that meets stale ones unlinks them.
+ *
+ * All-zero is unlocked with an empty list; an unlocked mutex without
+ * waiters holds no pointer, so a byte copy is a free lock of its own.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "wait.h"
+
+#define LOCKED 0x1u
+#define QLOCK 0x2u
+#define WAITERS 0x4u
+#define WOKEN 0x8u
+#define PASS_SHIFT 8
+#define PASS_ONE (1u << PASS_SHIFT)
+#define PASS_MASK (~0u << PASS_SHIFT)
+#define PASS_MAX (PASS_MASK >> PASS_SHIFT)
+
+enum { WAITING = 1, NODE_WOKEN = 2, OWNER = 3 };
+
+struct node {
+	_Atomic uint32_t state; /* WAITING, NODE_WOKEN, OWNER; LS_PARKED while asleep */
+	uint32_t gen;		/* fork generation when queued */
+	struct node *next, *prev;
+	uint64_t since; /* ls_now_ns() when it queued */
+	bool listed;
+};
+
+struct autolock {
+	_Atomic uint32_t word;
+	uint32_t pad;
+	struct node *head; /* circular list, head->prev is the tail; under QLOCK */
+};
+_Static_assert(sizeof(struct autolock) <= LS_INLINE_STATE, "inline state");
+
+/* Defaults. FAIR_NS: Go's starvation threshold, 1 ms. PASSES: a hand-off
+ * to a head that sleeps leaves the lock idle for a wake-up (10-50 us on a
+ * loaded 2-CPU VM); 1024 releases of an empty critical section take about
+ * as long, so a limit that low cost 60% of the throughput there (measured:
+ * results/auto/README.md). 65536 releases take >= 1.3 ms at the highest
+ * rate measured (48 M/s), so the count adds at most as many hand-offs as
+ * the 1 ms bound; it is the bound that needs no clock. */
+static uint64_t fair_ns = 1000000, pass_limit = 65536;
+
+/* fork(): the child's lists may hold nodes of threads that do not exist
+ * there. Each node records the generation it was queued in; a QLOCK holder
+ * that finds nodes of an older one unlinks them. */
+static _Atomic uint32_t fork_gen;
+
+static void fork_child(void)
+{
+	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
+}
+
+__attribute__((constructor)) static void register_fork(void)
+{
+	pthread_atfork(NULL, NULL, fork_child);
+}
+
+/* ---- the list (all under QLOCK) ---- */
+
+static void list_append(struct autolock *l, struct node *n)
+{
+	struct node *h = l->head;
+	n->listed = true;
+	if (!h) {
+		n->next = n->prev = n;
+		l->head = n;
+		return;
+	}
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static void list_remove(struct autolock *l, struct node *n)
+{
+	n->listed = false;
+	if (n->next == n) {
+		l->head = NULL;
+		return;
+	}
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	if (l->head == n)
+		l->head = n->next;
+}
+
+/* Unlinks the nodes of threads that did not survive a fork. Returns true if
+ * it changed the list (the head, then, is a new one and not woken). */
+static bool purge_stale(struct autolock *l)
+{
+	uint32_t gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
+	struct node *h = l->head;
+	if (!h || h->gen == gen)
+		return false; /* nodes are queued in generation order */
+	while (l->head && l->head->gen != gen)
+		list_remove(l, l->head);
+	return true;
+}
+
+/* Waiting for QLOCK: it is held for a few instructions, but its holder may
+ * be preempted, so spin, then yield; never sleep (nobody would wake us). */
+static void qlock_wait(struct ls_spin *s)
+{
+	if (ls_spin_step(s))
+		sched_yield();
+}
+
+/* Takes QLOCK (adding the bits `add` in the same CAS), unless the word has
+ * a bit of `bail_set` or lacks one of `bail_clear`: then returns false.
+ * acquire: pairs with qunlock's release (the list), and with the release
+ * CAS of a head that parked again (its node's state). */
+static bool qlock(struct autolock *l, uint32_t bail_set, uint32_t bail_clear, uint32_t add)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	for (;;) {
+		if ((v & bail_set) || (v & bail_clear) != bail_clear)
+			return false;
+		if (v & QLOCK) {
+			qlock_wait(&s);
+			v = atomic_load_explicit(&l->word, memory_order_relaxed);
+			continue;
+		}
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | QLOCK | add, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	}
+}
+
+/* Releases QLOCK after a change of the list: WAITERS follows the list, a new
+ * head starts with no passes, and the bits in `clear` are cleared. Returns
+ * the new word. release: pairs with the acquire of the next QLOCK CAS. */
+static uint32_t qunlock(struct autolock *l, bool new_head, uint32_t clear)
+{
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), nv;
+	do {
+		nv = v & ~(QLOCK | clear);
+		if (!l->head)
+			nv &= ~(WAITERS | WOKEN | PASS_MASK);
+		else if (new_head)
+			nv &= ~PASS_MASK;
+	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, nv, memory_order_release,
+							memory_order_relaxed));
+	return nv;
+}
+
+/* Tells the head to compete, unless somebody holds the lock (its unlock
+ * will), the head is already awake, or nobody waits. */
+static void wake_head(struct autolock *l)
+{
+	if (!qlock(l, WOKEN | LOCKED, WAITERS, WOKEN))
+		return;
+	if (purge_stale(l) && !l->head) {
+		qunlock(l, true, WOKEN);
+		return;
+	}
+	struct node *h = l->head;
+	/* The head is WAITING: WOKEN was clear, and a head sets its state to
+	 * WAITING before it clears WOKEN. */
+	uint32_t old = atomic_exchange_explicit(&h->state, NODE_WOKEN, memory_order_acq_rel);
+	LS_INJECT();
+	qunlock(l, false, 0);
+	/* The node may have been unlinked and its stack reused by now: a
+	 * spurious wake-up at worst, which every waiter re-checks. */
+	if (old & LS_PARKED)
+		ls_futex_wake(&h->state, 1);
+}
+
+/* Holding LOCKED and QLOCK: gives the lock to the head. */
+static void hand_off(struct autolock *l)
+{
+	purge_stale(l);
+	struct node *h = l->head;
+	if (!h) {
+		qunlock(l, true, LOCKED | WOKEN);
+		return;
+	}
+	list_remove(l, h);
+	qunlock(l, true, WOKEN); /* LOCKED stays: it is h's now */
+	LS_INJECT();
+	/* release: the critical section before this is visible to h, which
+	 * reads OWNER with acquire */
+	ls_word_publish(&h->state, OWNER);
+}
+
+/* ---- acquisition ---- */
+
+/* Spins on the word for at most `budget` steps; takes the lock if it is
+ * seen free. As the woken head (`me`), also unlinks itself, in the same CAS
+ * that takes the lock (QLOCK with it). Returns true once it holds the lock. */
+static bool spin_acquire(struct autolock *l, struct node *me, unsigned budget, uint64_t deadline, bool *late)
+{
+	for (unsigned i = 0;; i++) {
+		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+		if (!(v & LOCKED)) {
+			if (!me) {
+				/* acquire: pairs with the release of unlock */
+				if (atomic_compare_exchange_weak_explicit(
+					&l->word, &v, v | LOCKED, memory_order_acquire, memory_order_relaxed))
+					return true;
+				LS_INJECT();
+				continue;
+			} else if (!(v & QLOCK)) {
+				if (atomic_compare_exchange_weak_explicit(
+					&l->word, &v, (v | LOCKED | QLOCK) & ~WOKEN, memory_order_acquire,
+					memory_order_relaxed)) {
+					list_remove(l, me);
+					qunlock(l, true, 0);
+					return true;
+				}
+				LS_INJECT();
+				continue;
+			}
+			/* free, but the list is being changed: wait like a spinner */
+		}
+		if (i >= budget)
+			return false;
+		if (deadline && (i & 15) == 0 && ls_now_ns() >= deadline) {
+			*late = true;
+			return false;
+		}
+		ls_cpu_relax();
+	}
+}
+
+/* Queues `me` at the tail. Returns false (not queued) if the lock was seen
+ * free: the caller retries it. */
+static bool enqueue(struct autolock *l, struct node *me)
+{
+	if (!qlock(l, 0, LOCKED, WAITERS))
+		return false;
+	bool purged = purge_stale(l);
+	atomic_store_explicit(&me->state, WAITING, memory_order_relaxed);
+	me->gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
+	list_append(l, me);
+	uint32_t nv = qunlock(l, l->head == me, purged ? WOKEN : 0);
+	/* The unlock that released the lock meanwhile saw WAITERS (set with
+	 * QLOCK) and wakes the head, unless it found WOKEN; WOKEN of a purged
+	 * node is cleared above, so make sure. */
+	if (!(nv & (LOCKED | WOKEN)))
+		wake_head(l);
+	return true;
+}
+
+/* Timed out while queued (not OWNER). Returns 0 if the lock was handed to
+ * us meanwhile, else ETIMEDOUT. */
+static int leave(struct autolock *l, struct node *me)
+{
+	qlock(l, 0, 0, 0);
+	if (!me->listed) {
+		/* An unlock unlinked us to hand us the lock: wait for it. */
+		qunlock(l, false, 0);
+		uint32_t st = atomic_load_explicit(&me->state, memory_order_acquire) & ~LS_PARKED;
+		while (st != OWNER)
+			st = ls_wait_while_eq(&me->state, st);
+		return 0;
+	}
+	bool was_head = l->head == me;
+	uint32_t st = atomic_load_explicit(&me->state, memory_order_relaxed) & ~LS_PARKED;
+	list_remove(l, me);
+	uint32_t nv = qunlock(l, was_head, st == NODE_WOKEN ? WOKEN : 0);
+	/* If we were the woken head, or the head an unlock is about to wake,
+	 * the new head must be woken in our place. */
+	if (was_head && !(nv & (LOCKED | WOKEN)))
+		wake_head(l);
+	return ETIMEDOUT;
+}
+
+/* The woken head failed to get the lock: asks for a hand-off if it has
+ * waited long enough, then parks again. Returns true if it was handed the
+ * lock meanwhile, false if it should wait (state WAITING) or retry (state
+ * NODE_WOKEN, lock seen free). */
+static bool park_again(struct autolock *l, struct node *me, bool *retry)
+{
+	*retry = false;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	if (fair_ns != UINT64_MAX && ls_now_ns() - me->since >= fair_ns) {
+		while ((v & (WOKEN | LOCKED)) == (WOKEN | LOCKED) && (v & PASS_MASK) != PASS_MASK &&
+		       !atomic_compare_exchange_weak_explicit(&l->word, &v, v | PASS_MASK,
+							      memory_order_relaxed, memory_order_relaxed)) {
+		}
+	}
+	uint32_t st = NODE_WOKEN;
+	if (!atomic_compare_exchange_strong_explicit(&me->state, &st, WAITING, memory_order_acquire,
+						     memory_order_acquire))
+		return true; /* OWNER */
+	LS_INJECT();
+	v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	for (;;) {
+		if (!(v & LOCKED)) {
+			st = WAITING;
+			if (!atomic_compare_exchange_strong_explicit(
+				&me->state, &st, NODE_WOKEN, memory_order_acquire, memory_order_acquire))
+				return true;
+			*retry = true;
+			return false;
+		}
+		if (!(v & WOKEN))
+			return false; /* a hand-off to us cleared it: wait for OWNER */
+		/* release: our WAITING is visible to the wake_head that sees
+		 * WOKEN clear (its acquiring CAS) */
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v & ~WOKEN, memory_order_release,
+							  memory_order_relaxed))
+			return false;
+	}
+}
+
+/* Waits while the node is WAITING, under the policy but without its spin
+ * phase: the thread spun on the word before it queued, and a queued waiter
+ * has nothing to gain from spinning until it is woken. Returns the new
+ * state, or 0 if the deadline passed. The LS_PARKED protocol of wait.h: a sleeper sets
+ * the bit with a CAS, the waker's exchange (ls_word_publish, or wake_head)
+ * sees it and wakes. */
+static uint32_t node_wait(struct node *me, uint64_t deadline)
+{
+	struct ls_spin s = {ls_wait_cfg.spin};
+	for (unsigned i = 0;; i++) {
+		/* acquire: pairs with the exchange of wake_head or hand_off */
+		uint32_t v = atomic_load_explicit(&me->state, memory_order_acquire);
+		if ((v & ~LS_PARKED) != WAITING)
+			return v & ~LS_PARKED;
+		/* the clock costs ~20 ns: every 16th step while spinning */
+		if (deadline && ((i & 15) == 0 || ls_wait_cfg.policy != LS_WAIT_SPIN) &&
+		    ls_now_ns() >= deadline)
+			return 0;
+		if (!ls_spin_step(&s))
+			continue;
+		if (!(v & LS_PARKED) &&
+		    !atomic_compare_exchange_strong_explicit(&me->state, &v, v | LS_PARKED,
+							     memory_order_relaxed, memory_order_relaxed))
+			continue;
+		LS_INJECT();
+		ls_futex_wait(&me->state, v | LS_PARKED, deadline);
+	}
+}
+
+static __attribute__((noinline)) int auto_lock_slow(struct autolock *l, uint64_t deadline)
+{
+	bool late = false;
+	if (spin_acquire(l, NULL, ls_wait_cfg.spin, deadline, &late))
+		return 0;
+	struct node me;
+	me.since = ls_now_ns();
+	for (;;) {
+		if (late || (deadline && ls_now_ns() >= deadline))
+			return ETIMEDOUT;
+		if (enqueue(l, &me))
+			break;
+		if (spin_acquire(l, NULL, 0, 0, &late))
+			return 0;
+	}
+	for (;;) {
+		uint32_t st = node_wait(&me, deadline);
+		if (!st)
+			return leave(l, &me);
+		if (st == OWNER)
+			return 0;
+		/* NODE_WOKEN: compete (the list's head, holding WOKEN) */
+		for (;;) {
+			if (spin_acquire(l, &me, ls_wait_cfg.spin, deadline, &late))
+				return 0;
+			bool retry;
+			if (park_again(l, &me, &retry))
+				return 0;
+			if (!retry)
+				break;
+		}
+		if (late)
+			return leave(l, &me);
+	}
+}
+
+static void auto_lock(void *state)
+{
+	struct autolock *l = state;
+	uint32_t zero = 0;
+	/* acquire: pairs with the release of unlock */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &zero, LOCKED, memory_order_acquire,
+							      memory_order_relaxed)))
+		return;
+	auto_lock_slow(l, 0);
+}
+
+static int auto_timedlock(void *state, uint64_t deadline)
+{
+	struct autolock *l = state;
+	uint32_t zero = 0;
+	if (atomic_compare_exchange_strong_explicit(&l->word, &zero, LOCKED, memory_order_acquire,
+						    memory_order_relaxed))
+		return 0;
+	return auto_lock_slow(l, deadline);
+}
+
+static int auto_trylock(void *state)
+{
+	struct autolock *l = state;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	while (!(v & LOCKED))
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
+							  memory_order_relaxed))
+			return 0;
+	return EBUSY;
+}
+
+static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	for (;;) {
+		if (!(v & WAITERS)) {
+			/* release: pairs with the acquiring CAS of lock */
+			if (atomic_compare_exchange_weak_explicit(&l->word, &v, v & ~LOCKED,
+								  memory_order_release, memory_order_relaxed))
+				return;
+			continue;
+		}
+		if ((v >> PASS_SHIFT) >= pass_limit) {
+			if (v & QLOCK) {
+				qlock_wait(&s);
+				v = atomic_load_explicit(&l->word, memory_order_relaxed);
+				continue;
+			}
+			if (atomic_compare_exchange_weak_explicit(
+				&l->word, &v, v | QLOCK, memory_order_acquire, memory_order_relaxed)) {
+				hand_off(l);
+				return;
+			}
+			continue;
+		}
+		uint32_t nv = (v & ~LOCKED) + PASS_ONE;
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, nv, memory_order_release,
+							  memory_order_relaxed)) {
+			LS_INJECT();
+			if (!(nv & WOKEN))
+				wake_head(l);
+			return;
+		}
+	}
+}
+
+static void auto_unlock(void *state)
+{
+	struct autolock *l = state;
+	uint32_t held = LOCKED;
+	/* release: pairs with the acquiring CAS of lock */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &held, 0, memory_order_release,
+							      memory_order_relaxed)))
+		return;
+	auto_unlock_slow(l);
+}
+
+static const struct ls_param auto_params[] = {
+    {"LOCKSWAP_AUTO_FAIR_NS",
+     "a queued waiter that waited this long is handed the lock at the next release (ns)", &fair_ns, 0,
+     UINT64_MAX},
+    {"LOCKSWAP_AUTO_PASSES",
+     "releases that may overtake the first queued waiter before it is handed the lock", &pass_limit, 0,
+     PASS_MAX - 1},
+    {0},
+};
+
+static const struct ls_algo auto_algo = {
+    .name = "auto",
+    .desc = "adaptive: barging, queued sleepers, bounded hand-off (see locks/adaptive/auto.c)",
+    .caps = LS_CAP_TIMEOUT,
+    .rank = 5,
+    .state_size = sizeof(struct autolock),
+    .params = auto_params,
+    .lock = auto_lock,
+    .trylock = auto_trylock,
+    .timedlock = auto_timedlock,
+    .unlock = auto_unlock,
+};
+LS_REGISTER_ALGO(auto_algo);

@@ -1,0 +1,229 @@
+/*
+ * c_bo_mcs.c - C-BO-MCS: a cohort lock, a backoff lock over MCS locks.
+ *
+ * Dice, Marathe, Shavit, "Lock Cohorting: A General Technique for Designing
+ * NUMA Locks", PPoPP 2012 (ACM TOPC 1(2) 2015), section 2 (the cohort
+ * transformation) and section 3 (the C-BO-MCS design, the one the paper
+ * measures best). Not in ../shared/papers; written from the paper's
+ * description. The backoff lock is AMP's (7.4, backoff.c); the MCS locks
+ * are mcs.c's queue, one per cluster (hier.h).
+ *
+ * To acquire, a thread enqueues its node in its cluster's MCS queue. At the
+ * head of the queue (no predecessor, or handed the local lock with
+ * GO_ACQUIRE), it takes the global backoff lock; handed the local lock with
+ * GO_GLOBAL, it holds the global lock too. To release, a holder whose
+ * local queue has a successor (the cohort detection: the MCS tail is not
+ * its node) and that has passed the global lock fewer than
+ * LOCKSWAP_COHORT_PASSES times in a row hands the local lock to it with
+ * GO_GLOBAL; otherwise it releases the global lock, then the local lock
+ * (GO_ACQUIRE to a successor). The backoff lock is thread-oblivious, as
+ * the cohort transformation requires. It is not fair: after the bound a
+ * cluster releases the global lock, but its next waiter may win it back
+ * against the others' backing-off masters; the bound limits passes, not
+ * the global lock's order (section 2 calls this "probabilistic" fairness).
+ *
+ *	inline:	word		global: 0 free, 1 held, | LS_PARKED
+ *		lines		the block (hier.h)
+ *	head:	holder		cluster whose local lock the holder has, or
+ *				LS_HIER_FAST (hier.h: the global lock alone)
+ *		passes		consecutive passes of the global lock
+ *		node		the holder's MCS node (unlock may be another
+ *				thread's)
+ *	local:	tail		the cluster's MCS queue, one per line
+ *	node:	status		WAIT, then GO_ACQUIRE or GO_GLOBAL
+ *		linked, next	as mcs.c
+ *
+ * Nodes: ls_node_alloc per cohort acquisition, freed by the release of the
+ * local lock (after the hand-over or the CAS), as in mcs.c. Waiting policy:
+ * the global word is ttas_word.h's protocol (sleepers woken one at a time);
+ * nodes as mcs.c (one waiter per word). Backoff pauses are steps of the
+ * policy. trylock: the fast path's attempt. No native timeout.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "hier.h"
+#include "lock.h"
+#include "pool.h"
+#include "spin/ttas_word.h"
+#include "wait.h"
+
+enum { WAIT = 1, GO_ACQUIRE = 2, GO_GLOBAL = 3 };
+
+struct node {
+	_Atomic uint32_t status;
+	_Atomic uint32_t linked;
+	struct node *_Atomic next;
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+struct local {
+	struct node *_Atomic tail;
+	char pad[LS_CACHELINE - sizeof(void *)];
+};
+_Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
+
+struct head {
+	struct ls_hier_head h;
+	uint32_t holder;
+	uint32_t passes;
+	struct node *node;
+};
+
+struct cbm {
+	struct ls_ttas global;
+	uint32_t unused;
+	ls_hier_lines_t lines;
+};
+_Static_assert(sizeof(struct cbm) <= LS_INLINE_STATE, "inline state");
+
+/* ---- the global backoff lock (backoff.c's delays) ---- */
+
+static uint64_t min_delay = 100, max_delay = 10000;
+
+static void lost_race(struct ls_spin *s, uint64_t *limit)
+{
+	ls_hier_backoff(s, limit, max_delay, 0);
+}
+
+static void global_acquire(struct cbm *l)
+{
+	if (!ls_ttas_try(&l->global))
+		ls_ttas_wait(&l->global, 0, lost_race, min_delay);
+}
+
+/* ---- the cohort lock ---- */
+
+static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head *h)
+{
+	if (!h)
+		h = (struct head *)ls_hier_attach(&l->lines, false);
+	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
+	struct local *s = ls_hier_line(&h->h, 1 + c);
+	struct node *n = ls_node_alloc();
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&n->status, WAIT, memory_order_relaxed);
+	LS_INJECT();
+	/* release: a successor that gets n from its swap sees the stores
+	 * above; acquire: pairs with the release CAS of a local release when
+	 * we get NULL */
+	struct node *pred = atomic_exchange_explicit(&s->tail, n, memory_order_acq_rel);
+	uint32_t go = GO_ACQUIRE;
+	if (pred) {
+		atomic_store_explicit(&pred->next, n, memory_order_relaxed);
+		LS_INJECT();
+		/* (C) release: publishes next to the releaser's (D). Our last
+		 * access to pred. */
+		ls_word_publish(&pred->linked, 1);
+		LS_INJECT();
+		/* (A) acquire: pairs with (B) in local_release */
+		go = ls_wait_while_eq(&n->status, WAIT);
+	}
+	if (go != GO_GLOBAL) {
+		global_acquire(l);
+		h->passes = 0;
+	}
+	h->holder = c;
+	h->node = n;
+}
+
+static void cbm_lock(void *state)
+{
+	struct cbm *l = state;
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_LIKELY(h) && ls_hier_fastpath && ls_ttas_try(&l->global)) {
+		h->holder = LS_HIER_FAST;
+		return;
+	}
+	cbm_lock_cohort(l, h);
+}
+
+static int cbm_trylock(void *state)
+{
+	struct cbm *l = state;
+	struct head *h = (struct head *)ls_hier_get(&l->lines, false);
+	if (!ls_ttas_try(&l->global))
+		return EBUSY;
+	h->holder = LS_HIER_FAST;
+	return 0;
+}
+
+/* Hands the local lock of s on from n with `go`, or empties the queue. */
+static void local_release(struct local *s, struct node *n, uint32_t go)
+{
+	struct node *expected = n;
+	/* (D) acquire: pairs with (C) */
+	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
+		LS_INJECT();
+		/* release: pairs with the acquire of the next swap that reads
+		 * NULL */
+		if (atomic_compare_exchange_strong_explicit(&s->tail, &expected, NULL, memory_order_release,
+							    memory_order_relaxed)) {
+			ls_node_free(n);
+			return;
+		}
+		/* (D) acquire: pairs with (C); a successor is linking in */
+		ls_wait_while_eq(&n->linked, 0);
+	}
+	struct node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
+	LS_INJECT();
+	/* (B) release: pairs with (A) */
+	ls_word_publish(&next->status, go);
+	ls_node_free(n);
+}
+
+static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct head *h)
+{
+	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
+	struct node *n = h->node;
+	/* Cohort detection: a successor has swapped itself in behind n. */
+	if (atomic_load_explicit(&s->tail, memory_order_relaxed) != n && h->passes < ls_cohort_passes) {
+		h->passes++;
+		local_release(s, n, GO_GLOBAL); /* the tail moved: a hand-over, never the CAS */
+		return;
+	}
+	ls_ttas_release(&l->global);
+	local_release(s, n, GO_ACQUIRE);
+}
+
+static void cbm_unlock(void *state)
+{
+	struct cbm *l = state;
+	/* relaxed: the lock attached it, and this thread holds the lock */
+	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
+		cbm_unlock_cohort(l, h);
+		return;
+	}
+	ls_ttas_release(&l->global);
+}
+
+static void cbm_destroy(void *state)
+{
+	ls_hier_detach(&((struct cbm *)state)->lines);
+}
+
+static const struct ls_param cbm_params[] = {
+    LS_COHORT_PASSES_PARAM,
+    LS_HIER_FASTPATH_PARAM,
+    {"LOCKSWAP_BACKOFF_MIN", "initial back-off limit after a lost race, in ns", &min_delay, 1, 1000000000},
+    {"LOCKSWAP_BACKOFF_MAX", "largest back-off limit (doubling stops there), in ns", &max_delay, 1,
+     1000000000},
+    {0},
+};
+
+static const struct ls_algo cbm_algo = {
+    .name = "c-bo-mcs",
+    .desc = "cohort lock, backoff over per-cluster MCS (Dice, Marathe & Shavit, PPoPP 2012)",
+    .caps = LS_CAP_HIER | LS_CAP_QNODE,
+    .rank = 71,
+    .state_size = sizeof(struct cbm),
+    .params = cbm_params,
+    .destroy = cbm_destroy,
+    .lock = cbm_lock,
+    .trylock = cbm_trylock,
+    .unlock = cbm_unlock,
+};
+LS_REGISTER_ALGO(cbm_algo);

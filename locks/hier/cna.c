@@ -1,0 +1,292 @@
+/*
+ * cna.c - CNA, the compact NUMA-aware lock.
+ *
+ * Dice & Kogan, "Compact NUMA-aware Locks", EuroSys 2019 (arXiv 1810.05600):
+ * section 3 (the design: an MCS queue whose holder passes the lock to a
+ * waiter of its own cluster, moving the waiters of other clusters it skips
+ * to a secondary queue), section 4 (the code: cna_lock, find_successor,
+ * cna_unlock) and the fairness rule of section 4 (the lock is
+ * eventually handed to the secondary queue). Not in ../shared/papers;
+ * written from the paper's description.
+ *
+ * The queue is mcs.c's, with three more fields in the node. A releaser
+ * looks for a successor of its own cluster in the main queue, moves the
+ * waiters it passes over to the end of the secondary queue, and hands the
+ * lock to it together with the secondary queue (its head travels with the
+ * lock, in the new holder's node; its tail is kept in its head node). If
+ * there is none, or after LOCKSWAP_COHORT_PASSES consecutive local
+ * hand-offs, the lock goes to the other clusters: to the head of the
+ * secondary queue, with the rest of the main queue spliced after its tail.
+ * The paper decides the latter by a pseudo-random draw (a hand-off stays
+ * local with a probability just below 1); here it is a count, so that the
+ * bound is exact and testable: a holder that has reached it, with an empty
+ * secondary queue, skips its own cluster's waiters (into the secondary
+ * queue) to reach one of another cluster. Only the lock holder touches the
+ * secondary queue. The state stays two words: nothing per cluster.
+ *
+ *	state:	tail, holder			as mcs.c
+ *	node:	status		1: wait; 0: the lock is yours
+ *		linked, next	as mcs.c: the successor sets next, then
+ *				linked = 1 (its last access to this node)
+ *		cluster		the owner's cluster, written before it enqueues
+ *		passes		with the lock: consecutive local hand-offs
+ *		sec_head	with the lock: the secondary queue, or NULL
+ *		sec_tail	in the secondary queue's head: its tail
+ *	(bit 31 of status and linked is LS_PARKED)
+ *
+ * Transitions of a node: enqueued (status 1) -> main queue -> [moved to
+ * the secondary queue (next/linked rewritten by the holder, after its
+ * successor's link is complete) -> back in the main queue, spliced] ->
+ * holder (status 0, with passes and sec_head) -> freed by its owner's
+ * release (or by whoever releases, if another thread unlocks).
+ *
+ * Nodes: ls_node_alloc per acquisition, freed by the release that hands
+ * the lock on (the holder's node is never in either queue by then). Waiting
+ * policy: ls_wait_while_eq / ls_word_publish on status and linked, one
+ * waiter per word. trylock: a CAS on an empty queue. No native timeout.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "hier.h"
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+struct node {
+	_Atomic uint32_t status;
+	_Atomic uint32_t linked;
+	uint32_t cluster;
+	uint32_t passes;
+	struct node *_Atomic next;
+	struct node *sec_head;
+	struct node *sec_tail;
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+struct cna {
+	struct node *_Atomic tail;
+	struct node *holder;
+};
+_Static_assert(sizeof(struct cna) <= LS_INLINE_STATE, "inline state");
+
+static __attribute__((noinline)) void cna_wait(struct cna *l, struct node *n, struct node *pred)
+{
+	atomic_store_explicit(&n->status, 1, memory_order_relaxed);
+	LS_INJECT();
+	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
+	LS_INJECT();
+	/* (C) release: publishes next, status and cluster to the releaser's
+	 * (D). Our last access to pred. */
+	ls_word_publish(&pred->linked, 1);
+	LS_INJECT();
+	/* (A) acquire: pairs with (B) in hand(); passes and sec_head were
+	 * written before it */
+	ls_wait_while_eq(&n->status, 1);
+	l->holder = n;
+}
+
+static inline __attribute__((always_inline)) void cna_acquire(struct cna *l, struct node *n, unsigned c)
+{
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	n->cluster = c;
+	LS_INJECT();
+	/* release: a successor that gets n from its swap sees the stores
+	 * above; acquire: pairs with the release CAS of a releaser when we get
+	 * NULL. */
+	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	if (LS_UNLIKELY(pred != NULL)) {
+		cna_wait(l, n, pred); /* a tail call: the fast path stays a leaf */
+		return;
+	}
+	n->passes = 0;
+	n->sec_head = NULL;
+	l->holder = n;
+}
+
+/* With a node cache refill or the cluster lookup's slow path: out of line,
+ * so that the fast path below makes no call that returns. */
+static __attribute__((noinline)) void cna_lock_slow(struct cna *l)
+{
+	unsigned c = ls_cluster();
+	cna_acquire(l, ls_node_alloc(), c);
+}
+
+static void cna_lock(void *state)
+{
+	struct cna *l = state;
+	unsigned c;
+	if (ls_node_cache_empty() || !ls_cluster_fast(&c)) {
+		cna_lock_slow(l);
+		return;
+	}
+	cna_acquire(l, ls_node_alloc(), c); /* from the cache: no call */
+}
+
+static int cna_trylock(void *state)
+{
+	struct cna *l = state;
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+		return EBUSY;
+	struct node *n = ls_node_alloc(), *expected = NULL;
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	n->cluster = ls_cluster();
+	n->passes = 0;
+	n->sec_head = NULL;
+	LS_INJECT();
+	/* as the exchange in cna_acquire */
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
+						     memory_order_relaxed)) {
+		ls_node_free(n);
+		return EBUSY;
+	}
+	l->holder = n;
+	return 0;
+}
+
+/* Gives the lock to x, with the secondary queue sec and the count. */
+static void hand(struct node *x, struct node *sec, uint32_t passes)
+{
+	x->sec_head = sec;
+	x->passes = passes;
+	LS_INJECT();
+	/* (B) release: pairs with (A) */
+	ls_word_publish(&x->status, 0);
+}
+
+/* The successor of m in the main queue if m's link is complete, else NULL.
+ * (D) acquire: pairs with (C). */
+static inline struct node *linked_next(struct node *m)
+{
+	if ((atomic_load_explicit(&m->linked, memory_order_acquire) & ~LS_PARKED) == 0)
+		return NULL;
+	return atomic_load_explicit(&m->next, memory_order_relaxed);
+}
+
+/* Moves the main-queue run first..last (linked) to the end of the
+ * secondary queue *sh. Their owners only watch `status`, and each link in
+ * the run is complete, so nobody else writes these next/linked fields. */
+static void to_secondary(struct node **sh, struct node *first, struct node *last)
+{
+	atomic_store_explicit(&last->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&last->linked, 0, memory_order_relaxed);
+	if (*sh) {
+		struct node *st = (*sh)->sec_tail;
+		atomic_store_explicit(&st->next, first, memory_order_relaxed);
+		atomic_store_explicit(&st->linked, 1, memory_order_relaxed);
+	} else {
+		*sh = first;
+	}
+	(*sh)->sec_tail = last;
+}
+
+/* The first node from succ on, among those already linked, whose cluster
+ * is (want_local) or is not (!want_local) `cluster`; the run before it is
+ * moved to the secondary queue. NULL (and nothing moved) if none. */
+static struct node *find(struct node **sh, struct node *succ, uint32_t cluster, bool want_local)
+{
+	struct node *prev = NULL;
+	for (struct node *x = succ; x; prev = x, x = linked_next(x)) {
+		if ((x->cluster == cluster) == want_local) {
+			if (prev)
+				to_secondary(sh, succ, prev);
+			return x;
+		}
+	}
+	return NULL;
+}
+
+static __attribute__((noinline)) void cna_handover(struct cna *l, struct node *n)
+{
+	LS_INJECT();
+	/* (D) acquire: pairs with (C); a successor is linking in */
+	ls_wait_while_eq(&n->linked, 0);
+	struct node *succ = atomic_load_explicit(&n->next, memory_order_relaxed), *sh = n->sec_head, *x;
+	LS_INJECT();
+	if (n->passes < ls_cohort_passes) {
+		if ((x = find(&sh, succ, n->cluster, true)) != NULL) {
+			hand(x, sh, n->passes + 1);
+			goto done;
+		}
+	} else if (!sh) {
+		/* The bound is reached and nobody was skipped yet: skip our
+		 * own cluster's waiters to reach another cluster's. */
+		if ((x = find(&sh, succ, n->cluster, false)) != NULL) {
+			hand(x, sh, 0);
+			goto done;
+		}
+		hand(succ, NULL, n->passes + 1); /* no other cluster waits */
+		goto done;
+	}
+	if (sh) {
+		/* Flush: the oldest skipped waiter first, then the main queue. */
+		struct node *st = sh->sec_tail;
+		atomic_store_explicit(&st->next, succ, memory_order_relaxed);
+		atomic_store_explicit(&st->linked, 1, memory_order_relaxed);
+		hand(sh, NULL, 0);
+	} else {
+		hand(succ, NULL, 0); /* of another cluster: none of ours was linked */
+	}
+done:
+	ls_node_free(n);
+	(void)l;
+}
+
+static __attribute__((noinline)) void cna_unlock_slow(struct cna *l, struct node *n)
+{
+	struct node *sh = n->sec_head, *expected = n;
+	if (sh && (atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
+		/* No successor in the main queue: the secondary queue becomes
+		 * the main queue (its tail has next == NULL, linked == 0). */
+		struct node *st = sh->sec_tail;
+		LS_INJECT();
+		/* release: pairs with the acquire of the swap that gets st */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, st, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			hand(sh, NULL, 0);
+			ls_node_free(n);
+			return;
+		}
+	}
+	cna_handover(l, n);
+}
+
+static void cna_unlock(void *state)
+{
+	struct cna *l = state;
+	struct node *n = l->holder, *expected = n;
+	if (LS_UNLIKELY(n->sec_head != NULL)) {
+		cna_unlock_slow(l, n);
+		return;
+	}
+	/* (D) acquire: pairs with (C) */
+	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0)) {
+		LS_INJECT();
+		/* No successor: empty the queue. release: pairs with the acquire
+		 * of the next swap or CAS that reads NULL. */
+		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
+			&l->tail, &expected, NULL, memory_order_release, memory_order_relaxed))) {
+			ls_node_free(n);
+			return;
+		}
+	}
+	cna_handover(l, n);
+}
+
+static const struct ls_param cna_params[] = {LS_COHORT_PASSES_PARAM, {0}};
+
+static const struct ls_algo cna_algo = {
+    .name = "cna",
+    .desc = "compact NUMA-aware MCS lock, secondary queue (Dice & Kogan, EuroSys 2019)",
+    .caps = LS_CAP_HIER | LS_CAP_QNODE,
+    .rank = 75,
+    .state_size = sizeof(struct cna),
+    .params = cna_params,
+    .lock = cna_lock,
+    .trylock = cna_trylock,
+    .unlock = cna_unlock,
+};
+LS_REGISTER_ALGO(cna_algo);

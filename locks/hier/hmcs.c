@@ -1,0 +1,357 @@
+/*
+ * hmcs.c - HMCS, the hierarchical MCS lock, over two or three levels.
+ *
+ * Chabbi, Fagan, Mellor-Crummey, "High Performance Locks for Multi-level
+ * NUMA Systems", PPoPP 2015: section 4 (the HMCS<n> algorithm: acquire and
+ * release helpers over a tree of MCS locks, a pass count carried in the
+ * status of the queue node, a threshold per level) and section 5 (its
+ * properties). Not in ../shared/papers; written from the paper's
+ * description.
+ *
+ * A tree of MCS locks: one per cluster (the leaves), one per group if the
+ * topology has a middle level (topo.h), and the root. A thread enqueues
+ * its own node at its cluster's leaf. At the head of a level's queue (no
+ * predecessor, or handed the level with ACQUIRE_PARENT) it acquires the
+ * parent level with the level's own node (one per tree node, embedded in
+ * its line), and so on up to the root; handed the level with a count, the
+ * levels above are held already. To release a level, a holder whose count
+ * is at most the level's pass bound and whose node has a linked successor
+ * hands it the level with the count plus one (the parents stay held, by
+ * the level's node); otherwise it releases the parent level first, then
+ * hands its successor the level with ACQUIRE_PARENT (or empties the
+ * queue). Bounds: LOCKSWAP_COHORT_PASSES at the clusters,
+ * LOCKSWAP_HMCS_GROUP_PASSES at the groups. Every level's queue is FIFO.
+ *
+ * One refinement, for the bound: a holder that has reached it with a
+ * successor first queues its level again at the parent, with the level's
+ * second node, then releases the parent, and hands its successor the level
+ * with QUEUED (wait on that node). In the paper the successor climbs only
+ * once it has woken up with ACQUIRE_PARENT, and meanwhile a cohort already
+ * running can take the parent back and pass it on again: the other
+ * clusters would wait for more than the bound. Hence two nodes per level
+ * (q[2]), `cur` naming the one in use.
+ *
+ *	inline:	root		the root's MCS tail
+ *		lines		the block (hier.h): a line per cluster, then
+ *				per group: { tail, qnode for the parent }
+ *	head:	holder		the holder's leaf node (unlock may be another
+ *				thread's)
+ *		cluster		the holder's cluster
+ *		fast		1: taken by the fast path (hier.h): the root
+ *				alone, with fastq, the lock's own root node
+ *		fastq_busy	1 from a claim of fastq (before it is reset
+ *				and offered to the root) to its holder's last
+ *				access; one thread at a time uses fastq
+ *	level:	tail		the level's MCS queue
+ *		q[2], cur	its nodes in the parent's queue; the level's
+ *				holder chooses cur, published with the level
+ *	node:	status		WAIT, then a count 1..bound+1 (the level is
+ *				yours, the parents held), ACQUIRE_PARENT (climb
+ *				with q[cur]) or QUEUED (q[cur] is queued at
+ *				the parent: wait on it)
+ *		linked, next	as mcs.c
+ *	(bit 31 of status and linked is LS_PARKED)
+ *
+ * Nodes: the leaf node is ls_node_alloc'ed per acquisition and freed by the
+ * release of the leaf level (after the hand-over or the CAS); the tree's
+ * own nodes and fastq live in the block and are reused by whichever thread
+ * climbs next, each only after its previous successor's link is complete
+ * (as in mcs.c). Waiting policy: ls_wait_while_eq / ls_word_publish
+ * on status and linked, one waiter per word. trylock: the fast path's
+ * attempt. No native timeout.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "hier.h"
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+#define WAIT 0x7fffffffu
+#define ACQUIRE_PARENT 0x7ffffffeu
+#define QUEUED 0x7ffffffdu /* the parent is queued for: wait on q[cur] */
+#define COHORT_START 1u
+#define MAX_LEVELS 2 /* below the root */
+
+struct node {
+	_Atomic uint32_t status;
+	_Atomic uint32_t linked;
+	struct node *_Atomic next;
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+/* A level of the tree below the root. */
+struct level {
+	struct node *_Atomic tail;
+	struct node q[2]; /* this level's nodes in its parent's queue */
+	uint32_t cur;	  /* the one in use; the level's holder's */
+	char pad[LS_CACHELINE - sizeof(void *) - 2 * sizeof(struct node) - 4];
+};
+_Static_assert(sizeof(struct level) == LS_CACHELINE, "one line per tree node");
+
+struct head {
+	struct ls_hier_head h;
+	struct node *holder;
+	uint32_t cluster;
+	uint32_t fast;
+	struct node fastq;	   /* the fast path's node at the root */
+	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last use */
+};
+_Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
+
+struct hmcs {
+	struct node *_Atomic root;
+	ls_hier_lines_t lines;
+};
+_Static_assert(sizeof(struct hmcs) <= LS_INLINE_STATE, "inline state");
+
+/* The levels of an acquisition by a thread of one cluster: its leaf, its
+ * group if any, then the root (lv[n]). */
+struct path {
+	struct level *lv[MAX_LEVELS];
+	unsigned n;
+};
+
+static uint64_t group_passes = 64;
+
+/* Enqueues n on tail without waiting; true if the queue was empty (n is
+ * at its head and holds the level). */
+static bool arrive(struct node *_Atomic *tail, struct node *n)
+{
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&n->status, WAIT, memory_order_relaxed);
+	LS_INJECT();
+	/* release: a successor that gets n from its swap sees the stores
+	 * above; acquire: pairs with the release CAS in hand_on when we get
+	 * NULL */
+	struct node *pred = atomic_exchange_explicit(tail, n, memory_order_acq_rel);
+	if (!pred)
+		return true;
+	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
+	LS_INJECT();
+	/* (C) release: publishes next to the releaser's (D). Our last access
+	 * to pred. */
+	ls_word_publish(&pred->linked, 1);
+	return false;
+}
+
+/* Waits for n's turn; returns the status it was handed. */
+static uint32_t await(struct node *n)
+{
+	LS_INJECT();
+	/* (A) acquire: pairs with (B) in hand_on and pass */
+	return ls_wait_while_eq(&n->status, WAIT);
+}
+
+static inline struct node *_Atomic *tail_of(struct hmcs *l, const struct path *p, unsigned i)
+{
+	return i == p->n ? &l->root : &p->lv[i]->tail;
+}
+
+/* n has been handed level i with status st: climb to the root, unless
+ * the levels above are held already (a count). */
+static void climb(struct hmcs *l, const struct path *p, unsigned i, struct node *n, uint32_t st)
+{
+	for (; i < p->n; i++) {
+		if (st != COHORT_START && st != ACQUIRE_PARENT && st != QUEUED)
+			return; /* passed inside the cohort: the parents are held */
+		struct level *t = p->lv[i];
+		atomic_store_explicit(&n->status, COHORT_START, memory_order_relaxed);
+		n = &t->q[t->cur];
+		if (st == QUEUED) /* the releaser queued n for us */
+			st = await(n);
+		else
+			st = arrive(tail_of(l, p, i + 1), n) ? COHORT_START : await(n);
+	}
+}
+
+/* Hands the queue on from n with status `go`, or empties it. */
+static void hand_on(struct node *_Atomic *tail, struct node *n, uint32_t go)
+{
+	struct node *expected = n;
+	/* (D) acquire: pairs with (C) */
+	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
+		LS_INJECT();
+		/* release: pairs with the acquire of the next swap that reads
+		 * NULL */
+		if (atomic_compare_exchange_strong_explicit(tail, &expected, NULL, memory_order_release,
+							    memory_order_relaxed))
+			return;
+		/* (D) acquire: pairs with (C); a successor is linking in */
+		ls_wait_while_eq(&n->linked, 0);
+	}
+	struct node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
+	LS_INJECT();
+	/* (B) release: pairs with (A) */
+	ls_word_publish(&next->status, go);
+}
+
+/* Releases level i, held by n. */
+static void release(struct hmcs *l, const struct path *p, unsigned i, struct node *n)
+{
+	if (i == p->n) {
+		hand_on(&l->root, n, COHORT_START);
+		return;
+	}
+	struct level *t = p->lv[i];
+	uint32_t cur = atomic_load_explicit(&n->status, memory_order_relaxed) & ~LS_PARKED;
+	/* (D) acquire: pairs with (C) */
+	bool succ = (atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) != 0;
+	struct node *next = succ ? atomic_load_explicit(&n->next, memory_order_relaxed) : NULL;
+	if (succ && cur <= (i == 0 ? ls_cohort_passes : group_passes)) {
+		LS_INJECT();
+		/* (B) release: pairs with (A); the parents stay held */
+		ls_word_publish(&next->status, cur + 1);
+		return;
+	}
+	struct node *held = &t->q[t->cur];
+	if (!succ) {
+		release(l, p, i + 1, held);
+		hand_on(&t->tail, n, ACQUIRE_PARENT);
+		return;
+	}
+	/* The bound, with a successor: queue the cohort at the parent again
+	 * with the other node before releasing it, so that the clusters that
+	 * are already queued there go first and none that is not yet can
+	 * overtake us while our successor wakes up. */
+	unsigned x = 1 - t->cur;
+	arrive(tail_of(l, p, i + 1), &t->q[x]); /* behind `held` at least: never empty */
+	release(l, p, i + 1, held);
+	t->cur = x;
+	LS_INJECT();
+	/* (B) release: pairs with (A); publishes cur */
+	ls_word_publish(&next->status, QUEUED);
+}
+
+/* The path of cluster c. */
+static inline void path_of(struct head *h, unsigned c, struct path *p)
+{
+	p->n = 1;
+	p->lv[0] = ls_hier_line(&h->h, 1 + c);
+	if (h->h.ngroups) {
+		unsigned g = ls_cluster_fold(ls_topo_group(c), h->h.ngroups);
+		p->lv[p->n++] = ls_hier_line(&h->h, 1 + h->h.nclusters + g);
+	}
+}
+
+static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head *h)
+{
+	if (!h)
+		h = (struct head *)ls_hier_attach(&l->lines, true);
+	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
+	struct path p;
+	path_of(h, c, &p);
+	struct node *n = ls_node_alloc();
+	climb(l, &p, 0, n, arrive(&p.lv[0]->tail, n) ? COHORT_START : await(n));
+	h->holder = n;
+	h->cluster = c;
+	h->fast = 0;
+}
+
+/* The fast path (hier.h) and trylock: fastq onto an empty root queue.
+ * fastq is claimed first (fastq_busy): a thread that lost the race for
+ * the root must not reset the links of a fastq that another thread holds
+ * the root with, and its successor may be linking into. */
+static inline bool fast_try(struct hmcs *l, struct head *h)
+{
+	struct node *expected = NULL, *n = &h->fastq;
+	uint32_t free = 0;
+	if (atomic_load_explicit(&l->root, memory_order_relaxed) != NULL ||
+	    /* acquire: pairs with the release in fast_done */
+	    !atomic_compare_exchange_strong_explicit(&h->fastq_busy, &free, 1, memory_order_acquire,
+						     memory_order_relaxed))
+		return false;
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	LS_INJECT();
+	/* as the exchange in arrive */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, n, memory_order_acq_rel,
+							      memory_order_relaxed))) {
+		h->fast = 1;
+		return true;
+	}
+	atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
+	return false;
+}
+
+static void fast_done(struct head *h)
+{
+	/* release: our last access to fastq comes before its next claim */
+	atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
+}
+
+static void hmcs_lock(void *state)
+{
+	struct hmcs *l = state;
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_LIKELY(h) && ls_hier_fastpath && LS_LIKELY(fast_try(l, h)))
+		return;
+	hmcs_lock_tree(l, h);
+}
+
+static int hmcs_trylock(void *state)
+{
+	struct hmcs *l = state;
+	return fast_try(l, (struct head *)ls_hier_get(&l->lines, true)) ? 0 : EBUSY;
+}
+
+static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct head *h)
+{
+	struct node *n = h->holder;
+	struct path p;
+	path_of(h, h->cluster, &p);
+	release(l, &p, 0, n);
+	ls_node_free(n);
+}
+
+static void hmcs_unlock(void *state)
+{
+	struct hmcs *l = state;
+	/* relaxed: the lock attached it, and this thread holds the lock */
+	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(!h->fast)) {
+		hmcs_unlock_tree(l, h);
+		return;
+	}
+	struct node *n = &h->fastq, *expected = n;
+	/* (D) acquire: pairs with (C) */
+	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0) &&
+	    LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, NULL, memory_order_release,
+							      memory_order_relaxed))) {
+		fast_done(h);
+		return;
+	}
+	hand_on(&l->root, n, COHORT_START);
+	fast_done(h);
+}
+
+static void hmcs_destroy(void *state)
+{
+	ls_hier_detach(&((struct hmcs *)state)->lines);
+}
+
+static const struct ls_param hmcs_params[] = {
+    LS_COHORT_PASSES_PARAM,
+    {"LOCKSWAP_HMCS_GROUP_PASSES", "consecutive hand-offs of the root inside a group (the middle level, "
+				   "when there is one), count",
+     &group_passes, 1, 1u << 30},
+    LS_HIER_FASTPATH_PARAM,
+    {0},
+};
+
+static const struct ls_algo hmcs_algo = {
+    .name = "hmcs",
+    .desc = "hierarchical MCS over 2-3 levels (Chabbi, Fagan & Mellor-Crummey, PPoPP 2015)",
+    .caps = LS_CAP_HIER | LS_CAP_QNODE,
+    .rank = 74,
+    .state_size = sizeof(struct hmcs),
+    .params = hmcs_params,
+    .destroy = hmcs_destroy,
+    .lock = hmcs_lock,
+    .trylock = hmcs_trylock,
+    .unlock = hmcs_unlock,
+};
+LS_REGISTER_ALGO(hmcs_algo);

@@ -1,0 +1,36 @@
+# The contention profiler's commands (issue 11): `lockswap profile` and
+# `lockswap report` (interpose/profile*.c is the library side, built with
+# the shim).
+#
+#   build/lockswap-profile   runs a program under LOCKSWAP_PROFILE=1
+#   build/lockswap-report    re-renders a saved JSON profile with file:line
+#   make profile-bench       regenerates results/profile/ (scripts/bench-profile)
+
+$(B)/lockswap-profile: scripts/lockswap-profile.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+
+# The report renders with the library's own table code.
+$(B)/lockswap-report: scripts/lockswap-report.c interpose/profile_table.c interpose/profile_table.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinterpose -o $@ scripts/lockswap-report.c interpose/profile_table.c
+
+all: $(B)/lockswap-profile $(B)/lockswap-report
+INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report
+
+# dlopen while contended (tests/profile.bats): the program exports its mutex
+# (-rdynamic) to the library it loads and unloads.
+$(B)/progs/profile_dl: tests/progs/profile_dl.c tests/progs/check.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -pthread $(WARN) -rdynamic -o $@ $< -ldl
+
+$(B)/doubles-profile/libprofile_dl.so: tests/doubles-profile/profile_dl_lib.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -pthread -fPIC -shared $(WARN) -o $@ $<
+
+tests-build: $(B)/progs/profile_dl $(B)/doubles-profile/libprofile_dl.so
+
+.PHONY: profile-bench
+profile-bench: deps-bench
+	@$(MAKE) --no-print-directory bench-build tests-build
+	@scripts/bench-profile --out results/profile

@@ -1,0 +1,170 @@
+/*
+ * lockswap-profile - `lockswap profile`: run a program under the contention
+ * profiler (interpose/profile.c).
+ *
+ *   lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N]
+ *                    [--sample N] [--top N] [--] PROG [ARGS...]
+ *
+ * It sets the LOCKSWAP_PROFILE variables and runs `lockswap -a ALGO -- PROG`
+ * (the lockswap beside it, or $LOCKSWAP_COMMAND), so the algorithm, the
+ * library and every check are lockswap's own. The default algorithm is
+ * pthread: glibc's mutex, so the program is profiled as it is. Bad options:
+ * one line and exit status 2.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N]\n"
+	"                        [--top N] [--] PROG [ARGS...]\n"
+	"\n"
+	"Runs PROG under lockswap's contention profiler and prints, when it exits, the\n"
+	"mutexes that cost it the most waiting, with where each was created and the call\n"
+	"sites (stacks) of its contended acquisitions.\n"
+	"\n"
+	"  -a, --algo ALGO   lock algorithm (default pthread: glibc's own mutex, the program\n"
+	"                    as it is); `lockswap --list` shows the others\n"
+	"  -w, --wait WAIT   waiting policy for lockswap's algorithms: spin, yield, park\n"
+	"  -s, --spin N      spins before yielding or parking\n"
+	"  -o, --out FILE    also save the profile: JSON, or CSV if FILE ends in .csv\n"
+	"                    (LOCKSWAP_PROFILE_OUT); `lockswap report FILE` re-renders a\n"
+	"                    JSON profile with file:line; fork children and programs PROG\n"
+	"                    runs write FILE.PID\n"
+	"      --frames N    frames per call site, 1..64 (LOCKSWAP_PROFILE_FRAMES; default 8)\n"
+	"      --sample N    call site of 1 in N contended acquisitions (LOCKSWAP_PROFILE_SAMPLE;\n"
+	"                    default 1: every one; counts and times are always exact)\n"
+	"      --top N       mutexes in the table on stderr (LOCKSWAP_PROFILE_TOP; default 10;\n"
+	"                    0: no table)\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO -- PROG ARGS...\n"
+	"Exit status: PROG's; 2 for a bad option; 127 if PROG cannot be run.\n";
+
+static __attribute__((noreturn)) void bad(const char *what, const char *arg, const char *valid)
+{
+	fprintf(stderr, "lockswap profile: %s '%s'", what, arg);
+	if (valid)
+		fprintf(stderr, " (valid: %s)", valid);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static const char *number(const char *opt, const char *v, unsigned long long lo, unsigned long long hi)
+{
+	char *end, valid[64];
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	snprintf(valid, sizeof valid, "%llu..%llu", lo, hi);
+	if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
+		char what[64];
+		snprintf(what, sizeof what, "%s: invalid value", opt);
+		bad(what, v, valid);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP };
+	static const struct option opts[] = {
+		{"algo", required_argument, NULL, 'a'},	 {"wait", required_argument, NULL, 'w'},
+		{"spin", required_argument, NULL, 's'},	 {"out", required_argument, NULL, 'o'},
+		{"frames", required_argument, NULL, OPT_FRAMES}, {"sample", required_argument, NULL, OPT_SAMPLE},
+		{"top", required_argument, NULL, OPT_TOP},	 {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *algo = "pthread", *wait = NULL, *spin = NULL;
+	int c;
+	opterr = 0;
+	/* argv[0] may be the full path lockswap ran us by */
+	while ((c = getopt_long(argc, argv, "+a:w:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			algo = optarg;
+			break;
+		case 'w':
+			wait = optarg;
+			break;
+		case 's':
+			spin = optarg;
+			break;
+		case 'o':
+			if (!*optarg)
+				bad("--out: invalid value", optarg, "a file name");
+			setenv("LOCKSWAP_PROFILE_OUT", optarg, 1);
+			break;
+		case OPT_FRAMES:
+			setenv("LOCKSWAP_PROFILE_FRAMES", number("--frames", optarg, 1, 64), 1);
+			break;
+		case OPT_SAMPLE:
+			setenv("LOCKSWAP_PROFILE_SAMPLE", number("--sample", optarg, 1, 1000000000), 1);
+			break;
+		case OPT_TOP:
+			setenv("LOCKSWAP_PROFILE_TOP", number("--top", optarg, 0, 1000000), 1);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default: {
+			char opt[64];
+			if (optopt && optopt < 256)
+				snprintf(opt, sizeof opt, "-%c", optopt);
+			else
+				snprintf(opt, sizeof opt, "%s", argv[optind - 1]);
+			bad("bad option or missing argument:", opt, NULL);
+		}
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "lockswap profile: no program to run (see lockswap profile --help)\n");
+		return 2;
+	}
+
+	char cmd[PATH_MAX];
+	const char *env = getenv("LOCKSWAP_COMMAND");
+	if (env && *env) {
+		snprintf(cmd, sizeof cmd, "%s", env);
+	} else {
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (n <= 0) {
+			fprintf(stderr, "lockswap profile: cannot find my own directory: %s\n", strerror(errno));
+			return 2;
+		}
+		self[n] = '\0';
+		snprintf(cmd, sizeof cmd, "%s/lockswap", dirname(self));
+	}
+	setenv("LOCKSWAP_PROFILE", "1", 1);
+
+	char **args = calloc((size_t)argc + 16, sizeof *args);
+	if (!args) {
+		fprintf(stderr, "lockswap profile: out of memory\n");
+		return 2;
+	}
+	int k = 0;
+	args[k++] = cmd;
+	args[k++] = "-a";
+	args[k++] = (char *)algo;
+	if (wait) {
+		args[k++] = "-w";
+		args[k++] = (char *)wait;
+	}
+	if (spin) {
+		args[k++] = "-s";
+		args[k++] = (char *)spin;
+	}
+	args[k++] = "--";
+	for (int i = optind; i < argc; i++)
+		args[k++] = argv[i];
+	args[k] = NULL;
+	execv(cmd, args);
+	fprintf(stderr, "lockswap profile: cannot run %s: %s\n", cmd, strerror(errno));
+	return 127;
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/env bats
+# The contention profiler (issue 11): LOCKSWAP_PROFILE=1, `lockswap profile`,
+# `lockswap report`. The counts are checked field by field against programs
+# that know them (tests/progs/profile.c prints what its profile must say),
+# for every algorithm and for glibc's own mutex (pthread); contention is
+# forced (the holder waits until the waiter sleeps), never hoped for, so the
+# waiting policy is park.
+bats_require_minimum_version 1.5.0
+load helpers
+TEST_TIMEOUT=60
+P="$PROGS/profile"
+
+setup() {
+  T=$(mktemp -d)
+}
+
+teardown() {
+  rm -rf "$T"
+}
+
+# profiled ALGO OUT CMD...: CMD under ALGO with the profiler on, the table
+# off, the profile saved to OUT (CSV if OUT ends in .csv).
+profiled() {
+  local algo=$1 out=$2
+  shift 2
+  timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo" LOCKSWAP_WAIT=park \
+    LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$out" "$@"
+}
+
+# awk: splits a CSV line into f[1..n] (quoted fields may hold commas)
+CSVSPLIT='
+function csvsplit(s, f,   n) {
+  n = 0
+  for (;;) {
+    if (substr(s, 1, 1) == "\"") {
+      if (!match(s, /^"([^"]|"")*"/)) { f[++n] = s; return n }
+      f[++n] = substr(s, 2, RLENGTH - 2); gsub(/""/, "\"", f[n]); s = substr(s, RLENGTH + 1)
+    } else if (match(s, /,/)) {
+      f[++n] = substr(s, 1, RSTART - 1); s = substr(s, RSTART)
+    } else { f[++n] = s; return n }
+    if (substr(s, 1, 1) != ",") return n
+    s = substr(s, 2)
+  }
+}'
+
+# check_profile EXPECT CSV: every line "FILE ADDRESS INDEX FIELD OP VALUE" of
+# EXPECT holds in the profile CSV (FILE "-") or CSV.FILE (a child's).
+# Pseudo-fields: site_contended (sum over the record's call sites),
+# site_stack (their stacks).
+check_profile() {
+  local expect=$1 csv=$2 f file out rc=0
+  [ -s "$expect" ] || { echo "the program printed no expectations"; return 1; }
+  for f in $(awk '{ print $1 }' "$expect" | sort -u); do
+    file=$csv
+    [ "$f" = - ] || file="$csv.$f"
+    [ -s "$file" ] || { echo "no profile $file"; rc=1; continue; }
+    out=$(awk -v want="$f" "$CSVSPLIT"'
+      FNR == NR { if ($1 == want) { e[++ne] = $0; addr[$2] = 1 } next }
+      FNR == 1 { nh = csvsplit($0, h); for (i = 1; i <= nh; i++) col[h[i]] = i; next }
+      {
+        csvsplit($0, v)
+        if (v[1] == "site") {
+          sc[v[2]] += v[col["contended"]]; ss[v[2]] = ss[v[2]] " " v[col["stack"]]; next
+        }
+        if (!(v[3] in addr)) next
+        k = v[3]; n = ++cnt[k]; ids[k, n] = v[2] + 0; kind[k] = v[1]
+        for (c in col) val[k, v[2] + 0, c] = v[col[c]]
+      }
+      END {
+        bad = 0
+        for (i = 1; i <= ne; i++) {
+          split(e[i], x, " ")
+          k = x[2]; idx = x[3]; fld = x[4]; op = x[5]
+          want_v = substr(e[i], index(e[i], " " op " ") + length(op) + 2)
+          if (!(k in cnt)) { print "no record at " k " (" fld ")"; bad = 1; continue }
+          # the INDEX-th record at this address, by id
+          for (a = 1; a <= cnt[k]; a++) o[a] = ids[k, a]
+          for (a = 1; a <= cnt[k]; a++) for (b = a + 1; b <= cnt[k]; b++) if (o[b] < o[a]) { t = o[a]; o[a] = o[b]; o[b] = t }
+          if (idx > cnt[k]) { print k ": no record number " idx; bad = 1; continue }
+          id = o[idx]
+          if (fld == "site_contended") got = sc[id] + 0
+          else if (fld == "site_stack") got = ss[id]
+          else got = val[k, id, fld]
+          ok = op == "=" ? got == want_v : op == ">=" ? got + 0 >= want_v + 0 : index(got, want_v) > 0
+          if (!ok) { printf "%s record %d (%s #%d) %s: got \"%s\", want %s %s\n", k, idx, kind[k], id, fld, got, op, want_v; bad = 1 }
+        }
+        exit bad
+      }' "$expect" "$file") || { echo "$file:"; echo "$out"; rc=1; }
+  done
+  return $rc
+}
+
+# each_profiled CASE [VAR=VALUE...]: CASE of the profile program under every
+# algorithm and pthread, its profile checked; fails naming every algorithm
+# that failed.
+each_profiled() {
+  local c=$1 a failed=()
+  shift
+  for a in $(algos); do
+    if ! profiled "$a" "$T/$a.csv" env "$@" "$P" "$c" >"$T/$a.expect" 2>"$T/$a.err"; then
+      failed+=("$a"); echo "=== $a: the program failed:"; tail -5 "$T/$a.err"; continue
+    fi
+    check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1 || {
+      failed+=("$a"); echo "=== $a:"; head -20 "$T/$a.check"; }
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
+}
+
+@test "the profile programs pass natively (glibc), and print their expectations" {
+  for c in counts sampled fork malloc; do
+    run timeout 30 "$P" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+    [ -n "$output" ] || { echo "native $c printed nothing"; return 1; }
+  done
+}
+
+@test "counts exact, field by field, for every algorithm and pthread: lock, trylock, timedlock, contended, trylock failures, timeouts, hand-offs, longest queue, condvar waits, timeouts, signals, broadcasts; recursive relocks; glibc's process-shared, robust and PI mutexes; destroy and re-init make new records; threads that exit early" {
+  each_profiled counts
+}
+
+@test "LOCKSWAP_PROFILE_SAMPLE=3 takes the call sites of 1 contended acquisition in 3; counts stay exact (every algorithm)" {
+  each_profiled sampled
+  each_profiled sampled LOCKSWAP_PROFILE_SAMPLE=3
+}
+
+@test "fork while contended: each child writes FILE.PID with its own counts (exit, _exit, _Exit); the parent's profile has only the parent's" {
+  each_profiled fork
+}
+
+@test "contention inside malloc-heavy code, call sites taken: no deadlock, no recursion, exact count (every algorithm)" {
+  each_profiled malloc
+}
+
+@test "100,000 mutexes, each initialised, locked, trylocked by a second thread and destroyed: 100,000 exact records (pthread, ttas inline, alock out-of-line)" {
+  local a n
+  for a in pthread ttas alock; do
+    profiled "$a" "$T/$a.csv" "$P" many >"$T/$a.out" || { echo "$a: the program failed"; return 1; }
+    grep -v '^rows' "$T/$a.out" >"$T/$a.expect"
+    check_profile "$T/$a.expect" "$T/$a.csv" || { echo "under $a"; return 1; }
+    n=$(awk "$CSVSPLIT"'
+      NR > 1 { csvsplit($0, v); if (v[1] == "mutex" && v[7] == "destroyed" && v[9] == 1 && v[10] == 1) n++ }
+      END { print n + 0 }' "$T/$a.csv")
+    [ "$n" -eq 100000 ] || { echo "$a: $n records with lock=1 trylock=1 destroyed, expected 100000"; return 1; }
+  done
+}
+
+@test "dlopen and dlclose while contended, the library's constructor and destructor taking the mutex: no deadlock, exact count (every algorithm)" {
+  local a failed=()
+  for a in $(algos); do
+    if ! profiled "$a" "$T/$a.csv" "$PROGS/profile_dl" run "$B/doubles-profile/libprofile_dl.so" \
+      >"$T/$a.expect" 2>"$T/$a.err" || ! check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1; then
+      failed+=("$a"); echo "=== $a:"; tail -5 "$T/$a.err" "$T/$a.check"
+    fi
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
+}
+
+@test "the profile is written when a thread calls exit, on _exit, abort and SIGTERM, and the program's exit status is unchanged" {
+  local a c st want
+  for a in pthread mcs; do
+    for c in exit_thread:0 _exit:0 abort:134 sigterm:143; do
+      want=${c#*:}
+      c=${c%:*}
+      st=0
+      timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
+        LOCKSWAP_PROFILE_OUT="$T/$c.csv" "$P" "$c" >"$T/$c.expect" 2>"$T/$c.err" || st=$?
+      [ "$st" -eq "$want" ] || { echo "$a $c: status $st, expected $want"; cat "$T/$c.err"; return 1; }
+      grep -q "acquired  contended" "$T/$c.err" || { echo "$a $c: no table on stderr"; cat "$T/$c.err"; return 1; }
+      check_profile "$T/$c.expect" "$T/$c.csv" || { echo "under $a, case $c"; return 1; }
+    done
+  done
+}
+
+@test "the table on stderr: top LOCKSWAP_PROFILE_TOP mutexes by wait time with their call sites; a program without mutexes gets one line" {
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs LOCKSWAP_WAIT=park LOCKSWAP_PROFILE=1 \
+    LOCKSWAP_PROFILE_TOP=2 "$P" counts
+  assert_success
+  [[ "$stderr" == *"algorithm mcs, wait park"* ]] || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"top 2 of "*" mutexes"* ]] || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"site 1: "*"attempt_fn+0x"* ]] || { echo "$stderr"; return 1; }
+  # two mutex rows: the id, then the acquisitions
+  [ "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ' <<<"$stderr")" -eq 2 ] || { echo "$stderr"; return 1; }
+  # the first is the one with the most waiting: A, with its 2 ms timeout
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs LOCKSWAP_PROFILE=1 true
+  [ "${#stderr_lines[@]}" -eq 1 ] && [[ "$stderr" == "lockswap profile: no mutex or condition variable was used by "* ]] ||
+    { echo "$stderr"; return 1; }
+}
+
+@test "lockswap profile: glibc's mutex by default, -a for another algorithm, -o saves JSON that lockswap report re-renders with file:line" {
+  run --separate-stderr "$LOCKSWAP" profile -o "$T/p.json" --top 3 -- "$P" counts
+  assert_success
+  [[ "$stderr" == *"algorithm pthread, wait glibc"* ]] || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"saved to $T/p.json"* ]] || { echo "$stderr"; return 1; }
+  run --separate-stderr "$LOCKSWAP" profile -a mcs -w park --frames 3 --sample 1 -o "$T/m.json" -- "$P" counts
+  assert_success
+  [[ "$stderr" == *"algorithm mcs, wait park"* ]] || { echo "$stderr"; return 1; }
+  run "$LOCKSWAP" report "$T/m.json"
+  assert_success
+  assert_output --partial "(profile.c:"   # frames resolved to file:line
+  assert_output --partial "created at:"
+  assert_output --partial "hold histogram"
+  assert_output --partial "site 1: "
+  # --frames 3: no call site deeper than 3 frames
+  awk '/site [0-9]+:/ { n = 0; s = 1; next } s && /^             / { if (++n > 3) bad = 1; next } { s = 0 } END { exit bad }' <<<"$output"
+  # --sort acquisitions --top 1: the mutex with the most acquisitions (A: 17)
+  run "$LOCKSWAP" report --sort acquisitions --top 1 "$T/m.json"
+  assert_success
+  assert_output --regexp $'\n +[0-9]+ +17 '
+  [ "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ' <<<"$output")" -eq 1 ]
+  # --csv: the same records as the library's own CSV
+  run "$LOCKSWAP" report --csv "$T/m.json"
+  assert_success
+  [ "$(grep -c '^mutex,' <<<"$output")" -eq "$(grep -o '"id"' "$T/m.json" | wc -l | awk '{print $1 - 1}')" ]
+}
+
+@test "bad profiler settings: one line naming the problem and the valid choices, exit 2 before main" {
+  local v
+  for v in LOCKSWAP_PROFILE=2 LOCKSWAP_PROFILE=yes "LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_FRAMES=0" \
+    "LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_FRAMES=65" "LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_SAMPLE=0" \
+    "LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=-1" "LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_OUT=$T/no/such/dir/p.json" \
+    LOCKSWAP_PROFILE_OUT=$T/p.json LOCKSWAP_PROFILE_FRAMES=4; do
+    # shellcheck disable=SC2086
+    run --separate-stderr env LD_PRELOAD="$LIB" $v "$PROGS/hello"
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "${#stderr_lines[@]}" -eq 1 ] &&
+      [[ "$stderr" == "lockswap: LOCKSWAP_PROFILE"* ]] || { echo "$v: status $status: $stderr"; return 1; }
+  done
+  for v in "--frames 0" "--sample x" "--top -1" "-o ''" "-a nosuch" "--bogus"; do
+    eval "run --separate-stderr \"\$LOCKSWAP\" profile $v -- \"\$PROGS/hello\""
+    [ "$status" -eq 2 ] && [ "${#stderr_lines[@]}" -eq 1 ] || { echo "$v: status $status: $stderr"; return 1; }
+  done
+  echo '{"not": "a profile"}' >"$T/bad.json"
+  for v in "$T/missing.json" "$T/bad.json" "--sort x $T/bad.json" "--top x $T/bad.json"; do
+    # shellcheck disable=SC2086
+    run --separate-stderr "$LOCKSWAP" report $v
+    [ "$status" -eq 2 ] && [ "${#stderr_lines[@]}" -eq 1 ] || { echo "$v: status $status: $stderr"; return 1; }
+  done
+}
+
+@test "profiling on, lock and unlock go through the recording wrappers (so that tests/fastpath.bats, which finds none with profiling off, can fail)" {
+  command -v valgrind >/dev/null || skip "valgrind is not installed"
+  local out
+  out=$(mktemp)
+  TEST_TIMEOUT=120 under tas -- env LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 valgrind --tool=callgrind \
+    --callgrind-out-file="$out" "$PROGS/pairs" 20000 >/dev/null 2>&1
+  run bash -c "grep -oE '^c?fn=\([0-9]+\) (w_lock|w_unlock)$' '$out' | sed 's/.* //' | sort -u | wc -l"
+  rm -f "$out"
+  [ "$output" -eq 2 ] || { echo "wrappers seen: $output"; return 1; }
+}

@@ -1,0 +1,514 @@
+/*
+ * profile - programs with known numbers of every kind of acquisition, for
+ * the contention profiler's tests (tests/profile.bats). Each case does its
+ * work, then prints what the profile must say, one line per field:
+ *
+ *	FILE ADDRESS INDEX FIELD OP VALUE
+ *
+ * FILE is "-" for the process's own profile or the pid of the fork child
+ * whose profile (FILE.PID) it is; INDEX counts the records at ADDRESS in
+ * creation order (a mutex destroyed and initialised again is two records);
+ * FIELD is a column of the CSV profile; OP is "=", ">=" or "~" (the field
+ * contains VALUE). Contention is forced, never hoped for: the holder waits
+ * until the waiter sleeps inside its attempt (run under LOCKSWAP_WAIT=park).
+ * Natively (glibc) every case runs too and prints the same lines.
+ */
+#include "check.h"
+
+#include <stdbool.h>
+#include <sys/wait.h>
+
+static void expect(long pid, const void *addr, int index, const char *field, const char *op, long long value)
+{
+	if (pid)
+		printf("%ld %#lx %d %s %s %lld\n", pid, (unsigned long)addr, index, field, op, value);
+	else
+		printf("- %#lx %d %s %s %lld\n", (unsigned long)addr, index, field, op, value);
+}
+
+static void expect_has(const void *addr, int index, const char *field, const char *text)
+{
+	printf("- %#lx %d %s ~ %s\n", (unsigned long)addr, index, field, text);
+}
+
+/* ---- forcing contention ---- */
+
+enum { DO_LOCK, DO_TIMED_FAR, DO_TRY, DO_TIMED_2MS, DO_TIMED_PAST };
+
+struct attempt {
+	pthread_mutex_t *m;
+	int how, rc;
+	atomic_int tid, started;
+};
+
+static void *attempt_fn(void *p)
+{
+	struct attempt *a = p;
+	struct timespec dl;
+	atomic_store(&a->tid, (int)gettid());
+	atomic_store(&a->started, 1);
+	switch (a->how) {
+	case DO_LOCK:
+		a->rc = pthread_mutex_lock(a->m);
+		break;
+	case DO_TIMED_FAR:
+		dl = deadline_in(CLOCK_REALTIME, FAR_NS);
+		a->rc = pthread_mutex_timedlock(a->m, &dl);
+		break;
+	case DO_TRY:
+		a->rc = pthread_mutex_trylock(a->m);
+		break;
+	case DO_TIMED_2MS:
+		dl = deadline_in(CLOCK_REALTIME, 2 * MS);
+		a->rc = pthread_mutex_timedlock(a->m, &dl);
+		break;
+	default:
+		dl = deadline_in(CLOCK_REALTIME, -1 * MS);
+		a->rc = pthread_mutex_timedlock(a->m, &dl);
+		break;
+	}
+	if (a->rc == 0)
+		CHECK_RC(pthread_mutex_unlock(a->m), 0);
+	return NULL;
+}
+
+/* The caller takes m; another thread attempts `how`. A blocking attempt is
+ * let through only once that thread sleeps inside it: its first attempt
+ * found m held. Returns the other thread's result. */
+static int while_held(pthread_mutex_t *m, int how)
+{
+	bool blocking = how == DO_LOCK || how == DO_TIMED_FAR;
+	struct attempt a = {.m = m, .how = how};
+	CHECK_RC(pthread_mutex_lock(m), 0);
+	pthread_t t = spawn(attempt_fn, &a);
+	if (blocking) {
+		await_at_least(&a.started, 1);
+		if (!await_sleeping(atomic_load(&a.tid), 60000))
+			FAIL("the waiter never slept in its attempt");
+	} else {
+		join(t);
+	}
+	CHECK_RC(pthread_mutex_unlock(m), 0);
+	if (blocking)
+		join(t);
+	return a.rc;
+}
+
+static void lock_n(pthread_mutex_t *m, int n)
+{
+	for (int i = 0; i < n; i++) {
+		CHECK_RC(pthread_mutex_lock(m), 0);
+		CHECK_RC(pthread_mutex_unlock(m), 0);
+	}
+}
+
+static void init_attr(pthread_mutex_t *m, int pshared, int robust, int protocol)
+{
+	pthread_mutexattr_t a;
+	CHECK_RC(pthread_mutexattr_init(&a), 0);
+	CHECK_RC(pthread_mutexattr_setpshared(&a, pshared), 0);
+	CHECK_RC(pthread_mutexattr_setrobust(&a, robust), 0);
+	CHECK_RC(pthread_mutexattr_setprotocol(&a, protocol), 0);
+	CHECK_RC(pthread_mutex_init(m, &a), 0);
+	CHECK_RC(pthread_mutexattr_destroy(&a), 0);
+}
+
+/* ---- counts: every kind of acquisition, condvars, reuse, early exits ---- */
+
+static pthread_mutex_t A = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t B, C, D, E, F, G, P, R, I;
+static pthread_cond_t CV = PTHREAD_COND_INITIALIZER;
+static int pred;
+
+struct cond_waiter {
+	atomic_int tid, started;
+};
+static void *cond_waiter_fn(void *p)
+{
+	struct cond_waiter *w = p;
+	CHECK_RC(pthread_mutex_lock(&D), 0);
+	atomic_store(&w->tid, (int)gettid());
+	atomic_store(&w->started, 1);
+	while (!pred)
+		CHECK_RC(pthread_cond_wait(&CV, &D), 0);
+	CHECK_RC(pthread_mutex_unlock(&D), 0);
+	return NULL;
+}
+
+static atomic_int g_done;
+static void *detached_fn(void *p)
+{
+	(void)p;
+	lock_n(&G, 7);
+	atomic_store(&g_done, 1);
+	return NULL;
+}
+
+static __attribute__((noinline)) void make_e(void)
+{
+	init_type(&E, PTHREAD_MUTEX_NORMAL);
+}
+
+static void counts(void)
+{
+	struct timespec far = deadline_in(CLOCK_REALTIME, FAR_NS);
+
+	/* A (static initialiser): uncontended lock, trylock, timedlock */
+	lock_n(&A, 5);
+	for (int i = 0; i < 3; i++) {
+		CHECK_RC(pthread_mutex_trylock(&A), 0);
+		CHECK_RC(pthread_mutex_unlock(&A), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		CHECK_RC(pthread_mutex_timedlock(&A, &far), 0);
+		CHECK_RC(pthread_mutex_unlock(&A), 0);
+	}
+	/* contended lock, trylock failure, two timeouts, contended timedlock;
+	 * each thread exits before the program does */
+	CHECK_RC(while_held(&A, DO_LOCK), 0);
+	CHECK_RC(while_held(&A, DO_TRY), EBUSY);
+	CHECK_RC(while_held(&A, DO_TIMED_2MS), ETIMEDOUT);
+	CHECK_RC(while_held(&A, DO_TIMED_PAST), ETIMEDOUT);
+	CHECK_RC(while_held(&A, DO_TIMED_FAR), 0);
+
+	/* B recursive: inner relocks are not acquisitions; C errorcheck: the
+	 * owner's EDEADLK and EBUSY are neither acquisitions nor failures */
+	init_type(&B, PTHREAD_MUTEX_RECURSIVE);
+	CHECK_RC(pthread_mutex_lock(&B), 0);
+	CHECK_RC(pthread_mutex_lock(&B), 0);
+	CHECK_RC(pthread_mutex_trylock(&B), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_RC(pthread_mutex_unlock(&B), 0);
+	init_type(&C, PTHREAD_MUTEX_ERRORCHECK);
+	CHECK_RC(pthread_mutex_lock(&C), 0);
+	CHECK_RC(pthread_mutex_lock(&C), EDEADLK);
+	CHECK_RC(pthread_mutex_trylock(&C), EBUSY);
+	CHECK_RC(pthread_mutex_unlock(&C), 0);
+
+	/* glibc's own: process-shared (also contended), robust, PI */
+	init_attr(&P, PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_STALLED, PTHREAD_PRIO_NONE);
+	lock_n(&P, 2);
+	CHECK_RC(pthread_mutex_trylock(&P), 0);
+	CHECK_RC(pthread_mutex_unlock(&P), 0);
+	CHECK_RC(while_held(&P, DO_LOCK), 0);
+	init_attr(&R, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_ROBUST, PTHREAD_PRIO_NONE);
+	lock_n(&R, 1);
+	init_attr(&I, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED, PTHREAD_PRIO_INHERIT);
+	lock_n(&I, 1);
+
+	/* D and CV: one wait (signalled after the waiter sleeps in it, by a
+	 * signaller that released D first), one timeout, signals and
+	 * broadcasts nobody waits for */
+	init_type(&D, PTHREAD_MUTEX_NORMAL);
+	struct cond_waiter w = {0};
+	pthread_t t = spawn(cond_waiter_fn, &w);
+	await_at_least(&w.started, 1);
+	if (!await_sleeping(atomic_load(&w.tid), 60000))
+		FAIL("the condvar waiter never slept");
+	CHECK_RC(pthread_mutex_lock(&D), 0);
+	pred = 1;
+	CHECK_RC(pthread_mutex_unlock(&D), 0);
+	CHECK_RC(pthread_cond_signal(&CV), 0);
+	join(t);
+	CHECK_RC(pthread_mutex_lock(&D), 0);
+	struct timespec soon = deadline_in(CLOCK_REALTIME, 1 * MS);
+	CHECK_RC(pthread_cond_timedwait(&CV, &D, &soon), ETIMEDOUT);
+	CHECK_RC(pthread_mutex_unlock(&D), 0);
+	CHECK_RC(pthread_cond_broadcast(&CV), 0);
+	CHECK_RC(pthread_cond_broadcast(&CV), 0);
+	CHECK_RC(pthread_cond_signal(&CV), 0);
+
+	/* E destroyed and initialised again; F initialised again without
+	 * destroy: two records each */
+	make_e();
+	lock_n(&E, 2);
+	CHECK_RC(pthread_mutex_destroy(&E), 0);
+	make_e();
+	lock_n(&E, 3);
+	CHECK_RC(pthread_mutex_destroy(&E), 0);
+	init_type(&F, PTHREAD_MUTEX_NORMAL);
+	lock_n(&F, 1);
+	init_type(&F, PTHREAD_MUTEX_NORMAL);
+	lock_n(&F, 4);
+
+	/* G: a detached thread that is gone (or going) when the program ends */
+	init_type(&G, PTHREAD_MUTEX_NORMAL);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_t dt;
+	CHECK_RC(pthread_create(&dt, &at, detached_fn, NULL), 0);
+	await_at_least(&g_done, 1);
+
+	/* lock: 5 + 5 by the holder in while_held + 1 by the contended waiter */
+	expect(0, &A, 1, "lock", "=", 11);
+	expect(0, &A, 1, "trylock", "=", 3);
+	expect(0, &A, 1, "timedlock", "=", 3);
+	expect(0, &A, 1, "contended", "=", 2);
+	expect(0, &A, 1, "trylock_failed", "=", 1);
+	expect(0, &A, 1, "timeouts", "=", 2);
+	/* acquirers: main x11, waiter, main x4, timed waiter */
+	expect(0, &A, 1, "handoffs", "=", 3);
+	expect(0, &A, 1, "max_waiters", "=", 1);
+	expect(0, &A, 1, "wait_ns", ">=", 2 * MS); /* the 2 ms timeout waited */
+	expect(0, &A, 1, "hold_max_ns", ">=", 2 * MS);
+	expect_has(&A, 1, "origin", "first-use");
+	expect_has(&A, 1, "stack", "counts");
+	expect(0, &B, 1, "lock", "=", 1);
+	expect(0, &B, 1, "trylock", "=", 0);
+	expect(0, &C, 1, "lock", "=", 1);
+	expect(0, &C, 1, "trylock", "=", 0);
+	expect(0, &C, 1, "trylock_failed", "=", 0);
+	expect(0, &P, 1, "lock", "=", 4);
+	expect(0, &P, 1, "trylock", "=", 1);
+	expect(0, &P, 1, "contended", "=", 1);
+	expect(0, &P, 1, "glibc", "=", 1);
+	expect_has(&P, 1, "type", "pshared");
+	expect(0, &R, 1, "lock", "=", 1);
+	expect_has(&R, 1, "type", "robust");
+	expect(0, &I, 1, "lock", "=", 1);
+	expect_has(&I, 1, "type", "pi");
+	/* D: waiter, main, waiter's relock, main, main's relock after the timeout */
+	expect(0, &D, 1, "lock", "=", 5);
+	expect(0, &D, 1, "contended", "=", 0);
+	expect(0, &D, 1, "handoffs", "=", 3);
+	expect(0, &CV, 1, "waits", "=", 1);
+	expect(0, &CV, 1, "timeouts", "=", 1);
+	expect(0, &CV, 1, "signals", "=", 2);
+	expect(0, &CV, 1, "broadcasts", "=", 2);
+	expect(0, &CV, 1, "wait_ns", ">=", 1 * MS);
+	expect(0, &E, 1, "lock", "=", 2);
+	expect_has(&E, 1, "ended", "destroyed");
+	expect_has(&E, 1, "origin", "init");
+	expect_has(&E, 1, "stack", "make_e");
+	expect(0, &E, 2, "lock", "=", 3);
+	expect_has(&E, 2, "ended", "destroyed");
+	expect(0, &F, 1, "lock", "=", 1);
+	expect_has(&F, 1, "ended", "reused");
+	expect(0, &F, 2, "lock", "=", 4);
+	expect(0, &G, 1, "lock", "=", 7);
+}
+
+/* ---- fork: each child writes its own profile ---- */
+
+static pthread_mutex_t FG = PTHREAD_MUTEX_INITIALIZER, FH, FK = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int stop, paused;
+
+/* Contended acquisitions (and their stacks) while the program forks; paused
+ * while a child runs, so that the child's own forced contention is not
+ * starved of CPU on a busy machine. */
+static void *hammer_fn(void *p)
+{
+	(void)p;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		lock_n(&FK, 10);
+		while (atomic_load_explicit(&paused, memory_order_relaxed)) {
+			struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void fork_case(void)
+{
+	lock_n(&FG, 3);
+	pthread_t h[2];
+	for (int i = 0; i < 2; i++)
+		h[i] = spawn(hammer_fn, NULL);
+	for (int i = 0; i < 3; i++) {
+		fflush(stdout);
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			long me = (long)getpid();
+			lock_n(&FG, 4);
+			init_type(&FH, PTHREAD_MUTEX_NORMAL);
+			lock_n(&FH, 2);
+			CHECK_RC(while_held(&FG, DO_LOCK), 0);
+			expect(me, &FG, 1, "lock", "=", 6);
+			expect(me, &FG, 1, "contended", "=", 1);
+			expect(me, &FH, 1, "lock", "=", 2);
+			fflush(stdout);
+			if (i == 0)
+				exit(0);
+			if (i == 1)
+				_exit(0);
+			_Exit(0);
+		}
+		atomic_store(&paused, 1);
+		int st;
+		CHECK_EQ(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			FAIL("child failed (status 0x%x)", st);
+		atomic_store(&paused, 0);
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < 2; i++)
+		join(h[i]);
+	lock_n(&FG, 2);
+	expect(0, &FG, 1, "lock", "=", 5);
+	expect(0, &FG, 1, "contended", "=", 0);
+}
+
+/* ---- 100,000 mutexes, used by two threads ---- */
+
+#define MANY 100000
+static pthread_mutex_t *many_m;
+
+static void *many_try_fn(void *p)
+{
+	(void)p;
+	for (int i = 0; i < MANY; i++) {
+		CHECK_RC(pthread_mutex_trylock(&many_m[i]), 0);
+		CHECK_RC(pthread_mutex_unlock(&many_m[i]), 0);
+	}
+	return NULL;
+}
+
+static void many(void)
+{
+	many_m = calloc(MANY, sizeof *many_m);
+	CHECK(many_m != NULL);
+	for (int i = 0; i < MANY; i++)
+		CHECK_RC(pthread_mutex_init(&many_m[i], NULL), 0);
+	for (int i = 0; i < MANY; i++)
+		lock_n(&many_m[i], 1);
+	join(spawn(many_try_fn, NULL));
+	for (int i = 0; i < MANY; i++)
+		CHECK_RC(pthread_mutex_destroy(&many_m[i]), 0);
+	expect(0, &many_m[0], 1, "lock", "=", 1);
+	expect(0, &many_m[MANY - 1], 1, "trylock", "=", 1);
+	expect_has(&many_m[MANY / 2], 1, "ended", "destroyed");
+	printf("rows lock=1 trylock=1 destroyed %d\n", MANY);
+}
+
+/* ---- allocation-heavy contention ---- */
+
+static pthread_mutex_t MM = PTHREAD_MUTEX_INITIALIZER;
+static void *volatile shared_block;
+
+static void *malloc_fn(void *p)
+{
+	unsigned seed = (unsigned)(uintptr_t)p;
+	for (int i = 0; i < 2000; i++) {
+		void *mine = malloc(16 + rand_r(&seed) % 4096);
+		CHECK(mine != NULL);
+		CHECK_RC(pthread_mutex_lock(&MM), 0);
+		free(shared_block); /* freed by a thread that did not allocate it */
+		shared_block = malloc(16 + rand_r(&seed) % 65536);
+		CHECK(shared_block != NULL);
+		CHECK_RC(pthread_mutex_unlock(&MM), 0);
+		free(mine);
+	}
+	return NULL;
+}
+
+static void malloc_case(void)
+{
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		t[i] = spawn(malloc_fn, (void *)(uintptr_t)(i + 1));
+	for (int i = 0; i < 4; i++)
+		join(t[i]);
+	free(shared_block);
+	expect(0, &MM, 1, "lock", "=", 8000);
+}
+
+/* ---- ten contended acquisitions by one thread, one after the other ---- */
+
+static pthread_mutex_t SQ = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int sq_held, sq_done, sq_tid;
+
+static void *seq_fn(void *p)
+{
+	(void)p;
+	atomic_store(&sq_tid, (int)gettid());
+	for (int i = 1; i <= 10; i++) {
+		await_at_least(&sq_held, i); /* the main thread holds SQ */
+		CHECK_RC(pthread_mutex_lock(&SQ), 0);
+		CHECK_RC(pthread_mutex_unlock(&SQ), 0);
+		atomic_store(&sq_done, i);
+	}
+	return NULL;
+}
+
+/* With LOCKSWAP_PROFILE_SAMPLE=3 the call sites count acquisitions 1, 4, 7
+ * and 10 of the thread; the counts stay exact. */
+static void sampled(void)
+{
+	pthread_t t = spawn(seq_fn, NULL);
+	while (!atomic_load(&sq_tid))
+		sched_yield();
+	for (int i = 1; i <= 10; i++) {
+		CHECK_RC(pthread_mutex_lock(&SQ), 0);
+		atomic_store(&sq_held, i);
+		if (!await_sleeping(atomic_load(&sq_tid), 60000))
+			FAIL("the waiter never slept");
+		CHECK_RC(pthread_mutex_unlock(&SQ), 0);
+		await_at_least(&sq_done, i);
+	}
+	join(t);
+	expect(0, &SQ, 1, "lock", "=", 20);
+	expect(0, &SQ, 1, "contended", "=", 10);
+	expect(0, &SQ, 1, "handoffs", "=", 19);
+	const char *n = getenv("LOCKSWAP_PROFILE_SAMPLE");
+	expect(0, &SQ, 1, "site_contended", "=", n && !strcmp(n, "3") ? 4 : 10);
+	expect_has(&SQ, 1, "site_stack", "seq_fn");
+}
+
+/* ---- the ways a program ends ---- */
+
+static pthread_mutex_t X = PTHREAD_MUTEX_INITIALIZER;
+
+static void *exit_fn(void *p)
+{
+	(void)p;
+	lock_n(&X, 3);
+	expect(0, &X, 1, "lock", "=", 4);
+	fflush(stdout);
+	exit(0); /* from a thread, while main waits */
+}
+
+static void exit_thread(void)
+{
+	lock_n(&X, 1);
+	join(spawn(exit_fn, NULL));
+	FAIL("exit() in a thread returned");
+}
+
+static void ends_prologue(void)
+{
+	lock_n(&X, 2);
+	expect(0, &X, 1, "lock", "=", 2);
+	fflush(stdout);
+}
+
+static void underscore_exit(void)
+{
+	ends_prologue();
+	_exit(0);
+}
+
+static void aborts(void)
+{
+	ends_prologue();
+	abort();
+}
+
+static void terminated(void)
+{
+	ends_prologue();
+	raise(SIGTERM);
+}
+
+static const struct test_case cases[] = {
+	{"counts", counts}, {"sampled", sampled}, {"fork", fork_case},      {"many", many},	  {"malloc", malloc_case},
+	{"exit_thread", exit_thread}, {"_exit", underscore_exit}, {"abort", aborts}, {"sigterm", terminated},
+	{0, 0},
+};
+
+int main(int argc, char **argv)
+{
+	return run_case(cases, argc, argv);
+}
