@@ -4,10 +4,9 @@
  * design and its settings; the paper's own implementation, in the authors'
  * lock library, was read for the constants). Not in ../shared/papers.
  *
- * Design. The paper finds that sleeping costs a futex round trip of some 7000
- * cycles, so a waiter should spin about as long as a sleep and a wake-up
- * would cost, and a releaser should not pay for a wake-up that a spinner
- * makes unnecessary. So:
+ * Design. Sleeping in the kernel and being woken costs thousands of cycles,
+ * so a waiter spins for a while before it sleeps, and a releaser does not
+ * pay for a wake-up that a spinner makes unnecessary. So:
  *   lock    set the lock bit; held: spin up to SPIN (8192 cycles at the
  *           paper's 2.8 GHz, LOCKSWAP_MUTEXEE_SPIN_NS) re-trying the bit;
  *           then sleep: swap in LOCKED|CONTENDED and futex-wait while the
