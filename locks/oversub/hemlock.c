@@ -2,11 +2,13 @@
  * hemlock.c - Hemlock, compact FIFO queue lock.
  *
  * Dice & Kogan, "Hemlock: Compact and Scalable Mutual Exclusion", SPAA 2021
- * (arXiv 2102.03863; not in ../shared/papers): the algorithm of its first
- * listing, with its "coherence traffic reduction" (the successor
- * acknowledges with an atomic exchange) and its "overlap" refinement (a
- * release does not wait for the acknowledgement; the next write of the same
- * Grant word does).
+ * (arXiv 2102.03863; not in ../shared/papers, and its full text could not be
+ * obtained here: the listing is the one reproduced in Scott & Brown,
+ * "Shared-Memory Synchronization", 2nd ed., fig. 4.15, and public
+ * implementations were read for the refinements): the base algorithm, with
+ * "coherence traffic reduction" (the successor acknowledges with an atomic
+ * exchange) and the "overlap" refinement (a release does not wait for the
+ * acknowledgement; the next write of the same Grant word does).
  *
  * Design. A lock is one word, Tail; a thread has one word, Grant, for all
  * locks. To acquire, a thread swaps its own record into Tail; if there was a

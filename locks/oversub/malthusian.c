@@ -3,7 +3,10 @@
  * restriction).
  *
  * Dice, "Malthusian Locks", EuroSys 2017 (arXiv 1511.06035; not in
- * ../shared/papers): an MCS lock whose unlock "culls" surplus waiters. If
+ * ../shared/papers, and only its abstract could be read here: the choices
+ * below that the abstract does not fix are this file's, and say so: which
+ * waiter is culled, which passive waiter is re-admitted, how the fairness
+ * trial is drawn): an MCS lock whose unlock "culls" surplus waiters. If
  * more threads circulate over a lock than are needed to keep it saturated
  * (continuously held), the excess only costs (here: they are the threads
  * that must be woken, or wait for a CPU, when the lock reaches them). So at

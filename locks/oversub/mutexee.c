@@ -1,8 +1,9 @@
 /*
  * mutexee.c - MUTEXEE, the spin-then-futex mutex of Falsafi, Guerraoui,
  * Picorel and Trigonakis, "Unlocking Energy", USENIX ATC 2016 (the MUTEXEE
- * design and its settings; the paper's own implementation, in the authors'
- * lock library, was read for the constants). Not in ../shared/papers.
+ * design and its settings). Not in ../shared/papers, and only the paper's
+ * abstract could be read here; the authors' own implementation (in their
+ * lock library and LiTL) was read for the design and its constants.
  *
  * Design. Sleeping in the kernel and being woken costs thousands of cycles,
  * so a waiter spins for a while before it sleeps, and a releaser does not

@@ -8,7 +8,8 @@
  * (waiters, not the holder, reorder the queue by a policy, off the critical
  * path) and the blocking mutex built on them (the shuffler also wakes the
  * waiters it passes, so that the next few are running when the lock comes).
- * The authors' kernel code for the blocking mutex was read for its facts.
+ * The paper's full text could not be obtained here; the authors' kernel code
+ * for the blocking mutex was read for its facts.
  *
  * Design. lock: take the word with one CAS (stealing). Else join the queue;
  * a waiter that is not at its head waits, by the policy, on its own node

@@ -2,7 +2,8 @@
  * ptl.c - the partitioned ticket lock.
  *
  * Dice, "Brief Announcement: A Partitioned Ticket Lock", SPAA 2011 (not in
- * ../shared/papers): a ticket lock whose single "now serving" word is split
+ * ../shared/papers; its abstract and the matching patent, US 9158596, were
+ * read here): a ticket lock whose single "now serving" word is split
  * into N grant slots, each the sole occupant of its cache line. A thread
  * takes a ticket with fetch-and-increment; the holder of ticket t releases by
  * writing t+1 into grant slot (t+1) mod N; a waiter watches only its own
