@@ -22,7 +22,7 @@
  *
  * Here. unlock() may run on another thread (lock.h), so the state keeps the
  * holder's record next to Tail (16 bytes, inline). A record lives in
- * type-stable memory (ls_ext_alloc), created at its thread's first
+ * type-stable memory (ls_ext_alloc_wait), created at its thread's first
  * acquisition; it outlives its thread while a lock it holds is held.
  * A thread has TWO records, because a record must never be in one lock's
  * queue twice (its Grant would then speak to two successors at once): with
@@ -172,15 +172,14 @@ static void make_key(void)
 	exit_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
-/* A new record for this thread (*slot: self or spare); NULL if none can be
- * had. The exit hook is registered once; a thread where that fails keeps
+/* A new record for this thread (*slot: self or spare), from the pool's
+ * reserve if need be, else after waiting for memory (locks/pool.h: a lock
+ * path cannot fail). The exit hook is registered once; a thread where that fails keeps
  * its records for ever (a key destructor is the only exit hook a preloaded
  * library has). */
 static struct rec *rec_new(struct rec **slot)
 {
-	struct rec *r = ls_ext_alloc(sizeof *r); /* zero-filled */
-	if (!r)
-		return NULL;
+	struct rec *r = ls_ext_alloc_wait(sizeof *r); /* zero-filled */
 	pthread_once(&exit_once, make_key);
 	if (exit_ok)
 		pthread_setspecific(exit_key, r);
@@ -189,19 +188,14 @@ static struct rec *rec_new(struct rec **slot)
 }
 
 /* The record to enqueue on l: the first, unless it is l's holder and l has
- * a queue (see the header). Waits and retries while memory is exhausted. */
+ * a queue (see the header). */
 static struct rec *rec_for(struct hemlock *l)
 {
-	for (;;) {
-		struct rec *r = self ? self : rec_new(&self);
-		if (r && atomic_load_explicit(&l->holder, memory_order_relaxed) == r &&
-		    atomic_load_explicit(&l->tail, memory_order_relaxed))
-			r = spare ? spare : rec_new(&spare);
-		if (r)
-			return r;
-		_Atomic uint32_t nobody = 0;
-		ls_futex_wait(&nobody, 0, ls_now_ns() + 1000000); /* no memory: wait, retry */
-	}
+	struct rec *r = self ? self : rec_new(&self);
+	if (atomic_load_explicit(&l->holder, memory_order_relaxed) == r &&
+	    atomic_load_explicit(&l->tail, memory_order_relaxed))
+		r = spare ? spare : rec_new(&spare);
+	return r;
 }
 
 /* ---- the lock ---- */
