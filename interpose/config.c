@@ -31,28 +31,9 @@ static bool verbose, stats;
 
 #define DEFAULT_ALGO "ttas"
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof buf - 2)
-		n = sizeof buf - 2;
-	buf[n++] = '\n';
-	/* write(2), not stdio: no locks, no buffering, safe before main */
-	for (ssize_t off = 0, w; off < n; off += w)
-		if ((w = write(2, buf + off, (size_t)(n - off))) <= 0)
-			break;
-}
-
 static __attribute__((noreturn)) void config_error(const char *msg)
 {
-	say("lockswap: %s", msg);
+	ls_say("lockswap: %s", msg);
 	_exit(2);
 }
 
@@ -62,7 +43,7 @@ static void *real_sym(const char *name, const char *version)
 	if (!p)
 		p = dlsym(RTLD_NEXT, name);
 	if (!p) {
-		say("lockswap: cannot find glibc's %s@%s", name, version);
+		ls_say("lockswap: cannot find glibc's %s@%s", name, version);
 		_exit(2);
 	}
 	return p;
@@ -239,14 +220,14 @@ static void configure(void)
 	if (verbose) {
 		static const char *const policy[] = {"spin", "yield", "park"};
 		char caps[128];
-		say("lockswap: algorithm=%s wait=%s spin=%u yield=%u caps=%s state=%s", a->name,
+		ls_say("lockswap: algorithm=%s wait=%s spin=%u yield=%u caps=%s state=%s", a->name,
 		    policy[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_wait_cfg.yield,
 		    ls_caps_string(a->caps, caps, sizeof caps),
 		    a->state_size > LS_INLINE_STATE ? "out-of-line" : "inline");
 		for (const struct ls_param *p = a->params; p && p->env; p++)
-			say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
+			ls_say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
 		if (!a->timedlock && !(a->caps & LS_CAP_PASSTHROUGH))
-			say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
+			ls_say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
 	}
 
 	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
@@ -297,7 +278,7 @@ void ls_init(void)
 	if (in_init) {
 		/* dlvsym or getenv took a pthread mutex: cannot happen with
 		 * glibc 2.36, and would deadlock, so say so. */
-		say("lockswap: pthread call during initialisation; aborting");
+		ls_say("lockswap: pthread call during initialisation; aborting");
 		abort();
 	}
 	while (atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2)
@@ -315,5 +296,5 @@ __attribute__((destructor)) static void dtor(void)
 		return;
 	struct ls_node_stats st;
 	ls_node_stats(&st);
-	say("lockswap: nodes in_use=%ld max_in_use=%ld carved=%ld", st.in_use, st.max_in_use, st.carved);
+	ls_say("lockswap: nodes in_use=%ld max_in_use=%ld carved=%ld", st.in_use, st.max_in_use, st.carved);
 }

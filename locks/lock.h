@@ -112,6 +112,9 @@ const struct ls_algo *ls_algo_at(size_t i); /* sorted by rank, then name */
 char *ls_algo_names(char *buf, size_t len);
 /* Parses an unsigned decimal value for p (suffixes none; "0x" hex allowed)
  * into *out. Returns 0, or -1 with a one-line reason in err. */
+/* One line on stderr, newline added, by write(2): no locks, no buffering,
+ * safe before main and inside the library. */
+void ls_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen);
 /* Registered options (LS_REGISTER_OPTION), in link order. */
 size_t ls_option_count(void);

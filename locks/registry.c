@@ -9,10 +9,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lock.h"
 #include "wait.h"
@@ -161,4 +163,22 @@ int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, ch
 	}
 	*out = v;
 	return 0;
+}
+
+void ls_say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	/* write(2), not stdio: no locks, no buffering, safe before main */
+	for (ssize_t off = 0, w; off < n; off += w)
+		if ((w = write(2, buf + off, (size_t)(n - off))) <= 0)
+			break;
 }

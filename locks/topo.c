@@ -508,23 +508,6 @@ static int load(char *err, size_t len)
 	return 0;
 }
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n > sizeof buf - 2)
-		n = sizeof buf - 2;
-	buf[n++] = '\n';
-	if (write(2, buf, (size_t)n) < 0) { /* nothing to do */
-	}
-}
-
 static void describe(char *buf, size_t len)
 {
 	if (found.level == THREADS) {
@@ -559,9 +542,9 @@ static int cluster_start(const struct ls_algo *a, int verbose, char *err, size_t
 		char d[256];
 		describe(d, sizeof d);
 		if (found.level == THREADS)
-			say("lockswap: clusters %s", d);
+			ls_say("lockswap: clusters %s", d);
 		else
-			say("lockswap: clusters %s; topology of %s read in %.2f ms", d, found.source, found.load_ms);
+			ls_say("lockswap: clusters %s; topology of %s read in %.2f ms", d, found.source, found.load_ms);
 	}
 	return 0;
 }
@@ -592,7 +575,7 @@ unsigned ls_cluster_slow(void)
 		uint32_t c = k % atomic_load_explicit(&ls_topo.nclusters, memory_order_relaxed);
 		ls_topo_thread_index = c;
 		if (cfg.verbose)
-			say("lockswap: thread %ld (#%u) is in cluster %u", (long)syscall(SYS_gettid), k, c);
+			ls_say("lockswap: thread %ld (#%u) is in cluster %u", (long)syscall(SYS_gettid), k, c);
 		return c;
 	}
 	/* acquire: pairs with the release that publishes the table */

@@ -34,11 +34,6 @@
 
 #include "lock.h"
 
-/* Published instead of a time by a waiter that sleeps in the kernel under
- * LOCKSWAP_WAIT=park: it is not preempted, it waits to be woken, so it must
- * never look stale. */
-#define LS_TP_PARKED UINT64_MAX
-
 extern uint64_t ls_tp_max_cs_ns, ls_tp_update_delay_ns, ls_tp_patience_ns, ls_tp_treadmill, ls_tp_clock_mode;
 
 /* Scale of the TSC, published once calibrated (tpclock.c). */
@@ -66,11 +61,12 @@ static inline uint64_t ls_tp_now(void)
 }
 
 /* True if a timestamp published at t looks older than `delay` at `now`.
- * A time ahead of `now` (clock skew between cores) is fresh; so is
- * LS_TP_PARKED. */
+ * A time ahead of `now` (clock skew between cores) is fresh. A waiter asleep
+ * in the kernel (LOCKSWAP_WAIT=park) publishes nothing, so its time goes
+ * stale like a preempted waiter's: by the paper's rule it is not running. */
 static inline bool ls_tp_older(uint64_t t, uint64_t now, uint64_t delay)
 {
-	return t != LS_TP_PARKED && (int64_t)(now - t) > (int64_t)delay;
+	return (int64_t)(now - t) > (int64_t)delay;
 }
 
 /* "tsc", "clock_gettime", or "calibrating" (TSC pending, clock_gettime

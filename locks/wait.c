@@ -42,6 +42,16 @@ bool ls_spin_slow(struct ls_spin *s)
 
 int ls_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns)
 {
+	return ls_futex_wait_bits(addr, val, deadline_ns, FUTEX_BITSET_MATCH_ANY);
+}
+
+void ls_futex_wake(_Atomic uint32_t *addr, int n)
+{
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+int ls_futex_wait_bits(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns, uint32_t bits)
+{
 	struct timespec ts, *tp = NULL;
 	if (deadline_ns) {
 		ts.tv_sec = (time_t)(deadline_ns / 1000000000u);
@@ -50,23 +60,27 @@ int ls_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns)
 	}
 	/* Absolute CLOCK_MONOTONIC deadline: FUTEX_WAIT_BITSET without
 	 * FUTEX_CLOCK_REALTIME. */
-	long r = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val, tp, NULL,
-			 FUTEX_BITSET_MATCH_ANY);
+	long r =
+	    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val, tp, NULL, bits);
 	if (r == 0)
 		return 0;
-	switch (errno) {
-	case ETIMEDOUT:
-		return ETIMEDOUT;
-	case EINTR:
-		return EINTR;
-	default: /* EAGAIN: the word had already changed */
-		return 0;
-	}
+	/* EAGAIN: the word had already changed */
+	return errno == ETIMEDOUT ? ETIMEDOUT : errno == EINTR ? EINTR : 0;
 }
 
-void ls_futex_wake(_Atomic uint32_t *addr, int n)
+void ls_futex_wake_bits(_Atomic uint32_t *addr, int n, uint32_t bits)
 {
-	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+	syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG, n, NULL, NULL, bits);
+}
+
+void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v)
+{
+	/* The CAS orders us against the sleeper's own CAS that set the bit:
+	 * its futex wait then either finds the value changed or is woken
+	 * below. Failure: the word changed (released, or another waker). */
+	if (atomic_compare_exchange_strong_explicit(w, &v, v & ~LS_PARKED, memory_order_relaxed,
+						    memory_order_relaxed))
+		ls_futex_wake(w, 0x7fffffff);
 }
 
 /* Sets LS_PARKED in *w if it still holds v (without the bit) and sleeps.
@@ -92,8 +106,10 @@ uint32_t ls_wait_while_eq(_Atomic uint32_t *w, uint32_t val)
 		uint32_t v = atomic_load_explicit(w, memory_order_acquire);
 		if ((v & ~LS_PARKED) != val)
 			return v & ~LS_PARKED;
-		if (ls_spin_step(&s))
+		if (ls_spin_step(&s)) {
 			park(w, v, 0);
+			s = (struct ls_spin)LS_SPIN_INIT;
+		}
 	}
 }
 
@@ -112,8 +128,11 @@ int ls_wait_while_eq_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadline_
 			if (ls_now_ns() >= deadline_ns)
 				return ETIMEDOUT;
 		}
-		if (ls_spin_step(&s) && park(w, v, deadline_ns) == ETIMEDOUT)
-			return ETIMEDOUT;
+		if (ls_spin_step(&s)) {
+			if (park(w, v, deadline_ns) == ETIMEDOUT)
+				return ETIMEDOUT;
+			s = (struct ls_spin)LS_SPIN_INIT;
+		}
 	}
 }
 

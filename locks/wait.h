@@ -16,9 +16,15 @@
  *
  *	struct ls_spin s = LS_SPIN_INIT;
  *	while (!condition) {
- *		if (ls_spin_step(&s))    // true only under "park", budget spent
+ *		if (ls_spin_step(&s)) {  // true only under "park", budget spent
  *			park on the word, as the algorithm's protocol says;
+ *			s = (struct ls_spin)LS_SPIN_INIT; // woken: a fresh budget
+ *		}
  *	}
+ *
+ * A waiter woken while its turn has not come was woken ahead of time on
+ * purpose (ls_word_prewake: its turn is next), so it spins and yields a
+ * fresh budget before it sleeps again.
  *
  * The parked-bit protocol (LS_PARKED) serves any 32-bit word that waiters
  * watch and one releaser changes: a waiter that wants to sleep sets
@@ -71,7 +77,10 @@ uint64_t ls_now_ns(void);
 struct ls_spin {
 	unsigned n;
 };
-#define LS_SPIN_INIT {0}
+#define LS_SPIN_INIT                                                                                         \
+	{                                                                                                    \
+		0                                                                                            \
+	}
 
 /* One step of a waiting loop; see the file comment. Out of line past the
  * budget so the spinning part stays small. */
@@ -91,6 +100,11 @@ static inline bool ls_spin_step(struct ls_spin *s)
  * Returns 0 (woken or value differed), EINTR, or ETIMEDOUT. */
 int ls_futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns);
 void ls_futex_wake(_Atomic uint32_t *addr, int n);
+/* The same with a FUTEX_BITSET: a wake reaches only the sleepers whose
+ * bitset shares a bit with its own (locks/queue/turn.h: many waiters on one
+ * word, only the one whose turn comes is woken). */
+int ls_futex_wait_bits(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_ns, uint32_t bits);
+void ls_futex_wake_bits(_Atomic uint32_t *addr, int n, uint32_t bits);
 
 /* Wait, following the policy, while (*w & ~LS_PARKED) == val. Returns the
  * new value (without LS_PARKED) once it differs, read with acquire ordering.
@@ -110,6 +124,27 @@ static inline uint32_t ls_word_publish(_Atomic uint32_t *w, uint32_t val)
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(w, 0x7fffffff);
 	return old & ~LS_PARKED;
+}
+
+/* Acquire side of "keep the next waiter awake": a new holder calls it on
+ * the word its successor waits on (the word keeps its value). If the
+ * successor sleeps there (LS_PARKED), the bit is cleared and it is woken:
+ * it finds its turn not come yet and spins and yields a fresh budget (every
+ * waiting loop here restarts its budget after a wake-up), so when the
+ * holder releases, the successor is usually running and the hand-off costs
+ * no wake-up in the critical path; the wake-up's latency overlaps the
+ * critical section instead. A successor that parks again meanwhile sets
+ * the bit again and is woken by the release as usual. */
+void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v);
+static inline void ls_word_prewake(_Atomic uint32_t *w)
+{
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
+	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
+	if (LS_UNLIKELY(v & LS_PARKED))
+		ls_word_prewake_slow(w, v);
+#else
+	(void)w;
+#endif
 }
 
 /* Timed acquisition for algorithms without native timeout: trylock, then

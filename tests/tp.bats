@@ -111,9 +111,15 @@ preempt() {
 }
 
 @test "preemption: a stopped waiter is removed from the queue and the lock keeps moving (spin, yield)" {
-  # Under park a waiter asleep in the kernel is live by design (it is
-  # granted the lock and woken), so the test applies to spinning waiters.
   preempt stopped-waiter spin yield
+}
+
+@test "park: a parked waiter publishes no time, so it is passed over like a preempted one, and later acquires" {
+  # tp_preempt waits until the waiter sleeps in futex(2), then stops it: the
+  # runners must get 1000 acquisitions past it (it was removed, not granted),
+  # and once resumed it re-queues and gets the lock. Fails if a sleeper is
+  # treated as live (it would be granted the lock while stopped).
+  preempt stopped-waiter park
 }
 
 @test "preemption: a stopped holder makes waiters yield (MAXIMUM_CS_TIME 100 us), and not below it" {

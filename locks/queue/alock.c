@@ -10,48 +10,23 @@
  *
  * The book's slots are booleans, correct only if N is at least the number of
  * concurrent threads: with more, two waiters share a slot and the flag meant
- * for one releases both. Here a slot holds the TICKET that may proceed: the
+ * for one releases both. Here a slot holds the TICKET that may proceed,
+ * which is Dice's partitioned ticket lock (slots.h, shared with ptl): the
  * waiter with ticket t waits until slot[t mod N] == t, and the holder of t
- * releases by writing t+1 into slot[(t+1) mod N]. Waiters that share a slot
- * wait for different values, so exactly one of them goes, whatever the
- * number of threads; N only decides how many waiters spin on lines of their
- * own. There is no flag to reset. Tickets count modulo 2^31 (bit 31 is
- * LS_PARKED); `tail` wraps at 2^32, which is 0 modulo 2^31, and both sides
- * compute the slot from the same masked ticket, so N need not divide 2^31.
+ * releases by writing t+1 into slot[(t+1) mod N]; N only decides how many
+ * waiters spin on lines of their own.
  *
- *	tail			tickets handed out
- *	holder			ticket of the current holder (for unlock, which
- *				may run on another thread); written by the holder
- *	slot[i] & ~PARKED	last ticket allowed to proceed among those = i mod N
- *
- * All zero is unlocked: slot[0] == 0 == tail lets ticket 0 go. Slots:
- * LOCKSWAP_ALOCK_SLOTS, default 16 (at least the number of threads that
- * spin at once, itself at most the number of CPUs, on most machines), up to
- * 32, which fixes the state at 33 cache lines (2112 bytes, out of line; the
- * shim takes the size before reading parameters, so it is the maximum).
- * Waiting policy: ls_wait_while_eq on the slot, ls_word_publish to release
- * (sleepers sharing the slot all wake; the wrong ones sleep again). No native
- * timeout, no queue nodes.
+ * Slots: LOCKSWAP_ALOCK_SLOTS, default 16 (at least the number of threads
+ * that spin at once, itself at most the number of CPUs, on most machines),
+ * up to 32, which fixes the state at 33 cache lines (2112 bytes, out of
+ * line; the shim takes the size before reading parameters, so it is the
+ * maximum). Layout, states and waiting policy: slots.h.
  */
-#include <errno.h>
-#include <stdatomic.h>
+#include "slots.h"
 
-#include "lock.h"
-#include "wait.h"
-
-#define MASK (~LS_PARKED)
 #define MAX_SLOTS 32
-
-struct alock {
-	_Atomic uint32_t tail;
-	uint32_t holder;
-	char pad[LS_CACHELINE - 8];
-	struct {
-		_Atomic uint32_t go;
-		char pad[LS_CACHELINE - 4];
-	} slot[MAX_SLOTS];
-};
-_Static_assert(sizeof(struct alock) == (MAX_SLOTS + 1) * LS_CACHELINE, "one line per slot");
+_Static_assert(sizeof(struct slots) + MAX_SLOTS * sizeof(struct slot) == (MAX_SLOTS + 1) * LS_CACHELINE,
+	       "one line per slot");
 
 static uint64_t nslots = 16;
 
@@ -60,63 +35,19 @@ static const struct ls_param alock_params[] = {
     {0},
 };
 
-static inline _Atomic uint32_t *slot_of(struct alock *l, uint32_t t)
-{
-	uint32_t n = (uint32_t)nslots;
-	/* a division costs ~25 cycles: mask when n is a power of two (the
-	 * default), which gives the same slot */
-	return &l->slot[(n & (n - 1)) == 0 ? t & (n - 1) : t % n].go;
-}
-
-static __attribute__((noinline)) void alock_wait(struct alock *l, _Atomic uint32_t *s, uint32_t t, uint32_t v)
-{
-	do {
-		LS_INJECT();
-		/* (A) acquire: pairs with (B) */
-		v = ls_wait_while_eq(s, v);
-	} while (v != t);
-	l->holder = t;
-}
-
 static void alock_lock(void *state)
 {
-	struct alock *l = state;
-	/* relaxed: the ticket orders nothing; (A) does */
-	uint32_t t = atomic_fetch_add_explicit(&l->tail, 1, memory_order_relaxed) & MASK;
-	_Atomic uint32_t *s = slot_of(l, t);
-	LS_INJECT();
-	/* (A) acquire: pairs with (B) in alock_unlock */
-	uint32_t v = atomic_load_explicit(s, memory_order_acquire) & MASK;
-	if (LS_UNLIKELY(v != t)) {
-		alock_wait(l, s, t, v); /* a tail call: the fast path stays a leaf */
-		return;
-	}
-	l->holder = t;
+	slots_lock(state, (uint32_t)nslots);
 }
 
 static int alock_trylock(void *state)
 {
-	struct alock *l = state;
-	uint32_t raw = atomic_load_explicit(&l->tail, memory_order_relaxed), t = raw & MASK;
-	/* Free with nobody queued: the next ticket to be handed out is the one
-	 * allowed to go. (A) acquire: pairs with (B) in alock_unlock. */
-	if ((atomic_load_explicit(slot_of(l, t), memory_order_acquire) & MASK) != t)
-		return EBUSY;
-	LS_INJECT();
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &raw, raw + 1, memory_order_relaxed,
-						     memory_order_relaxed))
-		return EBUSY;
-	l->holder = t;
-	return 0;
+	return slots_trylock(state, (uint32_t)nslots);
 }
 
 static void alock_unlock(void *state)
 {
-	struct alock *l = state;
-	uint32_t t = (l->holder + 1) & MASK;
-	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	ls_word_publish(slot_of(l, t), t);
+	slots_unlock(state, (uint32_t)nslots);
 }
 
 static const struct ls_algo alock_algo = {
@@ -124,7 +55,7 @@ static const struct ls_algo alock_algo = {
     .desc = "Anderson's array lock, slots hold tickets (Herlihy & Shavit AMP 7.5.1)",
     .caps = LS_CAP_FIFO,
     .rank = 14,
-    .state_size = sizeof(struct alock),
+    .state_size = (sizeof(struct slots) + MAX_SLOTS * sizeof(struct slot)),
     .params = alock_params,
     .lock = alock_lock,
     .trylock = alock_trylock,

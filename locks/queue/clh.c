@@ -27,8 +27,10 @@
  * freed and reused: type-stable memory makes that a spurious wake-up.
  *
  * Waiting policy: ls_wait_while_eq on the predecessor's word, ls_word_publish
- * to release (one waiter per word, so no herd). No native timeout (a CLH
- * waiter cannot leave the queue; see the abortable locks for that).
+ * to release (one waiter per word, so no herd); a thread that waited for the
+ * lock wakes a successor asleep on its node as soon as it acquires
+ * (ls_word_prewake: the wake-up overlaps the critical section). No native
+ * timeout (a CLH waiter cannot leave the queue; see the abortable locks).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -58,6 +60,9 @@ static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, st
 	LS_INJECT();
 	ls_node_free(pred); /* released: we hold its last reference */
 	l->holder = n;
+	/* Keep the next waiter awake (wait.h): a successor asleep on our node
+	 * is woken now, so that its wake-up overlaps our critical section. */
+	ls_word_prewake(&n->locked);
 }
 
 /* Enqueue n; returns with the lock held. */

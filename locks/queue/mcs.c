@@ -29,7 +29,9 @@
  * Nodes: ls_node_alloc on each acquisition; each node is freed by the thread
  * that releases the lock it held (unlock), after the hand-over or the CAS.
  * Waiting policy: ls_wait_while_eq / ls_word_publish on locked and linked,
- * one waiter per word. No native timeout.
+ * one waiter per word; a thread that waited for the lock wakes its linked
+ * successor as soon as it acquires, if it sleeps (ls_word_prewake: the
+ * wake-up overlaps the critical section). No native timeout.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -66,6 +68,11 @@ static __attribute__((noinline)) void mcs_wait(struct mcs *l, struct node *n, st
 	/* (A) acquire: pairs with (B) in mcs_unlock */
 	ls_wait_while_eq(&n->locked, 1);
 	l->holder = n;
+	/* Keep the next waiter awake (wait.h): if our successor has linked
+	 * and sleeps, wake it now, so that its wake-up overlaps our critical
+	 * section. (D) acquire: pairs with (C). */
+	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 1)
+		ls_word_prewake(&atomic_load_explicit(&n->next, memory_order_relaxed)->locked);
 }
 
 /* Enqueue n; returns with the lock held. */

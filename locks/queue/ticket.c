@@ -10,63 +10,63 @@
  * A thread takes a ticket with fetch-and-increment on `next` and waits until
  * `owner` (now serving) equals it; unlock advances `owner`. FIFO. Both
  * counters start at 0, so the all-zero state is unlocked, and any copy of an
- * unlocked state (next == owner) is unlocked. Tickets are counted modulo
- * 2^31 (bit 31 of `owner` is LS_PARKED): `next` wraps at 2^32, which is 0
- * modulo 2^31 too, so masking it gives the same sequence.
+ * unlocked state (next == owner) is unlocked. Tickets wrap at 2^32 on both
+ * counters alike.
  *
- *	next			tickets handed out (only fetch_add and trylock's CAS)
- *	owner & ~PARKED		ticket allowed to hold the lock (only the holder writes)
- *	owner & PARKED		a waiter may be asleep on `owner`
+ *	next		tickets handed out (only fetch_add and trylock's CAS)
+ *	owner		ticket allowed to hold the lock (only the holder writes)
+ *	sleepers	waiters that may sleep, one bit per ticket mod 32
+ *			(turn.h); futex word of the sleepers
  *
- * Waiting policy: waiters use ls_wait_while_eq on `owner`, unlock publishes
- * the next ticket with ls_word_publish, which wakes every sleeper (they all
- * wait on one word; only the one whose ticket came up keeps running). No
- * native timeout (a ticket cannot be given back): timedlock is the shim's
- * fallback, which succeeds only when trylock does, i.e. with no queue.
- * No queue nodes; the state is 8 bytes, inline.
+ * Waiting policy (turn.h): every waiter watches `owner`, but a sleeper sleeps
+ * with its ticket's bit, and a release wakes only the waiter whose ticket
+ * comes up (with 32 or more sleepers, also those 32 tickets apart), not
+ * every sleeper. The holder, as soon as it has waited for and got the lock,
+ * also wakes the next ticket's waiter if it sleeps, so that its wake-up
+ * overlaps the critical section. No native timeout (a ticket cannot be
+ * given back): timedlock is the shim's fallback, which succeeds only when
+ * trylock does, i.e. with no queue. No queue nodes; the state is 12 bytes,
+ * inline.
  */
 #include <errno.h>
 #include <stdatomic.h>
 
 #include "lock.h"
+#include "turn.h"
 #include "wait.h"
-
-#define MASK (~LS_PARKED)
 
 struct ticket {
 	_Atomic uint32_t next;
 	_Atomic uint32_t owner;
+	_Atomic uint32_t sleepers;
 };
 _Static_assert(sizeof(struct ticket) <= LS_INLINE_STATE, "inline state");
 
-static __attribute__((noinline)) void ticket_wait(struct ticket *l, uint32_t t, uint32_t o)
+static __attribute__((noinline)) void ticket_wait(struct ticket *l, uint32_t t)
 {
-	do {
-		LS_INJECT();
-		/* (A) acquire: pairs with (B) */
-		o = ls_wait_while_eq(&l->owner, o);
-	} while (o != t);
+	/* (A) acquire: pairs with (B) */
+	ls_turn_wait(&l->owner, &l->sleepers, t, t);
+	turn_prewake(&l->sleepers, t + 1); /* keep the next waiter awake */
 }
 
 static void ticket_lock(void *state)
 {
 	struct ticket *l = state;
 	/* relaxed: the ticket orders nothing; (A) below does */
-	uint32_t t = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed) & MASK;
+	uint32_t t = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
 	LS_INJECT();
 	/* (A) acquire: pairs with (B) in ticket_unlock */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_acquire) & MASK;
-	if (LS_UNLIKELY(o != t))
-		ticket_wait(l, t, o);
+	if (LS_UNLIKELY(atomic_load_explicit(&l->owner, memory_order_acquire) != t))
+		ticket_wait(l, t);
 }
 
 static int ticket_trylock(void *state)
 {
 	struct ticket *l = state;
 	/* (A) acquire: pairs with (B) in ticket_unlock */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_acquire) & MASK;
+	uint32_t o = atomic_load_explicit(&l->owner, memory_order_acquire);
 	uint32_t n = atomic_load_explicit(&l->next, memory_order_relaxed);
-	if ((n & MASK) != o)
+	if (n != o)
 		return EBUSY; /* held, or tickets are out */
 	LS_INJECT();
 	/* Take ticket o only if nobody took it since: it is being served. */
@@ -79,11 +79,13 @@ static int ticket_trylock(void *state)
 static void ticket_unlock(void *state)
 {
 	struct ticket *l = state;
-	/* Only the holder writes the value; waiters may add PARKED. */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_relaxed) & MASK;
+	/* Only the holder writes owner. */
+	uint32_t o = atomic_load_explicit(&l->owner, memory_order_relaxed) + 1;
 	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	ls_word_publish(&l->owner, (o + 1) & MASK);
+	/* (B) release: pairs with (A); seq_cst (an exchange): the Dekker pair
+	 * of turn.h with a sleeper of ticket o */
+	atomic_exchange_explicit(&l->owner, o, memory_order_seq_cst);
+	turn_wake(&l->sleepers, o);
 }
 
 static const struct ls_algo ticket_algo = {

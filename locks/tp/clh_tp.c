@@ -32,7 +32,7 @@
  *			pred|FROZEN	(ours) owner is removing pred; see below
  *			HOLDING, AVAILABLE, REMOVED   (values below 64: nodes are
  *			64-byte aligned, so no node pointer is that small)
- *		time	owner's published time, LS_TP_PARKED while it sleeps
+ *		time	owner's published time (not updated while it sleeps)
  *		event	bumped when prev changes in a way the successor waits
  *			for, under "park" only (the successor sleeps on it)
  *
@@ -75,10 +75,20 @@
  * the paper's INITIAL state (a successor seeing I before I.prev) is gone.
  *
  * Waiting policy. spin/yield as usual. park: once the spin budget is spent
- * the waiter publishes LS_TP_PARKED (so it is never taken for preempted)
- * and sleeps on its predecessor's `event`, which whoever releases, leaves
- * or unlinks that node bumps. A bump may land on a node just freed and
- * reused: event is not the pool's link word, so that is a spurious wake-up.
+ * the waiter sleeps on its predecessor's `event`, which whoever releases,
+ * leaves or unlinks that node bumps, and publishes nothing more: by the
+ * paper's rule a waiter whose time is older than UPDATE_DELAY is not
+ * running, so a running successor removes it as preempted (remove_pred
+ * bumps the sleeper's predecessor's event, which wakes it: it finds itself
+ * removed and re-queues at the tail). The spin budget is one per lock()
+ * or timedlock() call, shared by its attempts (whose patience is shorter
+ * than a budget of yields on a busy machine): a waiter removed while it
+ * slept re-queues and sleeps again at once, so that while a holder holds
+ * for long the waiters settle asleep instead of removing and waking each
+ * other round and round. A sleeper whose successor sleeps too is not
+ * removed: it is woken by its predecessor's release, as in plain CLH.
+ * A bump may land on a node just freed and reused: event is not the pool's
+ * link word, so that is a spurious wake-up.
  */
 #include <errno.h>
 #include <limits.h>
@@ -227,14 +237,21 @@ static void park(struct node *I, struct node *pred, uintptr_t pp, uint64_t deadl
 	ls_futex_wait(&pred->event, ev | LS_PARKED, deadline);
 }
 
+/* The spin budget (ls_spin.n) spent so far in this thread's lock() or
+ * timedlock() call, which the call's next attempt continues from (see the
+ * header); 0 outside such calls, so that the uncontended path never
+ * touches it. */
+static __thread __attribute__((tls_model("initial-exec"))) unsigned spun;
+
 /* clhttp_acquire_slow_path (appendix C.2.2). `start`: our enqueue time;
  * `end`: patience, ls_tp_now() time; `deadline`: the caller's (0: none),
- * which a sleeping waiter waits for instead of `end`. */
+ * which a sleeping waiter waits for instead of `end`. Leaves the budget
+ * it spent in `spun` if it fails, 0 if it succeeds. */
 static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64_t start, uint64_t end,
 		      uint64_t deadline)
 {
 	uint64_t pred_time = atomic_load_explicit(&pred->time, memory_order_relaxed), published = start;
-	struct ls_spin sp = LS_SPIN_INIT;
+	struct ls_spin sp = {spun};
 	bool parked = false;
 	for (;;) {
 		uint64_t now = ls_tp_now();
@@ -255,13 +272,16 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 			if (atomic_compare_exchange_strong_explicit(
 				&I->prev, &e, HOLDING, memory_order_acq_rel, memory_order_relaxed)) {
 				success(l, I, pred, now);
+				spun = 0;
 				return true;
 			}
 			failure(I);
+			spun = sp.n;
 			return false;
 		}
 		if (pp == REMOVED) { /* pred was removed by our successor: so were we */
 			failure(I);
+			spun = sp.n;
 			return false;
 		}
 		if (!special(pp)) {
@@ -275,6 +295,7 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 									     memory_order_acq_rel,
 									     memory_order_relaxed)) {
 					failure(I);
+					spun = sp.n;
 					return false;
 				}
 				ls_node_free(pred);
@@ -302,6 +323,7 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 		uintptr_t me = atomic_load_explicit(&I->prev, memory_order_acquire);
 		if (me == REMOVED || (!special(me) && tag(me) == TRANSIENT)) {
 			failure(I);
+			spun = sp.n;
 			return false;
 		}
 		bool timed_out = parked ? deadline && ls_now_ns() >= deadline : (int64_t)(now - end) >= 0;
@@ -315,14 +337,13 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 				bump(I); /* a sleeping successor unlinks us */
 			else
 				failure(I);
+			spun = sp.n;
 			return false;
 		}
 		if (parked || ls_spin_step(&sp)) {
-			if (!parked) {
-				atomic_store_explicit(&I->time, LS_TP_PARKED, memory_order_relaxed);
-				parked = true;
-				LS_INJECT();
-			}
+			/* Asleep: our time goes stale and a running successor
+			 * removes us as preempted (see the header). */
+			parked = true;
 			park(I, pred, pp, deadline);
 		}
 	}
@@ -348,25 +369,27 @@ static bool attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t deadli
 		return true;
 	}
 	struct node *pred = (struct node *)t;
-	bool ok;
 	LS_INJECT();
 	if (atomic_load_explicit(&pred->prev, memory_order_acquire) == AVAILABLE) {
 		uintptr_t e = t;
-		ok = atomic_compare_exchange_strong_explicit(&I->prev, &e, HOLDING, memory_order_acq_rel,
-							     memory_order_relaxed);
-		if (ok)
+		if (atomic_compare_exchange_strong_explicit(&I->prev, &e, HOLDING, memory_order_acq_rel,
+							    memory_order_relaxed)) {
 			success(l, I, pred, now);
-		else
-			failure(I);
+			return true;
+		}
+		failure(I);
 	} else {
-		ok = slow_path(l, I, pred, now, end, deadline);
+		if (slow_path(l, I, pred, now, end, deadline))
+			return true;
 	}
-	if (!ok && may_yield && holder_stalled(l))
+	if (may_yield && holder_stalled(l))
 		sched_yield();
-	return ok;
+	return false;
 }
 
-static int clhtp_acquire(struct clhtp *l, uint64_t deadline)
+/* Attempts until one succeeds or the deadline (0: none) passes (one budget per
+ * call, see the header). */
+static __attribute__((noinline)) int clhtp_acquire(struct clhtp *l, uint64_t deadline)
 {
 	for (;;) {
 		uint64_t now = ls_tp_now(), end = now + ls_tp_patience_ns;
@@ -374,15 +397,21 @@ static int clhtp_acquire(struct clhtp *l, uint64_t deadline)
 			end = deadline;
 		if (attempt(l, now, end, deadline, true))
 			return 0;
-		if (deadline && ls_now_ns() >= deadline)
+		if (deadline && ls_now_ns() >= deadline) {
+			spun = 0; /* the call ends: outside calls it is 0 */
 			return ETIMEDOUT;
+		}
 		LS_INJECT();
 	}
 }
 
+/* The first attempt inline: the uncontended lock makes no other call. */
 static void clhtp_lock(void *state)
 {
-	clhtp_acquire(state, 0);
+	struct clhtp *l = state;
+	uint64_t now = ls_tp_now();
+	if (LS_UNLIKELY(!attempt(l, now, now + ls_tp_patience_ns, 0, true)))
+		clhtp_acquire(l, 0);
 }
 
 /* Succeeds if the lock is free: the tail is NULL, AVAILABLE, or LEFT (then
@@ -398,7 +427,10 @@ static int clhtp_trylock(void *state)
 			return EBUSY;
 	}
 	uint64_t now = ls_tp_now();
-	return attempt(l, now, now, 0, false) ? 0 : EBUSY;
+	if (attempt(l, now, now, 0, false))
+		return 0;
+	spun = 0;
+	return EBUSY;
 }
 
 static int clhtp_timedlock(void *state, uint64_t deadline_ns)

@@ -12,6 +12,12 @@
  *                    releases; two running threads must then make 1000
  *                    acquisitions while W is still stopped (W was removed
  *                    from the queue). Then W resumes and must get the lock.
+ *                    Under park, W is first seen asleep in futex(2) (/proc)
+ *                    and only then stopped, and the runners never spend
+ *                    their spin budget: a parked waiter publishes no time,
+ *                    so it must be passed over like a preempted one in
+ *                    favour of the running waiters (and, woken by its
+ *                    removal, re-queue and get the lock).
  *   holder-yields    H takes the lock and is stopped; two waiters call
  *                    lock(); with MAXIMUM_CS_TIME 100 us and patience 1 ms,
  *                    each must call sched_yield (counted by interposing it)
@@ -24,8 +30,9 @@
  *                    deadline: every one returns ETIMEDOUT, never before its
  *                    deadline; trylock returns EBUSY; then H resumes and
  *                    releases and both threads get the lock (while W is
- *                    still stopped, except under "park", where W may be
- *                    asleep, i.e. live, and is resumed first).
+ *                    still stopped, except under "park": when every waiter
+ *                    sleeps, mcs-tp grants the lock to the first sleeper,
+ *                    which may be W, so W is resumed first).
  *
  * Nothing here depends on speed: events are ordered by flags; a stopped
  * thread stays stopped until the others have done what is checked; waits
@@ -46,6 +53,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -59,6 +67,7 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "proctask.h"
 #include "tpclock.h"
 #include "wait.h"
 
@@ -140,6 +149,7 @@ static void critical(void)
 /* ---- threads ---- */
 struct thr {
 	pthread_t t;
+	_Atomic pid_t ktid;
 	int id;
 	_Atomic long started, held, done, count;
 	_Atomic int go, stop;
@@ -152,6 +162,7 @@ static void *run(void *arg)
 {
 	struct thr *t = arg;
 	tid = t->id;
+	atomic_store(&t->ktid, (pid_t)syscall(SYS_gettid));
 	t->result = t->body(t);
 	atomic_store(&t->done, 1);
 	return NULL;
@@ -221,9 +232,8 @@ static void await_queued(uint64_t tail_before)
 	while (word(0) == tail_before)
 		msleep(1);
 	if (!strcmp(algo->name, "mcs-tp")) {
-		phase = "waiting for the waiter to link behind the holder (mcs-tp)";
-		uint64_t h = word(1);
-		while (!atomic_load((_Atomic uint64_t *)(uintptr_t)(h + 16)))
+		phase = "waiting for the waiter to link behind the previous tail (mcs-tp)";
+		while (!atomic_load((_Atomic uint64_t *)(uintptr_t)(tail_before + 16)))
 			msleep(1);
 	}
 }
@@ -257,19 +267,27 @@ static void t_stopped_waiter(void)
 	ls_tp_update_delay_ns = 1000000; /* 1 ms */
 	ls_tp_patience_ns = 600000000000ull;
 	ls_tp_max_cs_ns = 600000000000ull;
-	uint64_t empty = word(0);
 	start(0, holder);
 	await(&th[0].held, 1, "holder taking the lock");
 	uint64_t tail_h = word(0);
-	(void)empty;
 	start(1, waiter_once);
 	await_queued(tail_h);
+	uint64_t tail_w = word(0);
+	if (ls_wait_cfg.policy == LS_WAIT_PARK) {
+		phase = "waiting for the queued waiter to fall asleep in futex(2)";
+		while (!proctask_in_futex(atomic_load(&th[1].ktid)))
+			msleep(1);
+		/* The runners stay live (they never spend their budget): the
+		 * sleeper must be passed over in favour of a running waiter. */
+		ls_wait_cfg.spin = UINT_MAX;
+	}
 	stop_thread(1);
 	msleep(3); /* > UPDATE_DELAY: W's timestamp is stale from now on */
 	start(2, runner);
 	start(3, runner);
 	await(&th[2].started, 1, "runner starting");
 	await(&th[3].started, 1, "runner starting");
+	await_queued(tail_w);	    /* a runner waits behind W */
 	atomic_store(&th[0].go, 1); /* H releases */
 	phase = "runners making 1000 acquisitions while the waiter is stopped";
 	while (atomic_load(&th[2].count) + atomic_load(&th[3].count) < 1000)
@@ -383,7 +401,8 @@ static void t_timeouts(void)
 	atomic_store(&resume[0], 1);
 	atomic_store(&th[0].go, 1);
 	if (ls_wait_cfg.policy == LS_WAIT_PARK)
-		atomic_store(&resume[1], 1); /* asleep = live: it may be next */
+		atomic_store(&resume[1], 1); /* W may sleep: if every waiter sleeps,
+						mcs-tp grants the first sleeper */
 	atomic_store(&th[2].go, 1);
 	atomic_store(&th[3].go, 1);
 	await(&th[2].held, 1, "timedlock threads getting the lock after the holder released");

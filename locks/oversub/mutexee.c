@@ -1,0 +1,195 @@
+/*
+ * mutexee.c - MUTEXEE, the spin-then-futex mutex of Falsafi, Guerraoui,
+ * Picorel and Trigonakis, "Unlocking Energy", USENIX ATC 2016 (the MUTEXEE
+ * design and its settings). Not in ../shared/papers, and only the paper's
+ * abstract could be read here; the authors' own implementation (in their
+ * lock library and LiTL) was read for the design and its constants.
+ *
+ * Design. Sleeping in the kernel and being woken costs thousands of cycles,
+ * so a waiter spins for a while before it sleeps, and a releaser does not
+ * pay for a wake-up that a spinner makes unnecessary. So:
+ *   lock    set the lock bit; held: spin up to SPIN (8192 cycles at the
+ *           paper's 2.8 GHz, LOCKSWAP_MUTEXEE_SPIN_NS) re-trying the bit;
+ *           then sleep: swap in LOCKED|CONTENDED and futex-wait while the
+ *           swap finds the lock held (a sleeper always leaves CONTENDED);
+ *   unlock  LOCKED alone: clear it (no sleeper). Else clear LOCKED and
+ *           watch for WAKE (384 cycles, LOCKSWAP_MUTEXEE_WAKE_NS): if a
+ *           spinner takes the lock meanwhile, no wake-up is needed (the new
+ *           holder finds CONTENDED and wakes at its own unlock); if not,
+ *           clear CONTENDED and wake one sleeper.
+ * Adaptation (the paper's MUTEXEE is adaptive): the contended unlocks count
+ * acquisitions and futex wake-ups ("misses"); every 2048 such unlocks, more
+ * than LIMIT misses (128, +1 per retry up to 256) switch the lock to futex
+ * mode, in which both budgets drop to their minimum (256 and 128 cycles);
+ * after RETRY periods in futex mode (8, doubling up to 32) it tries spin mode
+ * again. Not FIFO: spinners barge past sleepers, which is the point.
+ *
+ *	word	bit 0 LOCKED, bit 8 CONTENDED (someone may sleep on `word`)
+ *	acq, miss		this period's contended unlocks and wake-ups
+ *	extra			LIMIT - 128
+ *	futex_mode		0: spin mode; k > 0: k-1 periods in futex mode
+ *	retry_shift		RETRY = 8 << retry_shift
+ * (all zero: unlocked, spin mode, the paper's initial settings; the
+ * adaptation fields are written only by the holder, in unlock, and read
+ * by spinners for their budget: relaxed atomics.)
+ *
+ * Waiting policy: park is the paper's protocol above (its own budgets
+ * replace LOCKSWAP_SPIN and LOCKSWAP_YIELD); yield spins the same budget,
+ * then yields between attempts and never sleeps; spin spins for ever. No
+ * queue nodes; no native timeout (the shim's fallback polls trylock).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "tpclock.h"
+#include "wait.h"
+
+#define LOCKED 1u
+#define CONTENDED 0x100u
+#define PERIOD 2048u   /* contended unlocks per adaptation period */
+#define LIMIT_MIN 128u /* misses per period that switch to futex mode */
+#define LIMIT_MAX 256u
+#define RETRY_MAX_SHIFT 2u /* RETRY 8 << 2 = 32 periods at most */
+#define SPIN_MIN_NS 91u	   /* futex mode: 256 cycles at 2.8 GHz */
+#define WAKE_MIN_NS 46u	   /* futex mode: 128 cycles */
+
+struct mutexee {
+	_Atomic uint32_t word;
+	_Atomic uint16_t acq, miss;
+	_Atomic uint8_t extra, futex_mode, retry_shift;
+};
+_Static_assert(sizeof(struct mutexee) <= LS_INLINE_STATE, "inline state");
+
+static uint64_t spin_ns = 2926; /* 8192 cycles at 2.8 GHz */
+static uint64_t wake_ns = 137;	/* 384 cycles */
+
+static const struct ls_param mutexee_params[] = {
+    {"LOCKSWAP_MUTEXEE_SPIN_NS", "spin mode: how long a waiter spins before it sleeps (ns)", &spin_ns, 0,
+     10000000000},
+    {"LOCKSWAP_MUTEXEE_WAKE_NS",
+     "spin mode: how long unlock waits for a spinner before it wakes a sleeper (ns)", &wake_ns, 0,
+     10000000000},
+    {0},
+};
+
+#define LOAD(f) atomic_load_explicit(&(f), memory_order_relaxed)
+#define STORE(f, v) atomic_store_explicit(&(f), (v), memory_order_relaxed)
+
+/* Sets LOCKED; true if it was clear (the lock is ours). acquire: pairs
+ * with the release in unlock. */
+static inline bool take(struct mutexee *m)
+{
+	return !(atomic_fetch_or_explicit(&m->word, LOCKED, memory_order_acquire) & LOCKED);
+}
+
+static __attribute__((noinline)) void mutexee_wait(struct mutexee *m)
+{
+	uint64_t budget = LOAD(m->futex_mode) ? SPIN_MIN_NS : spin_ns, start = ls_tp_now();
+	/* Spin: the paper re-tries the lock bit at every step. */
+	do {
+		LS_INJECT();
+		if (take(m))
+			return;
+		ls_cpu_relax();
+	} while (ls_wait_cfg.policy == LS_WAIT_SPIN || ls_tp_now() - start < budget);
+	if (ls_wait_cfg.policy == LS_WAIT_YIELD) {
+		while (!take(m))
+			sched_yield();
+		return;
+	}
+	/* Sleep: a sleeper always leaves CONTENDED behind (the swap), so the
+	 * holder's unlock takes its slow path and wakes somebody. */
+	while (atomic_exchange_explicit(&m->word, LOCKED | CONTENDED, memory_order_acquire) & LOCKED) {
+		LS_INJECT();
+		ls_futex_wait(&m->word, LOCKED | CONTENDED, 0);
+	}
+}
+
+static void mutexee_lock(void *state)
+{
+	struct mutexee *m = state;
+	if (LS_UNLIKELY(!take(m)))
+		mutexee_wait(m); /* a tail call: the fast path stays a leaf */
+}
+
+static int mutexee_trylock(void *state)
+{
+	return take(state) ? 0 : EBUSY;
+}
+
+/* The paper's training, by the holder at each contended unlock. */
+static void adapt(struct mutexee *m)
+{
+	if ((uint16_t)(LOAD(m->acq) + 1) % PERIOD) {
+		STORE(m->acq, (uint16_t)(LOAD(m->acq) + 1));
+		return;
+	}
+	STORE(m->acq, 0);
+	uint8_t f = LOAD(m->futex_mode);
+	if (!f) {
+		if (LOAD(m->miss) > LIMIT_MIN + LOAD(m->extra))
+			STORE(m->futex_mode, 1); /* wake-ups dominate: futex mode */
+	} else if (f - 1u == (8u << LOAD(m->retry_shift))) {
+		/* Enough periods in futex mode: try spin mode again, and ask
+		 * for more misses before leaving it next time. */
+		if (LOAD(m->retry_shift) < RETRY_MAX_SHIFT)
+			STORE(m->retry_shift, (uint8_t)(LOAD(m->retry_shift) + 1));
+		if (LIMIT_MIN + LOAD(m->extra) < LIMIT_MAX)
+			STORE(m->extra, (uint8_t)(LOAD(m->extra) + 1));
+		STORE(m->futex_mode, 0);
+	} else {
+		STORE(m->futex_mode, (uint8_t)(f + 1));
+	}
+	STORE(m->miss, 0);
+}
+
+static __attribute__((noinline)) void mutexee_unlock_slow(struct mutexee *m)
+{
+	adapt(m);
+	uint64_t budget = LOAD(m->futex_mode) ? WAKE_MIN_NS : wake_ns;
+	LS_INJECT();
+	/* release: pairs with the acquire of the next take or swap */
+	atomic_fetch_and_explicit(&m->word, ~LOCKED, memory_order_release);
+	/* Give a spinner the chance to take the lock: then no wake-up. */
+	uint64_t start = ls_tp_now();
+	do {
+		/* seq_cst load after the RMW above: a spinner's take is seen */
+		if (atomic_load_explicit(&m->word, memory_order_seq_cst) & LOCKED)
+			return; /* the new holder sees CONTENDED and wakes later */
+		ls_cpu_relax();
+	} while (ls_tp_now() - start < budget);
+	LS_INJECT();
+	/* Nobody came: wake a sleeper, which swaps CONTENDED back in. */
+	atomic_fetch_and_explicit(&m->word, ~CONTENDED, memory_order_relaxed);
+	if (LOAD(m->miss) < UINT16_MAX)
+		STORE(m->miss, (uint16_t)(LOAD(m->miss) + 1));
+	ls_futex_wake(&m->word, 1);
+}
+
+static void mutexee_unlock(void *state)
+{
+	struct mutexee *m = state;
+	uint32_t held = LOCKED;
+	/* Held, nobody asleep: just clear. release: pairs with take's acquire. */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&m->word, &held, 0, memory_order_release,
+							      memory_order_relaxed)))
+		return;
+	mutexee_unlock_slow(m);
+}
+
+static const struct ls_algo mutexee_algo = {
+    .name = "mutexee",
+    .desc =
+	"MUTEXEE: spin-then-futex mutex, adaptive budgets, unlock avoids wake-ups (Falsafi et al., ATC 2016)",
+    .caps = 0,
+    .rank = 80,
+    .state_size = sizeof(struct mutexee),
+    .params = mutexee_params,
+    .lock = mutexee_lock,
+    .trylock = mutexee_trylock,
+    .unlock = mutexee_unlock,
+};
+LS_REGISTER_ALGO(mutexee_algo);
