@@ -133,6 +133,25 @@ void ls_inject(void);
 #define LS_INJECT() ((void)0)
 #endif
 
+/* Test points for deterministic tests of races: an algorithm marks with
+ * LS_TEST_POINT(id) a step where a test must be able to stop a thread (to
+ * hold a releaser inside a window until a waiter's deadline has passed).
+ * It compiles to nothing except in the test-point build (-DLS_TEST_POINTS,
+ * build/liblocks-tpoint.a, mk/trylock.mk), where it calls ls_test_point(),
+ * which the test defines (tests/unit/trylock_handover.c). */
+enum ls_test_point {
+	LS_TP_ENQUEUED,	 /* a waiter is in the tail, not yet linked to its predecessor */
+	LS_TP_LEAVING,	 /* a waiter out of patience has told its predecessor it leaves */
+	LS_TP_RELEASING, /* a releaser that cannot hand over at once has marked its node */
+	LS_TP_STAYING,	 /* a waiter out of patience stays for its releasing predecessor */
+};
+#ifdef LS_TEST_POINTS
+void ls_test_point(enum ls_test_point id);
+#define LS_TEST_POINT(id) ls_test_point(id)
+#else
+#define LS_TEST_POINT(id) ((void)0)
+#endif
+
 #define LS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LS_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -1,0 +1,425 @@
+/*
+ * trylock_handover.c - a waiter whose deadline passes while its predecessor
+ * is releasing waits for the hand-over (issue 9, item 4: the livelock of
+ * Scott & Scherer's try-locks, cured in locks/abortable/mcs_try.c and
+ * clh_try.c; see their headers).
+ *
+ *   trylock_handover -a ALGO -m enqueuing|leaving [-w spin|yield|park]
+ *                    [-p PATIENCE_NS(200000)] [-r ROUNDS(4)] [-W SECONDS(30)]
+ *
+ * Links build/liblocks-tpoint.a (mk/trylock.mk), where LS_TEST_POINT(id)
+ * calls ls_test_point() below: the thread that reaches a point waits there
+ * for an event of the scenario, so every ordering the test needs is made by
+ * events, none by a sleep or a clock. Threads: the holder H (main), which
+ * takes the lock and then releases it; the successor S, which makes one
+ * timed attempt; in "leaving" also the leaver E, an earlier timed attempt.
+ *
+ *   enqueuing (mcs-try: a releaser that finds no successor linked while the
+ *      tail has moved)  S swaps itself into the tail and stops (ENQUEUED)
+ *      before linking to H; H releases: its CAS of the tail fails, it marks
+ *      its node and stops (RELEASING); S goes on, links, waits, runs out of
+ *      patience while H is held there, and must stay (STAYING).
+ *   leaving (mcs-try, clh-try: a releaser whose hand-over is held up by a
+ *      successor that is leaving)  E times out behind H and stops once it
+ *      has told H it leaves (LEAVING: mcs-try's step 4 stored transient(nil)
+ *      in H's next, clh-try holds H's status TRANSIENT); H releases, cannot
+ *      hand over, marks its node and stops (RELEASING); E completes its
+ *      departure (ETIMEDOUT: it began before H released); then S enqueues
+ *      behind H, runs out of patience while H is held, and must stay.
+ *
+ * H is let go once S has reached STAYING, or has returned: without the fix
+ * S leaves and its timedlock returns ETIMEDOUT, which fails the test. With
+ * it, S must return 0 (the hand-over), after its deadline, alone in the
+ * critical section (an occupant word), with trylock then EBUSY; after S
+ * releases, the lock must be free (trylock 0) and serve two threads making
+ * lock and timed attempts (a plain counter checks exclusion); no queue node
+ * may stay in use. Rounds alternate a deadline already passed and one
+ * PATIENCE_NS ahead. A deadlock is caught by the watchdog (-W, SIGALRM),
+ * which prints where each thread was waiting.
+ *
+ * Output: "trylock_handover: OK ..." and exit 0; "trylock_handover: FAIL ..."
+ * and exit 1; bad usage one line and exit 2.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+enum role { NOBODY, HOLDER, LEAVER, SUCCESSOR, NROLES };
+static const char *const role_names[NROLES] = {"other", "holder", "leaver", "successor"};
+static const char *const point_names[] = {"ENQUEUED", "LEAVING", "RELEASING", "STAYING"};
+#define NPOINTS 4
+
+enum scenario { ENQUEUING, LEAVING };
+static const char *const scenario_names[] = {"enqueuing", "leaving"};
+
+/* Events, each set once per round. */
+enum {
+	EV_ENQUEUED = 1,     /* S is in the tail (enqueuing) */
+	EV_LEAVING = 2,	     /* E has told H it leaves (leaving) */
+	EV_MARKED = 4,	     /* H has marked its node releasing */
+	EV_STAYING = 8,	     /* S, out of patience, stays for H's hand-over */
+	EV_LEAVER_DONE = 16, /* E's timedlock returned */
+	EV_SUCC_DONE = 32,   /* S's timedlock returned (and S released if it held) */
+};
+
+static const struct ls_algo *algo;
+static enum scenario scenario;
+static uint64_t patience = 200000;
+static void *L;
+static _Atomic int occupant; /* role inside the critical section, or NOBODY */
+
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER; /* glibc's: not preloaded */
+static pthread_cond_t ev_cv = PTHREAD_COND_INITIALIZER;
+static unsigned events;
+static _Atomic unsigned hits[NROLES][NPOINTS];
+static const char *volatile where[NROLES];
+static __thread enum role role;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	printf("trylock_handover: FAIL algo=%s scenario=%s: ", algo->name, scenario_names[scenario]);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	_exit(1);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	char msg[1024];
+	int n =
+	    snprintf(msg, sizeof msg,
+		     "trylock_handover: FAIL algo=%s scenario=%s: watchdog expired; holder: %s; leaver: "
+		     "%s; successor: %s\n",
+		     algo->name, scenario_names[scenario], where[HOLDER], where[LEAVER], where[SUCCESSOR]);
+	if (write(1, msg, (size_t)n) < 0) {
+	}
+	_exit(1);
+}
+
+static void post(unsigned ev)
+{
+	pthread_mutex_lock(&ev_mu);
+	events |= ev;
+	pthread_cond_broadcast(&ev_cv);
+	pthread_mutex_unlock(&ev_mu);
+}
+
+/* Waits until one of the events in mask has happened. */
+static void await(unsigned mask, const char *what)
+{
+	where[role] = what;
+	pthread_mutex_lock(&ev_mu);
+	while (!(events & mask))
+		pthread_cond_wait(&ev_cv, &ev_mu);
+	pthread_mutex_unlock(&ev_mu);
+	where[role] = "running";
+}
+
+void ls_test_point(enum ls_test_point id)
+{
+	atomic_fetch_add(&hits[role][id], 1);
+	switch (role) {
+	case SUCCESSOR:
+		if (id == LS_TP_ENQUEUED && scenario == ENQUEUING) {
+			post(EV_ENQUEUED);
+			await(EV_MARKED, "stopped at ENQUEUED until the holder marks its node releasing");
+		} else if (id == LS_TP_STAYING) {
+			post(EV_STAYING);
+		}
+		break;
+	case LEAVER:
+		if (id == LS_TP_LEAVING) {
+			post(EV_LEAVING);
+			await(EV_MARKED, "stopped at LEAVING until the holder marks its node releasing");
+		}
+		break;
+	case HOLDER:
+		if (id == LS_TP_RELEASING) {
+			post(EV_MARKED);
+			await(EV_STAYING | EV_SUCC_DONE,
+			      "stopped at RELEASING until the successor stays for the hand-over or returns");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static unsigned hit(enum role r, enum ls_test_point p)
+{
+	return atomic_load(&hits[r][p]);
+}
+
+/* "ENQUEUED LEAVING" (the points r reached this round), or "none". */
+static const char *hit_list(enum role r, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (int p = 0; p < NPOINTS; p++)
+		if (hit(r, (enum ls_test_point)p))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", point_names[p]);
+	return n ? buf : "none";
+}
+
+static void enter(enum role r)
+{
+	int o = atomic_exchange(&occupant, r);
+	if (o != NOBODY)
+		fail("mutual exclusion: the %s got the lock while the %s held it", role_names[r],
+		     role_names[o]);
+}
+
+static void leave(enum role r)
+{
+	int o = atomic_exchange(&occupant, NOBODY);
+	if (o != (int)r)
+		fail("mutual exclusion: the %s left the critical section as the %s", role_names[r],
+		     role_names[o]);
+}
+
+struct attempt {
+	enum role role;
+	uint64_t deadline; /* 0: now, already passed when the lock looks */
+	int rc;
+	uint64_t returned_at, deadline_used;
+};
+
+static void *timed_attempt(void *arg)
+{
+	struct attempt *a = arg;
+	role = a->role;
+	if (role == SUCCESSOR && scenario == LEAVING)
+		await(EV_LEAVER_DONE, "waiting for the leaver to return before enqueuing");
+	a->deadline_used = a->deadline ? ls_now_ns() + a->deadline : ls_now_ns();
+	where[role] = "in timedlock";
+	a->rc = algo->timedlock(L, a->deadline_used);
+	a->returned_at = ls_now_ns();
+	if (a->rc == 0) {
+		enter(role);
+		if (algo->trylock(L) != EBUSY)
+			fail("the %s holds the lock, yet trylock did not return EBUSY", role_names[role]);
+		leave(role);
+		where[role] = "in unlock";
+		algo->unlock(L);
+	}
+	where[role] = "returned";
+	post(role == SUCCESSOR ? EV_SUCC_DONE : EV_LEAVER_DONE);
+	return NULL;
+}
+
+/* Later use: two threads, lock() and timed attempts, a plain counter. */
+static long counter;
+static void *user(void *arg)
+{
+	long *got = arg;
+	for (int i = 0; i < 200; i++) {
+		int rc = 0;
+		if (i & 1)
+			algo->lock(L);
+		else
+			rc = algo->timedlock(L, ls_now_ns() + patience);
+		if (rc == ETIMEDOUT)
+			continue;
+		if (rc != 0)
+			fail("later use: timedlock returned %d", rc);
+		long c = counter;
+		for (volatile int k = 0; k < 50; k++) {
+		}
+		counter = c + 1;
+		(*got)++;
+		algo->unlock(L);
+	}
+	return NULL;
+}
+
+static void one_round(int round)
+{
+	memset(hits, 0, sizeof hits);
+	events = 0;
+	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
+	if (!L)
+		fail("cannot allocate the lock state");
+	if (algo->init)
+		algo->init(L);
+	uint64_t deadline = round & 1 ? patience : 0;
+	struct attempt e = {.role = LEAVER, .deadline = deadline},
+		       s = {.role = SUCCESSOR, .deadline = deadline};
+	pthread_t te, ts;
+	char b1[64], b2[64];
+
+	role = HOLDER;
+	algo->lock(L);
+	enter(HOLDER);
+	if (scenario == LEAVING && pthread_create(&te, NULL, timed_attempt, &e))
+		fail("pthread_create");
+	if (pthread_create(&ts, NULL, timed_attempt, &s))
+		fail("pthread_create");
+	if (scenario == ENQUEUING)
+		await(EV_ENQUEUED, "waiting for the successor to reach ENQUEUED");
+	else
+		await(EV_LEAVING, "waiting for the leaver to reach LEAVING");
+	leave(HOLDER);
+	where[HOLDER] = "in unlock";
+	algo->unlock(L);
+	where[HOLDER] = "joining";
+	if (scenario == LEAVING)
+		pthread_join(te, NULL);
+	pthread_join(ts, NULL);
+	role = NOBODY;
+
+	if (!hit(HOLDER, LS_TP_RELEASING))
+		fail("round %d: the holder's release never reached RELEASING (it handed over at once): the "
+		     "scenario did not put it in the window",
+		     round);
+	if (scenario == LEAVING && e.rc != ETIMEDOUT)
+		fail("round %d: the leaver, out of patience before the release began, returned %d, not "
+		     "ETIMEDOUT",
+		     round, e.rc);
+	if (s.rc == ETIMEDOUT)
+		fail("round %d: the successor returned ETIMEDOUT: it ran out of patience while its "
+		     "predecessor was releasing and left instead of waiting for the hand-over (test "
+		     "points it reached: %s)",
+		     round, hit_list(SUCCESSOR, b1, sizeof b1));
+	if (s.rc != 0)
+		fail("round %d: the successor's timedlock returned %d", round, s.rc);
+	if (!hit(SUCCESSOR, LS_TP_STAYING))
+		fail("round %d: the successor got the lock without reaching STAYING (points: %s; holder: "
+		     "%s): the window was not exercised",
+		     round, hit_list(SUCCESSOR, b1, sizeof b1), hit_list(HOLDER, b2, sizeof b2));
+	if (s.returned_at < s.deadline_used)
+		fail("round %d: the successor stayed, yet returned before its deadline", round);
+
+	/* The lock is free and usable. */
+	if (algo->trylock(L) != 0)
+		fail("round %d: after the hand-over and the successor's release, trylock failed", round);
+	algo->unlock(L);
+	pthread_t u[2];
+	long got[2] = {0, 0};
+	counter = 0;
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&u[i], NULL, user, &got[i]))
+			fail("pthread_create");
+	where[NOBODY] = "joining the later users";
+	for (int i = 0; i < 2; i++)
+		pthread_join(u[i], NULL);
+	if (counter != got[0] + got[1])
+		fail("round %d: later use: counter %ld after %ld acquisitions (mutual exclusion broken)",
+		     round, counter, got[0] + got[1]);
+	if (algo->trylock(L) != 0)
+		fail("round %d: after later use, trylock failed", round);
+	algo->unlock(L);
+	if (algo->destroy)
+		algo->destroy(L);
+	if (algo->state_size > LS_INLINE_STATE)
+		ls_ext_free(L, algo->state_size);
+	else
+		free(L);
+}
+
+static long number(const char *opt, const char *v, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno || *end || end == v || n < lo || n > hi) {
+		fprintf(stderr, "trylock_handover: -%s: invalid value '%s' (valid: %ld..%ld)\n", opt, v, lo,
+			hi);
+		exit(2);
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const waits[] = {"spin", "yield", "park"};
+	const char *name = NULL, *mode = NULL;
+	int c, rounds = 4, watchdog = 30, policy = LS_WAIT_PARK;
+	while ((c = getopt(argc, argv, "a:m:w:p:r:W:")) != -1) {
+		switch (c) {
+		case 'a':
+			name = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'w':
+			for (policy = 0; policy < 3 && strcmp(optarg, waits[policy]); policy++) {
+			}
+			if (policy == 3) {
+				fprintf(
+				    stderr,
+				    "trylock_handover: -w: unknown policy '%s' (valid: spin, yield, park)\n",
+				    optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			patience = (uint64_t)number("p", optarg, 1, 10000000000L);
+			break;
+		case 'r':
+			rounds = (int)number("r", optarg, 1, 1000);
+			break;
+		case 'W':
+			watchdog = (int)number("W", optarg, 1, 3600);
+			break;
+		default:
+			fprintf(stderr,
+				"usage: trylock_handover -a ALGO -m enqueuing|leaving [-w spin|yield|park] "
+				"[-p NS] [-r ROUNDS] [-W SECONDS]\n");
+			return 2;
+		}
+	}
+	char names[1024];
+	if (!name || !(algo = ls_algo_find(name))) {
+		fprintf(stderr, "trylock_handover: -a: unknown lock '%s' (valid: %s)\n", name ? name : "",
+			ls_algo_names(names, sizeof names));
+		return 2;
+	}
+	if (!algo->timedlock) {
+		fprintf(stderr,
+			"trylock_handover: -a: %s has no native timeout (valid: the try-locks, mcs-try and "
+			"clh-try)\n",
+			name);
+		return 2;
+	}
+	if (!mode || (strcmp(mode, "enqueuing") && strcmp(mode, "leaving"))) {
+		fprintf(stderr, "trylock_handover: -m: unknown scenario '%s' (valid: enqueuing, leaving)\n",
+			mode ? mode : "");
+		return 2;
+	}
+	scenario = strcmp(mode, "enqueuing") ? LEAVING : ENQUEUING;
+	ls_wait_cfg.policy = (enum ls_policy)policy;
+	ls_node_counting = true;
+	for (int r = 0; r < NROLES; r++)
+		where[r] = "not started";
+	signal(SIGALRM, on_alarm);
+	alarm((unsigned)watchdog);
+
+	for (int r = 0; r < rounds; r++)
+		one_round(r);
+
+	struct ls_node_stats ns;
+	ls_node_stats(&ns);
+	if (ns.in_use != 0)
+		fail("%ld queue node(s) still in use after every round", ns.in_use);
+	printf("trylock_handover: OK algo=%s scenario=%s wait=%s rounds=%d\n", algo->name, mode,
+	       waits[policy], rounds);
+	return 0;
+}
