@@ -95,6 +95,13 @@ static inline bool ls_spin_step(struct ls_spin *s)
 	return ls_spin_slow(s);
 }
 
+/* Randomised exponential backoff (AMP 7.4, Fig. 7.5), for backoff, hbo and
+ * c-bo-mcs's global lock: a pause of a random time below *limit ns (not
+ * past deadline, if any; 0: none), then *limit doubles up to max. Each
+ * pause step is a step of the waiting policy: returns true when, under
+ * park, the budgets are spent (the caller then sleeps). */
+bool ls_backoff(struct ls_spin *s, uint64_t *limit, uint64_t max, uint64_t deadline);
+
 /* Futexes (process-private). ls_futex_wait blocks while *addr == val, until
  * woken, interrupted, or the absolute ls_now_ns() deadline passes (0: none).
  * Returns 0 (woken or value differed), EINTR, or ETIMEDOUT. */

@@ -93,7 +93,7 @@ static uint64_t min_delay = 100, max_delay = 10000;
 
 static void lost_race(struct ls_spin *s, uint64_t *limit)
 {
-	ls_hier_backoff(s, limit, max_delay, 0);
+	ls_backoff(s, limit, max_delay, 0);
 }
 
 static void global_acquire(struct cbm *l)

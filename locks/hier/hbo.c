@@ -73,7 +73,7 @@ static __attribute__((noinline)) int hbo_wait(struct hbo *l, uint32_t mine, uint
 		/* Fig. 7.27, lines 21-26 */
 		bool own = (v & ~LS_PARKED) == mine;
 		LS_INJECT();
-		if (!ls_hier_backoff(&s, own ? &local : &remote, own ? local_max : remote_max, deadline))
+		if (!ls_backoff(&s, own ? &local : &remote, own ? local_max : remote_max, deadline))
 			continue;
 		/* Park. The CAS orders us against unlock's exchange: either
 		 * unlock sees PARKED and wakes, or we see 0. */

@@ -52,31 +52,3 @@ struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w)
 		ls_ext_free(h, block_size(h));
 	return h;
 }
-
-/* xorshift32, one per thread: only decorrelates the waiters. */
-static __thread uint32_t rng;
-
-static uint32_t random32(void)
-{
-	uint32_t x = rng;
-	if (LS_UNLIKELY(x == 0))
-		x = (uint32_t)(uintptr_t)&rng | 1;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return rng = x;
-}
-
-bool ls_hier_backoff(struct ls_spin *s, uint64_t *limit, uint64_t max, uint64_t deadline)
-{
-	uint64_t until = ls_now_ns() + random32() % *limit;
-	if (deadline && until > deadline)
-		until = deadline;
-	if (*limit < max)
-		*limit = *limit * 2 < max ? *limit * 2 : max;
-	do {
-		if (ls_spin_step(s))
-			return true;
-	} while (ls_now_ns() < until);
-	return false;
-}

@@ -169,11 +169,4 @@ static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
 	return LS_LIKELY(ls_hier_mine(w, h)) ? h : NULL;
 }
 
-/* Randomised exponential backoff (AMP 7.4, Fig. 7.5), for hbo and the
- * global lock of c-bo-mcs: a pause of a random time below *limit ns (not
- * past deadline, if any), then *limit doubles up to max. Each pause step is
- * a step of the waiting policy: returns true when, under park, the
- * budgets are spent (the caller then sleeps). */
-bool ls_hier_backoff(struct ls_spin *s, uint64_t *limit, uint64_t max, uint64_t deadline);
-
 #endif

@@ -42,32 +42,11 @@ static const struct ls_param backoff_params[] = {
     {0},
 };
 
-/* xorshift32, one per thread: only decorrelates the waiters. */
-static __thread uint32_t rng;
-
-static uint32_t random32(void)
-{
-	uint32_t x = rng;
-	if (LS_UNLIKELY(x == 0))
-		x = (uint32_t)(uintptr_t)&rng | 1;
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	return rng = x;
-}
-
 /* Backs off for a random time below *limit ns, then doubles *limit (up to
  * max_delay). Returns true if the budgets ran out under park. */
 static bool back_off(struct ls_spin *s, uint64_t *limit)
 {
-	uint64_t until = ls_now_ns() + random32() % *limit;
-	if (*limit < max_delay)
-		*limit = *limit * 2 < max_delay ? *limit * 2 : max_delay;
-	do {
-		if (ls_spin_step(s))
-			return true;
-	} while (ls_now_ns() < until);
-	return false;
+	return ls_backoff(s, limit, max_delay, 0);
 }
 
 static void lost_race(struct ls_spin *s, uint64_t *limit)
