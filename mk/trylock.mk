@@ -14,7 +14,8 @@ $(B)/liblocks-tpoint.a: $(TPOINT_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/unit/trylock_handover: tests/unit/trylock_handover.c $(B)/liblocks-tpoint.a $(HDRS)
+$(B)/unit/trylock_handover: tests/unit/trylock_handover.c $(B)/liblocks-tpoint.a $(HDRS) \
+		$(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fvisibility=default -DLS_TEST_POINTS -o $@ $< \
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive

@@ -34,7 +34,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +43,9 @@
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
+
+#define FAIL_PREFIX "abortable_nbtimeout: FAIL "
+#include "fail.h"
 
 static const struct ls_algo *algo;
 static void *state;
@@ -60,19 +62,6 @@ static __thread struct nb *self;
 static _Atomic int quit, holder_go;
 static _Atomic long attempts;
 static const char *volatile phase_name = "start";
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("abortable_nbtimeout: FAIL ", stdout);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	_exit(1);
-}
 
 static void on_alarm(int sig)
 {

@@ -44,7 +44,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +53,8 @@
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
+
+#include "fail.h" /* fail_prefix is set once the arguments are known */
 
 enum role { NOBODY, HOLDER, LEAVER, SUCCESSOR, NROLES };
 static const char *const role_names[NROLES] = {"other", "holder", "leaver", "successor"};
@@ -85,19 +86,6 @@ static unsigned events;
 static _Atomic unsigned hits[NROLES][NPOINTS];
 static const char *volatile where[NROLES];
 static __thread enum role role;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	printf("trylock_handover: FAIL algo=%s scenario=%s: ", algo->name, scenario_names[scenario]);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	_exit(1);
-}
 
 static void on_alarm(int sig)
 {
@@ -405,6 +393,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	scenario = strcmp(mode, "enqueuing") ? LEAVING : ENQUEUING;
+	static char prefix[256];
+	snprintf(prefix, sizeof prefix, "trylock_handover: FAIL algo=%s scenario=%s: ", algo->name, mode);
+	fail_prefix = prefix;
 	ls_wait_cfg.policy = (enum ls_policy)policy;
 	ls_node_counting = true;
 	for (int r = 0; r < NROLES; r++)
