@@ -20,13 +20,16 @@
  * Workload: 4 threads (small stacks), each taking 6 of 12 statically
  * initialised mutexes at once, in index order, by lock, trylock or
  * timedlock, 300 rounds; a counter per mutex checks mutual exclusion. Then 3
- * mutexes are initialised (NORMAL, RECURSIVE, ERRORCHECK) and used.
+ * mutexes are initialised (NORMAL, RECURSIVE, ERRORCHECK) and used; N
+ * counts those inits that said ENOMEM, except under `none`, where it is 1
+ * if init_until_enomem saw ENOMEM, else 0.
  * Output, on stdout only: "aslimit: ok init_enomem=N". After the limit is
  * lowered nothing here allocates (no stdio on stdout, no malloc).
  */
 #include "check.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 
 #define THREADS 4
@@ -110,8 +113,36 @@ static void say(const char *s)
 		exit(1);
 }
 
-/* The workload; `lower` runs once the threads exist. */
-static void workload(void (*lower)(void))
+/* With no room left: initialise mutexes until pthread_mutex_init says
+ * ENOMEM (a library whose mutex state is out of line runs out once what it
+ * has already mapped is used up: a few hundred KiB at most) or EXTRA of them
+ * succeed; then use the one that got ENOMEM (it must work), and destroy the
+ * others. Returns 1 if ENOMEM was seen. Deterministic, unlike a single
+ * init, which may find a block that a race of the workload left free. */
+#define EXTRA (1 << 16)
+static pthread_mutex_t extra[EXTRA];
+
+static int init_until_enomem(void)
+{
+	int n = 0, rc = 0;
+	while (n < EXTRA && (rc = pthread_mutex_init(&extra[n], NULL)) == 0)
+		n++;
+	int enomem = n < EXTRA;
+	if (enomem) {
+		CHECK_RC(rc, ENOMEM);
+		CHECK_RC(pthread_mutex_lock(&extra[n]), 0);
+		CHECK_RC(pthread_mutex_trylock(&extra[n]), EBUSY);
+		CHECK_RC(pthread_mutex_unlock(&extra[n]), 0);
+		CHECK_RC(pthread_mutex_destroy(&extra[n]), 0);
+	}
+	while (n > 0)
+		CHECK_RC(pthread_mutex_destroy(&extra[--n]), 0);
+	return enomem;
+}
+
+/* The workload; `lower` runs once the threads exist; with `exhaust`, the
+ * init_enomem count is init_until_enomem's. */
+static void workload(void (*lower)(void), bool exhaust)
 {
 	pthread_attr_t a;
 	pthread_t t[THREADS];
@@ -128,16 +159,16 @@ static void workload(void (*lower)(void))
 		CHECK_EQ(counter[i], atomic_load(&acquired[i]));
 
 	static const int types[] = {PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK};
-	int enomem = 0;
+	int enomem = exhaust ? init_until_enomem() : 0;
 	for (int i = 0; i < 3; i++) {
 		pthread_mutexattr_t ma;
 		pthread_mutex_t m;
 		CHECK_RC(pthread_mutexattr_init(&ma), 0);
 		CHECK_RC(pthread_mutexattr_settype(&ma, types[i]), 0);
 		int rc = pthread_mutex_init(&m, &ma);
-		if (rc == ENOMEM)
+		if (rc == ENOMEM && !exhaust)
 			enomem++;
-		else
+		else if (rc != ENOMEM)
 			CHECK_RC(rc, 0);
 		/* (no thread can be created here to probe it) */
 		CHECK_RC(pthread_mutex_lock(&m), 0);
@@ -164,17 +195,17 @@ static void lower_to_none(void)
 
 static void lowered(void)
 {
-	workload(lower_plus_8m);
+	workload(lower_plus_8m, false);
 }
 
 static void none(void)
 {
-	workload(lower_to_none);
+	workload(lower_to_none, true);
 }
 
 static void exec_limit(void)
 {
-	workload(NULL);
+	workload(NULL, false);
 }
 
 static void size(void)
