@@ -24,6 +24,9 @@
  *                               holder removes eagerly before scanning
  *   LOCKSWAP_TP_CLOCK           0: TSC when invariant, else clock_gettime;
  *                               1: always clock_gettime
+ *   LOCKSWAP_TP_SPIN_FACTOR     a waiter spins this many times the waiting
+ *                               policy's budget (LOCKSWAP_SPIN) before it
+ *                               yields or parks (ls_tp_spin)
  */
 #ifndef LS_TPCLOCK_H
 #define LS_TPCLOCK_H
@@ -33,8 +36,25 @@
 #include <stdint.h>
 
 #include "lock.h"
+#include "wait.h"
 
-extern uint64_t ls_tp_max_cs_ns, ls_tp_update_delay_ns, ls_tp_patience_ns, ls_tp_treadmill, ls_tp_clock_mode;
+extern uint64_t ls_tp_max_cs_ns, ls_tp_update_delay_ns, ls_tp_patience_ns, ls_tp_treadmill, ls_tp_clock_mode,
+    ls_tp_spin_factor;
+
+/* The spin budget of a TP waiter: LOCKSWAP_TP_SPIN_FACTOR x LOCKSWAP_SPIN
+ * steps (for ls_spin_step_n). */
+static inline unsigned ls_tp_spin(void)
+{
+	uint64_t n = (uint64_t)ls_wait_cfg.spin * ls_tp_spin_factor;
+	return n < UINT32_MAX ? (unsigned)n : UINT32_MAX;
+}
+
+#define LS_TP_SPIN_FACTOR_PARAM                                                                         \
+	{                                                                                               \
+		"LOCKSWAP_TP_SPIN_FACTOR", "a waiter spins this many times LOCKSWAP_SPIN before it "      \
+					   "yields or parks",                                             \
+		    &ls_tp_spin_factor, 1, 1u << 20                                                     \
+	}
 
 /* Scale of the TSC, published once calibrated (tpclock.c). */
 struct ls_tp_scale {

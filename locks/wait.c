@@ -20,7 +20,7 @@ uint64_t ls_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool ls_spin_slow(struct ls_spin *s)
+bool ls_spin_slow(struct ls_spin *s, unsigned spin)
 {
 	switch (ls_wait_cfg.policy) {
 	case LS_WAIT_SPIN:
@@ -30,7 +30,7 @@ bool ls_spin_slow(struct ls_spin *s)
 		sched_yield();
 		return false;
 	case LS_WAIT_PARK:
-		if (s->n - ls_wait_cfg.spin < ls_wait_cfg.yield) {
+		if (s->n - spin < ls_wait_cfg.yield) {
 			s->n++;
 			sched_yield();
 			return false;

@@ -83,16 +83,22 @@ struct ls_spin {
 	}
 
 /* One step of a waiting loop; see the file comment. Out of line past the
- * budget so the spinning part stays small. */
-bool ls_spin_slow(struct ls_spin *s);
-static inline bool ls_spin_step(struct ls_spin *s)
+ * budget so the spinning part stays small. ls_spin_step_n is the same with
+ * a spin budget of the caller's instead of ls_wait_cfg.spin (the
+ * time-published locks spin longer: locks/tpclock.h). */
+bool ls_spin_slow(struct ls_spin *s, unsigned spin);
+static inline bool ls_spin_step_n(struct ls_spin *s, unsigned spin)
 {
-	if (LS_LIKELY(s->n < ls_wait_cfg.spin)) {
+	if (LS_LIKELY(s->n < spin)) {
 		s->n++;
 		ls_cpu_relax();
 		return false;
 	}
-	return ls_spin_slow(s);
+	return ls_spin_slow(s, spin);
+}
+static inline bool ls_spin_step(struct ls_spin *s)
+{
+	return ls_spin_step_n(s, ls_wait_cfg.spin);
 }
 
 /* Randomised exponential backoff (AMP 7.4, Fig. 7.5), for backoff, hbo and

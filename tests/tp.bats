@@ -122,6 +122,11 @@ preempt() {
   preempt stopped-waiter park
 }
 
+@test "yield, park: a waiter spins LOCKSWAP_TP_SPIN_FACTOR x LOCKSWAP_SPIN steps before it yields (a yielding waiter stops publishing)" {
+  # Plain build only: the -inject build's random delays call sched_yield too.
+  BUILDS="$P" preempt spin-factor yield park
+}
+
 @test "preemption: a stopped holder makes waiters yield (MAXIMUM_CS_TIME 100 us), and not below it" {
   # Plain build only: the -inject build's random delays call sched_yield too.
   BUILDS="$P" preempt holder-yields spin

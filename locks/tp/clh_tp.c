@@ -74,7 +74,10 @@
  * becomes a CAS loop on the tail with I.prev written before each CAS, so
  * the paper's INITIAL state (a successor seeing I before I.prev) is gone.
  *
- * Waiting policy. spin/yield as usual. park: once the spin budget is spent
+ * Waiting policy. spin/yield as usual, but under yield and park the waiter
+ * spins LOCKSWAP_TP_SPIN_FACTOR (16) times the policy's budget before its
+ * first yield: a waiter that yields stops publishing and is soon removed
+ * (tpclock.h). park: once the spin budget is spent
  * the waiter sleeps on its predecessor's `event`, which whoever releases,
  * leaves or unlinks that node bumps, and publishes nothing more: by the
  * paper's rule a waiter whose time is older than UPDATE_DELAY is not
@@ -340,7 +343,7 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 			spun = sp.n;
 			return false;
 		}
-		if (parked || ls_spin_step(&sp)) {
+		if (parked || ls_spin_step_n(&sp, ls_tp_spin())) {
 			/* Asleep: our time goes stale and a running successor
 			 * removes us as preempted (see the header). */
 			parked = true;
@@ -474,6 +477,7 @@ static const struct ls_param clhtp_params[] = {
      1000, 1000000000},
     {"LOCKSWAP_TP_CLOCK", "timestamps: 0 TSC if invariant, else clock_gettime; 1 clock_gettime",
      &ls_tp_clock_mode, 0, 1},
+    LS_TP_SPIN_FACTOR_PARAM,
     {0},
 };
 

@@ -53,7 +53,9 @@
  * are abandoned (pthread key destructor).
  *
  * Waiting policy. spin/yield: the waiter spins (yields) on its status,
- * publishing its time. park: once the spin budget is spent it sleeps on the
+ * publishing its time; under yield and park it spins LOCKSWAP_TP_SPIN_FACTOR
+ * (16) times the policy's budget before its first yield, because a waiter
+ * that yields stops publishing and is soon passed over (tpclock.h). park: once the spin budget is spent it sleeps on the
  * status word (LS_PARKED protocol) and publishes nothing more, so by the
  * paper's own rule (a waiter whose time is older than UPDATE_DELAY is not
  * running) it is treated as preempted: a releaser that finds it stale passes
@@ -278,7 +280,7 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 				sched_yield();
 			return TIMED_OUT;
 		}
-		if (parked || ls_spin_step(sp)) {
+		if (parked || ls_spin_step_n(sp, ls_tp_spin())) {
 			/* Asleep: our time goes stale, and a releaser then
 			 * passes over us as preempted (see the header). */
 			parked = true;
@@ -546,6 +548,7 @@ static const struct ls_param mcstp_params[] = {
      &ls_tp_treadmill, 2, 1000000},
     {"LOCKSWAP_TP_CLOCK", "timestamps: 0 TSC if invariant, else clock_gettime; 1 clock_gettime",
      &ls_tp_clock_mode, 0, 1},
+    LS_TP_SPIN_FACTOR_PARAM,
     {0},
 };
 

@@ -33,6 +33,14 @@
  *                    still stopped, except under "park": when every waiter
  *                    sleeps, mcs-tp grants the lock to the first sleeper,
  *                    which may be W, so W is resumed first).
+ *   spin-factor      (yield and park) H holds the lock, running; W calls
+ *                    lock() with LOCKSWAP_SPIN 65536 and
+ *                    LOCKSWAP_TP_SPIN_FACTOR 65536: W must not yield before
+ *                    it has spent 100 ms of CPU time waiting (at most some
+ *                    10^8 spin steps on any CPU, far fewer than its budget,
+ *                    and far more than 65536); then H releases and W gets
+ *                    the lock. Control, same run: a second waiter with
+ *                    factor 1 does yield (after 65536 steps) while H holds.
  *
  * Nothing here depends on speed: events are ordered by flags; a stopped
  * thread stays stopped until the others have done what is checked; waits
@@ -345,6 +353,48 @@ static void t_holder(bool expect_yields)
 	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], y1, y2);
 }
 
+/* CPU time used so far by thread id, in ns. */
+static uint64_t cpu_ns(int id)
+{
+	clockid_t c;
+	struct timespec ts;
+	if (pthread_getcpuclockid(th[id].t, &c) || clock_gettime(c, &ts))
+		fail("%s", "cannot read a thread's CPU clock");
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void t_spin_factor(void)
+{
+	ls_tp_update_delay_ns = ls_tp_patience_ns = ls_tp_max_cs_ns = 3600000000000ull; /* 1 hour */
+	ls_wait_cfg.spin = 1u << 16;
+	ls_tp_spin_factor = 1u << 16;
+	start(0, holder);
+	await(&th[0].held, 1, "holder taking the lock");
+	start(1, waiter_once);
+	await(&th[1].started, 1, "waiter starting");
+	phase = "the waiter (factor 65536) spending 100 ms of CPU time";
+	while (cpu_ns(1) < 100000000u && !atomic_load(&yields[1]))
+		msleep(1);
+	unsigned long y1 = atomic_load(&yields[1]);
+	if (y1) {
+		char b[32];
+		snprintf(b, sizeof b, "%lu", y1);
+		fail("a waiter yielded (%s times) before it had spun LOCKSWAP_TP_SPIN_FACTOR x LOCKSWAP_SPIN steps", b);
+	}
+	ls_tp_spin_factor = 1; /* read by each step: thread 2 spins the policy's budget only */
+	start(2, waiter_once);
+	phase = "the control waiter (factor 1) yielding after 65536 spin steps";
+	while (!atomic_load(&yields[2]))
+		msleep(1);
+	unsigned long ms = (unsigned long)(cpu_ns(1) / 1000000);
+	atomic_store(&th[0].go, 1);
+	await(&th[1].held, 1, "first waiter getting the lock");
+	await(&th[2].held, 1, "second waiter getting the lock");
+	finish_checks();
+	printf("tp_preempt: OK test=spin-factor algo=%s wait=%s cpu_ms_without_yield=%lu\n", algo->name,
+	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], ms);
+}
+
 static _Atomic long early, timeouts_seen;
 static int timer(struct thr *t)
 {
@@ -422,7 +472,7 @@ static void usage(const char *why)
 {
 	fprintf(stderr,
 		"tp_preempt: %s (usage: tp_preempt -a ALGO [-w spin|yield|park] [-T WATCHDOG_S] "
-		"stopped-waiter|holder-yields|holder-no-yield|timeouts)\n",
+		"stopped-waiter|holder-yields|holder-no-yield|timeouts|spin-factor)\n",
 		why);
 	exit(2);
 }
@@ -482,6 +532,8 @@ int main(int argc, char **argv)
 		t_holder(false);
 	else if (!strcmp(test, "timeouts"))
 		t_timeouts();
+	else if (!strcmp(test, "spin-factor"))
+		t_spin_factor();
 	else
 		usage("unknown test");
 	return 0;
