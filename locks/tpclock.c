@@ -85,7 +85,7 @@ uint64_t ls_tp_clock_mode = 0;
  * passed over (by the paper's rule), then re-queues: with the policy's
  * budget of 256 steps (a few us here) the TP locks fell to 0.01-0.15x glibc
  * at 4-16 threads on 2 CPUs under park; 16x (4096 steps) keeps waiters live
- * through a hand-off (results/oversub/spin-factor). */
+ * through a hand-off (results/oversub/quiet/README.md). */
 uint64_t ls_tp_spin_factor = 16;
 
 const struct ls_tp_scale *_Atomic ls_tp_scale;
