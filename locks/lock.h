@@ -140,10 +140,10 @@ void ls_inject(void);
  * build/liblocks-tpoint.a, mk/trylock.mk), where it calls ls_test_point(),
  * which the test defines (tests/unit/trylock_handover.c). */
 enum ls_test_point {
-	LS_TP_ENQUEUED,	 /* a waiter is in the tail, not yet linked to its predecessor */
-	LS_TP_LEAVING,	 /* a waiter out of patience has told its predecessor it leaves */
-	LS_TP_RELEASING, /* a releaser that cannot hand over at once has marked its node */
-	LS_TP_STAYING,	 /* a waiter out of patience stays for its releasing predecessor */
+	LS_POINT_ENQUEUED,	 /* a waiter is in the tail, not yet linked to its predecessor */
+	LS_POINT_LEAVING,	 /* a waiter out of patience has told its predecessor it leaves */
+	LS_POINT_RELEASING, /* a releaser that cannot hand over at once has marked its node */
+	LS_POINT_STAYING,	 /* a waiter out of patience stays for its releasing predecessor */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

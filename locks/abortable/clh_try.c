@@ -116,7 +116,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 		 * then CAS there, flag load then swap here). pred is alive:
 		 * only we free it, or its owner once we answer RECYCLED. */
 		if (atomic_load_explicit(&pred->releasing, memory_order_seq_cst)) {
-			LS_TEST_POINT(LS_TP_STAYING);
+			LS_TEST_POINT(LS_POINT_STAYING);
 			ab_wait_for(&pred->status, AVAILABLE);
 			goto got;
 		}
@@ -131,7 +131,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 		}
 		break; /* WAITING: the word is ours until we restore it */
 	}
-	LS_TEST_POINT(LS_TP_LEAVING);
+	LS_TEST_POINT(LS_POINT_LEAVING);
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed); /* so the successor can find it */
 	LS_INJECT();
 
@@ -231,7 +231,7 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 		/* A successor is leaving and holds our word: from now on the
 		 * next one stays (see the header); wait, retry. */
 		atomic_store_explicit(&i->releasing, 1, memory_order_seq_cst);
-		LS_TEST_POINT(LS_TP_RELEASING);
+		LS_TEST_POINT(LS_POINT_RELEASING);
 		ls_wait_while_eq(&i->status, TRANSIENT);
 		if (clh_try_empty(l, i)) {
 			LS_INJECT();

@@ -145,7 +145,7 @@ static inline AB_NOSAN bool is_releasing(ptr pred)
 static void mark_releasing(struct node *I)
 {
 	atomic_store_explicit(&I->releasing, 1, memory_order_seq_cst);
-	LS_TEST_POINT(LS_TP_RELEASING);
+	LS_TEST_POINT(LS_POINT_RELEASING);
 }
 
 /* Before the releaser frees its node: no successor looks at it any more. */
@@ -196,7 +196,7 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 {
 	ptr succ = NIL, temp;
 
-	LS_TEST_POINT(LS_TP_ENQUEUED);
+	LS_TEST_POINT(LS_POINT_ENQUEUED);
 	st(I, &I->prev, transient(NIL)); /* word on which to spin */
 	LS_INJECT();
 	/* Make predecessor point to me, but preserve transient tag if set. */
@@ -233,7 +233,7 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 			 * the header) until prev changes. */
 			if (!is_releasing(pred))
 				goto timeout; /* 2-level break */
-			LS_TEST_POINT(LS_TP_STAYING);
+			LS_TEST_POINT(LS_POINT_STAYING);
 			AWAIT(I, (temp = ld(&I->prev)) == pred);
 		}
 		if (is_granted(temp)) /* this test is an optimization */
@@ -347,7 +347,7 @@ timeout: /* Timeout has expired; try to leave. */
 		break;
 	}
 
-	LS_TEST_POINT(LS_TP_LEAVING);
+	LS_TEST_POINT(LS_POINT_LEAVING);
 	LS_INJECT();
 	if (succ == NIL) {
 		/* Step 5: Try to fix global pointer. I is ours and alive: no

@@ -125,21 +125,21 @@ void ls_test_point(enum ls_test_point id)
 	atomic_fetch_add(&hits[role][id], 1);
 	switch (role) {
 	case SUCCESSOR:
-		if (id == LS_TP_ENQUEUED && scenario == ENQUEUING) {
+		if (id == LS_POINT_ENQUEUED && scenario == ENQUEUING) {
 			post(EV_ENQUEUED);
 			await(EV_MARKED, "stopped at ENQUEUED until the holder marks its node releasing");
-		} else if (id == LS_TP_STAYING) {
+		} else if (id == LS_POINT_STAYING) {
 			post(EV_STAYING);
 		}
 		break;
 	case LEAVER:
-		if (id == LS_TP_LEAVING) {
+		if (id == LS_POINT_LEAVING) {
 			post(EV_LEAVING);
 			await(EV_MARKED, "stopped at LEAVING until the holder marks its node releasing");
 		}
 		break;
 	case HOLDER:
-		if (id == LS_TP_RELEASING) {
+		if (id == LS_POINT_RELEASING) {
 			post(EV_MARKED);
 			await(EV_STAYING | EV_SUCC_DONE,
 			      "stopped at RELEASING until the successor stays for the hand-over or returns");
@@ -272,7 +272,7 @@ static void one_round(int round)
 	pthread_join(ts, NULL);
 	role = NOBODY;
 
-	if (!hit(HOLDER, LS_TP_RELEASING))
+	if (!hit(HOLDER, LS_POINT_RELEASING))
 		fail("round %d: the holder's release never reached RELEASING (it handed over at once): the "
 		     "scenario did not put it in the window",
 		     round);
@@ -287,7 +287,7 @@ static void one_round(int round)
 		     round, hit_list(SUCCESSOR, b1, sizeof b1));
 	if (s.rc != 0)
 		fail("round %d: the successor's timedlock returned %d", round, s.rc);
-	if (!hit(SUCCESSOR, LS_TP_STAYING))
+	if (!hit(SUCCESSOR, LS_POINT_STAYING))
 		fail("round %d: the successor got the lock without reaching STAYING (points: %s; holder: "
 		     "%s): the window was not exercised",
 		     round, hit_list(SUCCESSOR, b1, sizeof b1), hit_list(HOLDER, b2, sizeof b2));
