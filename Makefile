@@ -5,6 +5,7 @@
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make install PREFIX=/usr/local
+#   make format, make format-check   (clang-format; the tree is kept formatted)
 #   make bench, make core-bench   (mk/lockbench.mk), make splash2 (mk/splash2.mk),
 #   make asan (mk/abortable.mk)
 #
@@ -43,7 +44,7 @@ PROG_BINS := $(PROG_C:tests/progs/%.c=$(B)/progs/%) $(PROG_CXX:tests/progs/%.cpp
 LIB := $(B)/liblockswap.so
 CMD := $(B)/lockswap
 
-.PHONY: all demo test check install deps-demo deps-test clean format tests-build
+.PHONY: all demo test check install deps-demo deps-test clean format format-check tests-build
 all: $(LIB) $(CMD) $(B)/liblocks.a
 
 $(B)/locks/%.o: locks/%.c $(HDRS)
@@ -121,8 +122,14 @@ install: all
 	install -m 0755 $(CMD) $(DESTDIR)$(PREFIX)/bin/lockswap
 	$(if $(strip $(INSTALL_BINS)),install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/)
 
+# The tree follows .clang-format: `make format` rewrites nothing, and
+# `make format-check` (run by tests/format.bats) fails on any file that
+# clang-format would change.
+FORMAT_FILES = $$(git ls-files '*.c' '*.h' '*.cpp')
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(B)

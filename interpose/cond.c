@@ -72,7 +72,8 @@ _Static_assert(offsetof(struct ls_cond, flags) == offsetof(pthread_cond_t, __dat
 
 static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timespec *ts)
 {
-	return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
+	return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, val, ts, NULL,
+		       FUTEX_BITSET_MATCH_ANY);
 }
 
 /* Internal lock (Drepper's three-state futex lock). Held for a few dozen
@@ -80,7 +81,8 @@ static long futex(_Atomic uint32_t *w, int op, uint32_t val, const struct timesp
 static void ilock(struct ls_cond *c)
 {
 	uint32_t z = 0;
-	if (atomic_compare_exchange_strong_explicit(&c->lock, &z, 1, memory_order_acquire, memory_order_relaxed))
+	if (atomic_compare_exchange_strong_explicit(&c->lock, &z, 1, memory_order_acquire,
+						    memory_order_relaxed))
 		return;
 	for (int i = 0; i < 100; i++) {
 		ls_cpu_relax();
@@ -245,7 +247,8 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
  * calls in here are not cancellation points (ls_async_cancel clear), so
  * that a cancel acts only in the wait, where cancel_cleanup takes the mutex
  * back before the program's handlers run. */
-static int wait_cancel_safe(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+static int wait_cancel_safe(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock,
+			    const struct timespec *abs)
 {
 	if (LS_LIKELY(!ls_async_cancel))
 		return wait_block(cv, m, clock, abs);
@@ -275,8 +278,8 @@ static int glibc_cond_mutex_ok(pthread_mutex_t *m)
 	return ls_mutex_is_glibc(m) ? 0 : EINVAL;
 }
 
-LS_EXPORT __attribute__((symver("pthread_cond_wait@@GLIBC_2.3.2"))) int ls_pthread_cond_wait(pthread_cond_t *cv,
-											   pthread_mutex_t *m)
+LS_EXPORT __attribute__((symver("pthread_cond_wait@@GLIBC_2.3.2"))) int
+ls_pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
 	struct ls_cond *c = (struct ls_cond *)cv;
 	ls_ensure_init();
@@ -299,7 +302,8 @@ ls_pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct t
 	return wait_common(cv, m, (c->flags & COND_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME, abs);
 }
 
-LS_EXPORT __attribute__((symver("pthread_cond_clockwait@@GLIBC_2.34"), symver("pthread_cond_clockwait@GLIBC_2.30"))) int
+LS_EXPORT __attribute__((symver("pthread_cond_clockwait@@GLIBC_2.34"),
+			 symver("pthread_cond_clockwait@GLIBC_2.30"))) int
 ls_pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
 	struct ls_cond *c = (struct ls_cond *)cv;
@@ -336,7 +340,8 @@ static int broadcast_locked(struct ls_cond *c)
 	return 0;
 }
 
-LS_EXPORT __attribute__((symver("pthread_cond_signal@@GLIBC_2.3.2"))) int ls_pthread_cond_signal(pthread_cond_t *cv)
+LS_EXPORT __attribute__((symver("pthread_cond_signal@@GLIBC_2.3.2"))) int
+ls_pthread_cond_signal(pthread_cond_t *cv)
 {
 	struct ls_cond *c = (struct ls_cond *)cv;
 	ls_ensure_init();

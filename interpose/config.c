@@ -71,9 +71,9 @@ static void resolve_glibc(void)
 /* The variables the shim itself reads; algorithm tunables are added from
  * the registry. */
 static const char *const own_vars[] = {
-	"LOCKSWAP_ALGO", "LOCKSWAP_WAIT", "LOCKSWAP_SPIN", "LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",
-	"LOCKSWAP_LIB",	    /* read by the lockswap command only */
-	"LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
+    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",  "LOCKSWAP_SPIN", "LOCKSWAP_YIELD",
+    "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS", "LOCKSWAP_LIB", /* read by the lockswap command only */
+    "LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
 };
 
 /* The first registered parameter with this name. */
@@ -117,12 +117,14 @@ static void check_unknown_vars(void)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
 						 own_vars[i]);
 		for (size_t i = 0; i < ls_option_count() && used < sizeof list; i++)
-			used += (size_t)snprintf(list + used, sizeof list - used, ", %s", ls_option_at(i)->env);
+			used +=
+			    (size_t)snprintf(list + used, sizeof list - used, ", %s", ls_option_at(i)->env);
 		for (size_t i = 0; i < ls_algo_count() && used < sizeof list; i++)
-			for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env && used < sizeof list;
-			     p++)
+			for (const struct ls_param *p = ls_algo_at(i)->params;
+			     p && p->env && used < sizeof list; p++)
 				if (first_with(p->env) == p) /* algorithms may share a tunable */
-					used += (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
+					used +=
+					    (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
 		char msg[1400];
 		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
 		config_error(msg);
@@ -167,8 +169,8 @@ static void configure(void)
 		else if (!strcmp(w, "park"))
 			ls_wait_cfg.policy = LS_WAIT_PARK;
 		else {
-			snprintf(msg, sizeof msg, "LOCKSWAP_WAIT: unknown policy '%.64s' (valid: spin, yield, park)",
-				 w);
+			snprintf(msg, sizeof msg,
+				 "LOCKSWAP_WAIT: unknown policy '%.64s' (valid: spin, yield, park)", w);
 			config_error(msg);
 		}
 	}
@@ -221,9 +223,9 @@ static void configure(void)
 		static const char *const policy[] = {"spin", "yield", "park"};
 		char caps[128];
 		ls_say("lockswap: algorithm=%s wait=%s spin=%u yield=%u caps=%s state=%s", a->name,
-		    policy[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_wait_cfg.yield,
-		    ls_caps_string(a->caps, caps, sizeof caps),
-		    a->state_size > LS_INLINE_STATE ? "out-of-line" : "inline");
+		       policy[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_wait_cfg.yield,
+		       ls_caps_string(a->caps, caps, sizeof caps),
+		       a->state_size > LS_INLINE_STATE ? "out-of-line" : "inline");
 		for (const struct ls_param *p = a->params; p && p->env; p++)
 			ls_say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
 		if (!a->timedlock && !(a->caps & LS_CAP_PASSTHROUGH))
@@ -231,8 +233,8 @@ static void configure(void)
 	}
 
 	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
-		snprintf(msg, sizeof msg, "algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)", a->name,
-			 a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
+		snprintf(msg, sizeof msg, "algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)",
+			 a->name, a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
 		config_error(msg);
 	}
 

@@ -216,7 +216,8 @@ static inline __attribute__((always_inline)) int acquire(struct ls_mutex *m, enu
 
 /* An acquisition by an asynchronously cancelable thread (cancel.c): the
  * whole call with its type deferred, and a wait in slices. */
-static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how how, const struct timed_arg *t)
+static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how how,
+						   const struct timed_arg *t)
 {
 	int old = ls_cancel_defer();
 	int r = acquire(m, how, t);
@@ -256,7 +257,8 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 	return lock_general(mu);
 }
 
-LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int ls_pthread_mutex_lock(pthread_mutex_t *mu)
+LS_EXPORT __attribute__((symver("pthread_mutex_lock@@GLIBC_2.2.5"))) int
+ls_pthread_mutex_lock(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	if (LS_LIKELY(m->kind == ls_g.fast_kind)) {

@@ -174,7 +174,8 @@ struct plock {
 static bool plock_try(struct plock *l)
 {
 	uint32_t z = 0;
-	return atomic_compare_exchange_strong_explicit(&l->w, &z, 1, memory_order_acquire, memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(&l->w, &z, 1, memory_order_acquire,
+						       memory_order_relaxed);
 }
 
 static void plock_lock(struct plock *l)
@@ -287,7 +288,8 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (lo >= hi)
 		return 0;
-	const char *name = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : (s->n == 0 ? ls_prof.exe : "");
+	const char *name =
+	    info->dlpi_name && *info->dlpi_name ? info->dlpi_name : (s->n == 0 ? ls_prof.exe : "");
 	if (!*name)
 		return 0;
 	struct prof_module *m = &s->m[s->n];
@@ -810,7 +812,7 @@ static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr
 }
 
 static inline __attribute__((always_inline)) struct tent *entry(struct pthr *t, uintptr_t key, int kind,
-								      bool glibc)
+								bool glibc)
 {
 	struct tent *e = t->mru;
 	if (LS_UNLIKELY(!e || e->key != key)) {
@@ -1068,7 +1070,8 @@ static bool g_own_errorcheck(pthread_mutex_t *m)
 static bool g_releases(pthread_mutex_t *m)
 {
 	int kind = m->__data.__kind, type = kind & 3;
-	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK || (kind & GLIBC_OWNER_CHECKED)) &&
+	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK ||
+	     (kind & GLIBC_OWNER_CHECKED)) &&
 	    m->__data.__owner != my_tid())
 		return false;
 	return !(type == PTHREAD_MUTEX_RECURSIVE && m->__data.__count > 1);
@@ -1327,7 +1330,8 @@ static int g_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct 
 	return r;
 }
 
-static int g_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+static int g_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			    const struct timespec *abs)
 {
 	uint64_t t0 = g_wait_begin(m);
 	int r = real.cond_clockwait(c, m, clock, abs);
@@ -1398,7 +1402,9 @@ static int parse_parent(const char *v, char *err, size_t len)
 static int parse_out(const char *v, char *err, size_t len)
 {
 	if (!*v || strlen(v) >= sizeof out_path - 16) {
-		snprintf(err, len, "LOCKSWAP_PROFILE_OUT: '%.64s' is not valid (valid: a file name; .csv for CSV, else JSON)",
+		snprintf(err, len,
+			 "LOCKSWAP_PROFILE_OUT: '%.64s' is not valid (valid: a file name; .csv for CSV, else "
+			 "JSON)",
 			 v);
 		return -1;
 	}
@@ -1408,19 +1414,20 @@ static int parse_out(const char *v, char *err, size_t len)
 
 static int prof_start(const struct ls_algo *algo, int verbose, char *err, size_t len);
 
-static struct ls_option opt_on = {"LOCKSWAP_PROFILE", "1: profile contention and report it at exit (default 0)",
-				  parse_on, prof_start};
+static struct ls_option opt_on = {
+    "LOCKSWAP_PROFILE", "1: profile contention and report it at exit (default 0)", parse_on, prof_start};
 static struct ls_option opt_sample = {"LOCKSWAP_PROFILE_SAMPLE",
-				      "call site of 1 in N contended acquisitions (default 1: all)", parse_sample,
-				      NULL};
+				      "call site of 1 in N contended acquisitions (default 1: all)",
+				      parse_sample, NULL};
 static struct ls_option opt_frames = {"LOCKSWAP_PROFILE_FRAMES", "frames per call site, 1..64 (default 8)",
 				      parse_frames, NULL};
-static struct ls_option opt_top = {"LOCKSWAP_PROFILE_TOP",
-				   "mutexes in the table on stderr (default 10; 0: no table)", parse_top, NULL};
-static struct ls_option opt_out = {"LOCKSWAP_PROFILE_OUT", "also write the profile to FILE (JSON; CSV if .csv)",
-				   parse_out, NULL};
+static struct ls_option opt_top = {
+    "LOCKSWAP_PROFILE_TOP", "mutexes in the table on stderr (default 10; 0: no table)", parse_top, NULL};
+static struct ls_option opt_out = {"LOCKSWAP_PROFILE_OUT",
+				   "also write the profile to FILE (JSON; CSV if .csv)", parse_out, NULL};
 static struct ls_option opt_parent = {"LOCKSWAP_PROFILE_PARENT",
-				      "set by the profiler for the programs a profiled one runs", parse_parent, NULL};
+				      "set by the profiler for the programs a profiled one runs",
+				      parse_parent, NULL};
 LS_REGISTER_OPTION(opt_on);
 LS_REGISTER_OPTION(opt_sample);
 LS_REGISTER_OPTION(opt_frames);
@@ -1431,13 +1438,15 @@ LS_REGISTER_OPTION(opt_parent);
 int ls_profile_install(char *err, size_t len)
 {
 	if (!want) {
-		const char *v = out_path[0] ? "LOCKSWAP_PROFILE_OUT"
-				: set_sample  ? "LOCKSWAP_PROFILE_SAMPLE"
-				: set_frames  ? "LOCKSWAP_PROFILE_FRAMES"
-				: set_top     ? "LOCKSWAP_PROFILE_TOP"
-					      : NULL;
+		const char *v = out_path[0]  ? "LOCKSWAP_PROFILE_OUT"
+				: set_sample ? "LOCKSWAP_PROFILE_SAMPLE"
+				: set_frames ? "LOCKSWAP_PROFILE_FRAMES"
+				: set_top    ? "LOCKSWAP_PROFILE_TOP"
+					     : NULL;
 		if (v) {
-			snprintf(err, len, "%s is set but LOCKSWAP_PROFILE is not 1 (valid: set LOCKSWAP_PROFILE=1)", v);
+			snprintf(err, len,
+				 "%s is set but LOCKSWAP_PROFILE is not 1 (valid: set LOCKSWAP_PROFILE=1)",
+				 v);
 			return -1;
 		}
 		return 0;
@@ -1454,9 +1463,12 @@ int ls_profile_install(char *err, size_t len)
 		/* fail before main, not at exit (without creating the file) */
 		char dir[sizeof out_path];
 		const char *slash = strrchr(out_path, '/');
-		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - out_path) + 1 : 1, slash ? out_path : ".");
-		if (access(out_path, F_OK) == 0 ? access(out_path, W_OK) != 0 : access(dir, W_OK | X_OK) != 0) {
-			snprintf(err, len, "LOCKSWAP_PROFILE_OUT: cannot write '%.200s': %s", out_path, strerror(errno));
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - out_path) + 1 : 1,
+			 slash ? out_path : ".");
+		if (access(out_path, F_OK) == 0 ? access(out_path, W_OK) != 0
+						: access(dir, W_OK | X_OK) != 0) {
+			snprintf(err, len, "LOCKSWAP_PROFILE_OUT: cannot write '%.200s': %s", out_path,
+				 strerror(errno));
 			return -1;
 		}
 	}
@@ -1593,7 +1605,7 @@ LS_EXPORT __attribute__((noreturn, symver("_Exit@@GLIBC_2.2.5"))) void ls__Exit(
 	exit_now(status);
 }
 
-static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGABRT, SIGBUS,	 SIGFPE,
+static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,	SIGABRT, SIGBUS, SIGFPE,
 				    SIGSEGV, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ};
 
 /* A fatal signal: write the report if it is safe (not interrupting the
@@ -1655,7 +1667,8 @@ static int prof_start(const struct ls_algo *algo, int verbose, char *err, size_t
 		*(void **)&unw_backtrace_fn = dlsym(h, "unw_backtrace");
 	if (!unw_backtrace_fn) {
 		snprintf(err, len,
-			 "LOCKSWAP_PROFILE=1: cannot load libunwind.so.8 for call sites (%s); install the libunwind8 package",
+			 "LOCKSWAP_PROFILE=1: cannot load libunwind.so.8 for call sites (%s); install the "
+			 "libunwind8 package",
 			 dlerror());
 		guard_leave();
 		return -1;
@@ -1691,7 +1704,8 @@ static int prof_start(const struct ls_algo *algo, int verbose, char *err, size_t
 	}
 	if (verbose)
 		fprintf(stderr, "lockswap: profiling: sample 1/%u, %u frames, top %u%s%s\n", ls_prof.sample,
-			ls_prof.frames, ls_prof.top, ls_prof.out ? ", output " : "", ls_prof.out ? ls_prof.out : "");
+			ls_prof.frames, ls_prof.top, ls_prof.out ? ", output " : "",
+			ls_prof.out ? ls_prof.out : "");
 	guard_leave();
 	return 0;
 }

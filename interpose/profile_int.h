@@ -91,9 +91,9 @@ struct prof_state {
 	int pid;
 	struct grec *all, *all_tail;
 	uint32_t nmutex, ncond;
-	uint64_t threads;		/* threads that recorded anything */
-	_Atomic uint64_t unrecorded;	/* events lost to a failed allocation */
-	_Atomic uint64_t stackless;	/* stacks not taken (fork in progress, no libunwind) */
+	uint64_t threads;	     /* threads that recorded anything */
+	_Atomic uint64_t unrecorded; /* events lost to a failed allocation */
+	_Atomic uint64_t stackless;  /* stacks not taken (fork in progress, no libunwind) */
 	struct prof_module *modules; /* PROF_MAX_MODULES, mapped when profiling */
 	_Atomic unsigned nmodules;
 	uintptr_t self_lo, self_hi; /* liblockswap.so's span */

@@ -458,7 +458,8 @@ void ls_prof_report(int from_signal)
 			nanosleep(&ms, NULL);
 		}
 		if (!locked) {
-			say("lockswap profile: not written: another thread was inside the profiler", NULL, NULL);
+			say("lockswap profile: not written: another thread was inside the profiler", NULL,
+			    NULL);
 			return;
 		}
 	} else {

@@ -226,8 +226,8 @@ static const char *base_name(const char *path)
 
 static bool runtime_module(const char *path)
 {
-	static const char *const rt[] = {"liblockswap", "libc.so", "libc-", "libstdc++", "libgcc_s",
-					 "ld-linux",	"libpthread", "libunwind"};
+	static const char *const rt[] = {"liblockswap", "libc.so",  "libc-",	  "libstdc++",
+					 "libgcc_s",	"ld-linux", "libpthread", "libunwind"};
 	const char *b = base_name(path);
 	for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
 		if (!strncmp(b, rt[i], strlen(rt[i])))
@@ -367,7 +367,8 @@ static void head_out(struct ls_out *o, const struct ls_prof *p)
 
 static const char mutex_cols[] = "     #   acquired  contended  tryfail  timeouts  handoffs  maxq     wait ms"
 				 "  wait max us     hold ms  hold avg us  hold max us  type        where\n";
-static const char cond_cols[] = "     #      waits  timeouts    signals  broadcasts     wait ms  wait max us  where\n";
+static const char cond_cols[] =
+    "     #      waits  timeouts    signals  broadcasts     wait ms  wait max us  where\n";
 
 static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r, unsigned sites,
 		      bool detail)
@@ -476,7 +477,8 @@ static unsigned top_out(struct ls_out *o, unsigned top, unsigned all, const char
 void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsigned sites, bool detail)
 {
 	head_out(o, p);
-	unsigned nm = top_out(o, top, p->h.nmutex, " mutex", " mutexes", " (times: ms, max and avg us):\n", mutex_cols);
+	unsigned nm =
+	    top_out(o, top, p->h.nmutex, " mutex", " mutexes", " (times: ms, max and avg us):\n", mutex_cols);
 	for (unsigned i = 0; i < nm; i++)
 		mutex_out(o, p, &p->mutex[i], sites, detail);
 	unsigned nc = top_out(o, top, p->h.ncond, " condvar", " condvars", ":\n", cond_cols);
@@ -509,7 +511,8 @@ static void json_str(struct ls_out *o, const char *s, size_t n)
 			char e[2] = {'\\', (char)c};
 			ls_out_mem(o, e, 2);
 		} else if (c < 0x20) {
-			char e[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]};
+			char e[6] = {
+			    '\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]};
 			ls_out_mem(o, e, 6);
 		} else {
 			ls_out_mem(o, (const char *)&c, 1);
@@ -551,8 +554,8 @@ static void json_hist(struct ls_out *o, const char *k, const uint64_t *h)
 	ls_out_str(o, "]");
 }
 
-static const char *const count_names[LS_PROF_NCOUNT] = {"lock",	    "trylock",	"timedlock", "contended",
-							"trylock_failed", "timeouts", "handoffs"};
+static const char *const count_names[LS_PROF_NCOUNT] = {
+    "lock", "trylock", "timedlock", "contended", "trylock_failed", "timeouts", "handoffs"};
 static const char *const cond_count_names[4] = {"waits", "timeouts", "signals", "broadcasts"};
 
 void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
@@ -644,9 +647,9 @@ void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
 /* ---- CSV ---- */
 
 static const char csv_header[] =
-	"record,id,address,type,glibc,origin,ended,where,lock,trylock,timedlock,contended,trylock_failed,"
-	"timeouts,handoffs,max_waiters,wait_ns,wait_max_ns,hold_ns,hold_max_ns,waits,signals,broadcasts,"
-	"stack,wait_hist,hold_hist\n";
+    "record,id,address,type,glibc,origin,ended,where,lock,trylock,timedlock,contended,trylock_failed,"
+    "timeouts,handoffs,max_waiters,wait_ns,wait_max_ns,hold_ns,hold_max_ns,waits,signals,broadcasts,"
+    "stack,wait_hist,hold_hist\n";
 
 /* a field that may hold commas or quotes */
 static void csv_quoted_stack(struct ls_out *o, const struct ls_prof *p, unsigned stack, bool whole)
@@ -654,7 +657,8 @@ static void csv_quoted_stack(struct ls_out *o, const struct ls_prof *p, unsigned
 	ls_out_str(o, "\"");
 	if (stack < p->nstacks) {
 		const struct ls_prof_stack *s = &p->stacks[stack];
-		unsigned from = whole ? 0 : ls_prof_naming_frame(s), to = whole ? s->n : (s->n ? from + 1 : 0);
+		unsigned from = whole ? 0 : ls_prof_naming_frame(s),
+			 to = whole ? s->n : (s->n ? from + 1 : 0);
 		for (unsigned f = from; f < to; f++) {
 			if (f > from)
 				ls_out_str(o, " <- ");

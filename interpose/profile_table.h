@@ -58,8 +58,16 @@ struct ls_prof_site {
 };
 
 /* Counters: a mutex's, and a condvar's in the same slots. */
-enum { LS_PROF_LOCK, LS_PROF_TRY, LS_PROF_TIMED, LS_PROF_CONTENDED, LS_PROF_TRYFAIL, LS_PROF_TIMEOUT,
-       LS_PROF_HANDOFF, LS_PROF_NCOUNT };
+enum {
+	LS_PROF_LOCK,
+	LS_PROF_TRY,
+	LS_PROF_TIMED,
+	LS_PROF_CONTENDED,
+	LS_PROF_TRYFAIL,
+	LS_PROF_TIMEOUT,
+	LS_PROF_HANDOFF,
+	LS_PROF_NCOUNT
+};
 enum { LS_PROF_WAITS = 0, LS_PROF_CTIMEOUT = 1, LS_PROF_SIGNAL = 2, LS_PROF_BROADCAST = 3 };
 
 struct ls_prof_row {
@@ -70,11 +78,11 @@ struct ls_prof_row {
 	const char *origin; /* "init" or "first-use" */
 	const char *ended;  /* "", "destroyed" or "reused" */
 	uint64_t address;
-	unsigned stack;	    /* where it was created: index into the stack table, or NONE */
+	unsigned stack; /* where it was created: index into the stack table, or NONE */
 	uint64_t n[LS_PROF_NCOUNT];
 	uint64_t max_waiters, wait_ns, wait_max, hold_ns, hold_max;
 	const uint64_t *wait_h, *hold_h; /* LS_PROF_BUCKETS each, or NULL: all zero */
-	struct ls_prof_site *sites; /* by wait time, then count, descending */
+	struct ls_prof_site *sites;	 /* by wait time, then count, descending */
 	unsigned nsites;
 };
 #define LS_PROF_NO_STACK 0xffffffffu

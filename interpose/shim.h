@@ -104,7 +104,7 @@ struct ls_real {
  * library's constructor (by other libraries' constructors) work.
  */
 struct ls_global {
-	int fast_kind;	  /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (cancel.c) */
+	int fast_kind; /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (cancel.c) */
 	/* the fast path's operations, on the inline state bytes */
 	bool ext;	  /* algorithm state lives out of line */
 	bool passthrough; /* LOCKSWAP_ALGO=pthread */
@@ -133,17 +133,17 @@ int ls_cancel_defer(void);
 void ls_cancel_restore(int old);
 /* The value of expr (an int), evaluated with the calling thread's cancel
  * type deferred if it is asynchronous. */
-#define LS_CANCEL_DEFERRED(expr)                                               \
-	({                                                                     \
-		int r_;                                                        \
-		if (LS_UNLIKELY(ls_async_cancel)) {                            \
-			int o_ = ls_cancel_defer();                            \
-			r_ = (expr);                                           \
-			ls_cancel_restore(o_);                                 \
-		} else {                                                       \
-			r_ = (expr);                                           \
-		}                                                              \
-		r_;                                                            \
+#define LS_CANCEL_DEFERRED(expr)                                                                             \
+	({                                                                                                   \
+		int r_;                                                                                      \
+		if (LS_UNLIKELY(ls_async_cancel)) {                                                          \
+			int o_ = ls_cancel_defer();                                                          \
+			r_ = (expr);                                                                         \
+			ls_cancel_restore(o_);                                                               \
+		} else {                                                                                     \
+			r_ = (expr);                                                                         \
+		}                                                                                            \
+		r_;                                                                                          \
 	})
 
 /* Fast-path operations for algorithms whose state is out of line. */

@@ -40,7 +40,8 @@ void ls_inject(void)
 	}
 	if (LS_UNLIKELY(rng == 0))
 		rng = (seed + 1) * 0x9e3779b97f4a7c15ull ^
-		      (atomic_fetch_add_explicit(&next_thread, 1, memory_order_relaxed) + 1) * 0xbf58476d1ce4e5b9ull;
+		      (atomic_fetch_add_explicit(&next_thread, 1, memory_order_relaxed) + 1) *
+			  0xbf58476d1ce4e5b9ull;
 	uint64_t r = xorshift();
 	if ((int)(r % 100) >= percent)
 		return;

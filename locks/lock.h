@@ -78,9 +78,9 @@ struct ls_algo {
 /* Registration: the table is placed in the ls_algos section, so adding an
  * algorithm is adding a file. Tests that link liblocks.a statically must use
  * --whole-archive (the Makefile does). */
-#define LS_REGISTER_ALGO(a)                                                    \
-	static const struct ls_algo *const ls_algo_ptr_##a                     \
-		__attribute__((used, section("ls_algos"), aligned(8))) = &(a)
+#define LS_REGISTER_ALGO(a)                                                                                  \
+	static const struct ls_algo *const ls_algo_ptr_##a                                                   \
+	    __attribute__((used, section("ls_algos"), aligned(8))) = &(a)
 
 /* A LOCKSWAP_ variable that is not an algorithm's numeric tunable, owned by
  * a module other than the shim's core (the topology, the profiler, ...).
@@ -100,9 +100,9 @@ struct ls_option {
 	int (*parse)(const char *value, char *err, size_t errlen);
 	int (*start)(const struct ls_algo *algo, int verbose, char *err, size_t errlen);
 };
-#define LS_REGISTER_OPTION(o)                                                  \
-	static const struct ls_option *const ls_option_ptr_##o                 \
-		__attribute__((used, section("ls_options"), aligned(8))) = &(o)
+#define LS_REGISTER_OPTION(o)                                                                                \
+	static const struct ls_option *const ls_option_ptr_##o                                               \
+	    __attribute__((used, section("ls_options"), aligned(8))) = &(o)
 
 /* Registry (locks/registry.c). */
 const struct ls_algo *ls_algo_find(const char *name); /* NULL if unknown */
@@ -140,10 +140,10 @@ void ls_inject(void);
  * build/liblocks-tpoint.a, mk/trylock.mk), where it calls ls_test_point(),
  * which the test defines (tests/unit/trylock_handover.c). */
 enum ls_test_point {
-	LS_POINT_ENQUEUED,	 /* a waiter is in the tail, not yet linked to its predecessor */
-	LS_POINT_LEAVING,	 /* a waiter out of patience has told its predecessor it leaves */
+	LS_POINT_ENQUEUED,  /* a waiter is in the tail, not yet linked to its predecessor */
+	LS_POINT_LEAVING,   /* a waiter out of patience has told its predecessor it leaves */
 	LS_POINT_RELEASING, /* a releaser that cannot hand over at once has marked its node */
-	LS_POINT_STAYING,	 /* a waiter out of patience stays for its releasing predecessor */
+	LS_POINT_STAYING,   /* a waiter out of patience stays for its releasing predecessor */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

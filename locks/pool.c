@@ -52,11 +52,11 @@
 #define LINK(n) LS_NODE_LINK(n)
 #define CACHE_MAX 64u
 #define BATCH 16u
-#define EXT_CLASSES (LS_EXT_MAX / LINE)	  /* one per block size */
-#define CHUNK_FIRST ((size_t)64 << 10)	  /* the first mapped chunk */
-#define CHUNK_MAX ((size_t)64 << 20)	  /* the largest */
-#define CHUNK_MIN ((size_t)4 << 10)	  /* a page: the smallest asked for */
-#define MAX_CHUNKS 1024u		  /* with the reserve; 64 GiB of chunks */
+#define EXT_CLASSES (LS_EXT_MAX / LINE) /* one per block size */
+#define CHUNK_FIRST ((size_t)64 << 10)	/* the first mapped chunk */
+#define CHUNK_MAX ((size_t)64 << 20)	/* the largest */
+#define CHUNK_MIN ((size_t)4 << 10)	/* a page: the smallest asked for */
+#define MAX_CHUNKS 1024u		/* with the reserve; 64 GiB of chunks */
 #define RESERVE_LINES (LS_POOL_RESERVE / LINE)
 
 _Static_assert(LS_NODE_SIZE == LINE, "a node is one cache line");
@@ -70,9 +70,9 @@ struct chunk {
 static char reserve_mem[LS_POOL_RESERVE] __attribute__((aligned(LINE)));
 static struct chunk chunks[MAX_CHUNKS] = {{reserve_mem, 0, RESERVE_LINES, 1}}; /* line 0 is "none" */
 static _Atomic uint32_t nchunks = 1;
-static uint32_t current;	 /* the mapped chunk being carved, 0: none yet */
-static size_t mapped;		 /* bytes of all mapped chunks */
-static _Atomic int region_lock;	 /* serialises mapping and carving */
+static uint32_t current;	   /* the mapped chunk being carved, 0: none yet */
+static size_t mapped;		   /* bytes of all mapped chunks */
+static _Atomic int region_lock;	   /* serialises mapping and carving */
 static _Atomic uint64_t node_head; /* global free nodes: tag | index */
 static _Atomic uint64_t ext_head[EXT_CLASSES];
 
@@ -132,8 +132,8 @@ static bool map_chunk(size_t need)
 	for (size_t len = want; len >= need; len /= 2) {
 		if (first + len / LINE > UINT32_MAX)
 			continue;
-		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-			       0);
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			       -1, 0);
 		if (p == MAP_FAILED)
 			continue;
 		chunks[n] = (struct chunk){(char *)p, (uint32_t)first, (uint32_t)(len / LINE), 0};

@@ -9,9 +9,9 @@
 #include "lock.h"
 
 static const struct ls_algo pthread_algo = {
-	.name = "pthread",
-	.desc = "glibc's own pthread mutex, through the shim (the baseline)",
-	.caps = LS_CAP_PASSTHROUGH,
-	.rank = 0,
+    .name = "pthread",
+    .desc = "glibc's own pthread mutex, through the shim (the baseline)",
+    .caps = LS_CAP_PASSTHROUGH,
+    .rank = 0,
 };
 LS_REGISTER_ALGO(pthread_algo);

@@ -114,8 +114,11 @@ char *ls_caps_string(unsigned caps, char *buf, size_t len)
 		unsigned bit;
 		const char *name;
 	} names[] = {
-		{LS_CAP_PASSTHROUGH, "passthrough"}, {LS_CAP_FIFO, "fifo"}, {LS_CAP_TIMEOUT, "timeout"},
-		{LS_CAP_QNODE, "qnode"},	     {LS_CAP_HIER, "hier"},
+	    {LS_CAP_PASSTHROUGH, "passthrough"},
+	    {LS_CAP_FIFO, "fifo"},
+	    {LS_CAP_TIMEOUT, "timeout"},
+	    {LS_CAP_QNODE, "qnode"},
+	    {LS_CAP_HIER, "hier"},
 	};
 	size_t used = 0;
 	buf[0] = '\0';

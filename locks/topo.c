@@ -47,7 +47,8 @@ static long tls_offset(const void *var)
 /* ---- levels ---- */
 
 enum level { AUTO, PACKAGE, NUMA, L3, L2, CORE, PU, THREADS, NLEVELS };
-static const char *const level_name[NLEVELS] = {"auto", "package", "numa", "l3", "l2", "core", "pu", "thread"};
+static const char *const level_name[NLEVELS] = {"auto", "package", "numa", "l3",
+						"l2",	"core",	   "pu",   "thread"};
 /* the candidates of auto and of the group level, outermost first */
 static const enum level hw_levels[] = {PACKAGE, NUMA, L3, L2, CORE};
 #define NHW (sizeof hw_levels / sizeof hw_levels[0])
@@ -126,10 +127,15 @@ static int parse_cluster(const char *v, char *err, size_t len)
 			atomic_store_explicit(&ls_topo.n, (uint32_t)n, memory_order_release);
 			return 0;
 		}
-		return fail(err, len, "LOCKSWAP_CLUSTER: '%.64s': expected thread:N or thread:N/G with 1 <= N <= %u, 1 < G < N (valid: auto, numa, package, l3, l2, core, thread:N, thread:N/G)",
+		return fail(err, len,
+			    "LOCKSWAP_CLUSTER: '%.64s': expected thread:N or thread:N/G with 1 <= N <= %u, 1 "
+			    "< G < N (valid: auto, numa, package, l3, l2, core, thread:N, thread:N/G)",
 			    v, LS_TOPO_MAX_CLUSTERS);
 	}
-	return fail(err, len, "LOCKSWAP_CLUSTER: unknown level '%.64s' (valid: auto, numa, package, l3, l2, core, thread:N, thread:N/G)", v);
+	return fail(err, len,
+		    "LOCKSWAP_CLUSTER: unknown level '%.64s' (valid: auto, numa, package, l3, l2, core, "
+		    "thread:N, thread:N/G)",
+		    v);
 }
 
 /* Skips "(...)" at s, if any; NULL if unbalanced. */
@@ -184,16 +190,21 @@ static int parse_topology(const char *v, char *err, size_t len)
 {
 	size_t n = strlen(v);
 	if (n == 0 || n >= sizeof cfg.topology)
-		return fail(err, len, "LOCKSWAP_TOPOLOGY: %s (valid: an hwloc synthetic description such as \"pack:2 [numa] l3:2 core:2 pu:1\", or an XML file)",
+		return fail(err, len,
+			    "LOCKSWAP_TOPOLOGY: %s (valid: an hwloc synthetic description such as \"pack:2 "
+			    "[numa] l3:2 core:2 pu:1\", or an XML file)",
 			    n ? "too long" : "empty");
 	memcpy(cfg.topology, v, n + 1);
 	cfg.has_topology = true;
 	cfg.xml = strchr(v, '/') || (n > 4 && !strcmp(v + n - 4, ".xml"));
 	if (cfg.xml) {
 		if (access(v, R_OK) != 0)
-			return fail(err, len, "LOCKSWAP_TOPOLOGY: cannot read XML file '%.256s': %s", v, strerror(errno));
+			return fail(err, len, "LOCKSWAP_TOPOLOGY: cannot read XML file '%.256s': %s", v,
+				    strerror(errno));
 	} else if (!synthetic_shape_ok(v)) {
-		return fail(err, len, "LOCKSWAP_TOPOLOGY: malformed synthetic description '%.256s' (valid: e.g. \"pack:2 [numa] l3:2 core:2 pu:1\", or an XML file path)",
+		return fail(err, len,
+			    "LOCKSWAP_TOPOLOGY: malformed synthetic description '%.256s' (valid: e.g. "
+			    "\"pack:2 [numa] l3:2 core:2 pu:1\", or an XML file path)",
 			    v);
 	}
 	return 0;
@@ -226,25 +237,27 @@ static int hw_open(struct hw *h, char *err, size_t len)
 	memset(h, 0, sizeof *h);
 	h->dl = dlopen(HWLOC_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!h->dl)
-		return fail(err, len, "LOCKSWAP_CLUSTER: hierarchical locks need hwloc (Debian package libhwloc15): %s; or set LOCKSWAP_CLUSTER=thread:N",
+		return fail(err, len,
+			    "LOCKSWAP_CLUSTER: hierarchical locks need hwloc (Debian package libhwloc15): "
+			    "%s; or set LOCKSWAP_CLUSTER=thread:N",
 			    dlerror());
 	struct {
 		void *fp;
 		const char *name;
 	} syms[] = {
-		{&h->get_api_version, "hwloc_get_api_version"},
-		{&h->topology_init, "hwloc_topology_init"},
-		{&h->set_synthetic, "hwloc_topology_set_synthetic"},
-		{&h->set_xml, "hwloc_topology_set_xml"},
-		{&h->set_components, "hwloc_topology_set_components"},
-		{&h->set_all_types_filter, "hwloc_topology_set_all_types_filter"},
-		{&h->set_type_filter, "hwloc_topology_set_type_filter"},
-		{&h->topology_load, "hwloc_topology_load"},
-		{&h->topology_destroy, "hwloc_topology_destroy"},
-		{&h->get_type_depth, "hwloc_get_type_depth"},
-		{&h->get_nbobjs_by_depth, "hwloc_get_nbobjs_by_depth"},
-		{&h->get_obj_by_depth, "hwloc_get_obj_by_depth"},
-		{&h->bitmap_isset, "hwloc_bitmap_isset"},
+	    {&h->get_api_version, "hwloc_get_api_version"},
+	    {&h->topology_init, "hwloc_topology_init"},
+	    {&h->set_synthetic, "hwloc_topology_set_synthetic"},
+	    {&h->set_xml, "hwloc_topology_set_xml"},
+	    {&h->set_components, "hwloc_topology_set_components"},
+	    {&h->set_all_types_filter, "hwloc_topology_set_all_types_filter"},
+	    {&h->set_type_filter, "hwloc_topology_set_type_filter"},
+	    {&h->topology_load, "hwloc_topology_load"},
+	    {&h->topology_destroy, "hwloc_topology_destroy"},
+	    {&h->get_type_depth, "hwloc_get_type_depth"},
+	    {&h->get_nbobjs_by_depth, "hwloc_get_nbobjs_by_depth"},
+	    {&h->get_obj_by_depth, "hwloc_get_obj_by_depth"},
+	    {&h->bitmap_isset, "hwloc_bitmap_isset"},
 	};
 	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
 		void *p = dlsym(h->dl, syms[i].name);
@@ -257,8 +270,9 @@ static int hw_open(struct hw *h, char *err, size_t len)
 	unsigned v = h->get_api_version();
 	if (v >> 16 != HWLOC_API_VERSION >> 16) {
 		dlclose(h->dl);
-		return fail(err, len, "LOCKSWAP_CLUSTER: %s has API version 0x%x, lockswap was built for 0x%x", HWLOC_SONAME,
-			    v, HWLOC_API_VERSION);
+		return fail(err, len,
+			    "LOCKSWAP_CLUSTER: %s has API version 0x%x, lockswap was built for 0x%x",
+			    HWLOC_SONAME, v, HWLOC_API_VERSION);
 	}
 	return 0;
 }
@@ -287,25 +301,28 @@ static int hw_load(struct hw *h, char *err, size_t len)
 	h->set_components(h->t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
 	if (cfg.has_topology && cfg.xml) {
 		if (h->set_xml(h->t, cfg.topology) != 0)
-			return fail(err, len, "LOCKSWAP_TOPOLOGY: cannot use XML file '%.256s': %s", cfg.topology,
-				    strerror(errno));
+			return fail(err, len, "LOCKSWAP_TOPOLOGY: cannot use XML file '%.256s': %s",
+				    cfg.topology, strerror(errno));
 	} else if (cfg.has_topology) {
 		if (h->set_synthetic(h->t, cfg.topology) != 0)
-			return fail(err, len, "LOCKSWAP_TOPOLOGY: hwloc rejects the synthetic description '%.256s' (valid: e.g. \"pack:2 [numa] l3:2 core:2 pu:1\")",
+			return fail(err, len,
+				    "LOCKSWAP_TOPOLOGY: hwloc rejects the synthetic description '%.256s' "
+				    "(valid: e.g. \"pack:2 [numa] l3:2 core:2 pu:1\")",
 				    cfg.topology);
 	}
 	if (h->topology_load(h->t) != 0)
 		return fail(err, len, "LOCKSWAP_TOPOLOGY: hwloc cannot load %s%.256s%s: %s",
-			    cfg.has_topology ? "'" : "this machine's topology", cfg.has_topology ? cfg.topology : "",
-			    cfg.has_topology ? "'" : "", strerror(errno));
+			    cfg.has_topology ? "'" : "this machine's topology",
+			    cfg.has_topology ? cfg.topology : "", cfg.has_topology ? "'" : "",
+			    strerror(errno));
 	return 0;
 }
 
 static int depth_of(struct hw *h, enum level l)
 {
 	static const hwloc_obj_type_t type[NLEVELS] = {
-		[PACKAGE] = HWLOC_OBJ_PACKAGE, [NUMA] = HWLOC_OBJ_NUMANODE, [L3] = HWLOC_OBJ_L3CACHE,
-		[L2] = HWLOC_OBJ_L2CACHE,      [CORE] = HWLOC_OBJ_CORE,	    [PU] = HWLOC_OBJ_PU,
+	    [PACKAGE] = HWLOC_OBJ_PACKAGE, [NUMA] = HWLOC_OBJ_NUMANODE, [L3] = HWLOC_OBJ_L3CACHE,
+	    [L2] = HWLOC_OBJ_L2CACHE,	   [CORE] = HWLOC_OBJ_CORE,	[PU] = HWLOC_OBJ_PU,
 	};
 	int d = h->get_type_depth(h->t, type[l]);
 	return d == HWLOC_TYPE_DEPTH_UNKNOWN || d == HWLOC_TYPE_DEPTH_MULTIPLE ? INT32_MIN : d;
@@ -503,7 +520,9 @@ static int load(char *err, size_t len)
 		return r;
 	found.load_ms = (double)(ls_now_ns() - t0) / 1e6;
 	snprintf(found.source, sizeof found.source, "%s",
-		 !cfg.has_topology ? "this machine" : cfg.xml ? "XML file" : "synthetic");
+		 !cfg.has_topology ? "this machine"
+		 : cfg.xml	   ? "XML file"
+				   : "synthetic");
 	found.loaded = true;
 	return 0;
 }
@@ -512,14 +531,18 @@ static void describe(char *buf, size_t len)
 {
 	if (found.level == THREADS) {
 		if (cfg.groups)
-			snprintf(buf, len, "thread:%u/%u (threads round-robin in order of first use; cluster c in group c*%u/%u)",
+			snprintf(buf, len,
+				 "thread:%u/%u (threads round-robin in order of first use; cluster c in "
+				 "group c*%u/%u)",
 				 cfg.threads, cfg.groups, cfg.groups, cfg.threads);
 		else
-			snprintf(buf, len, "thread:%u (threads round-robin in order of first use)", cfg.threads);
+			snprintf(buf, len, "thread:%u (threads round-robin in order of first use)",
+				 cfg.threads);
 		return;
 	}
-	int n = snprintf(buf, len, "level=%s%s, %u cluster%s", level_name[found.level], cfg.level == AUTO ? " (auto)" : "",
-			 (unsigned)ls_topo.nclusters, ls_topo.nclusters == 1 ? "" : "s");
+	int n = snprintf(buf, len, "level=%s%s, %u cluster%s", level_name[found.level],
+			 cfg.level == AUTO ? " (auto)" : "", (unsigned)ls_topo.nclusters,
+			 ls_topo.nclusters == 1 ? "" : "s");
 	if (n > 0 && (size_t)n < len) {
 		if (ls_topo.ngroups)
 			snprintf(buf + n, len - (size_t)n, ", groups=%s (%u)", level_name[found.group_level],
@@ -544,23 +567,25 @@ static int cluster_start(const struct ls_algo *a, int verbose, char *err, size_t
 		if (found.level == THREADS)
 			ls_say("lockswap: clusters %s", d);
 		else
-			ls_say("lockswap: clusters %s; topology of %s read in %.2f ms", d, found.source, found.load_ms);
+			ls_say("lockswap: clusters %s; topology of %s read in %.2f ms", d, found.source,
+			       found.load_ms);
 	}
 	return 0;
 }
 
 static const struct ls_option cluster_option = {
-	.env = "LOCKSWAP_CLUSTER",
-	.desc = "cluster level of the hierarchical locks: auto (default), numa, package, l3, l2, core, thread:N[/G]",
-	.parse = parse_cluster,
-	.start = cluster_start,
+    .env = "LOCKSWAP_CLUSTER",
+    .desc =
+	"cluster level of the hierarchical locks: auto (default), numa, package, l3, l2, core, thread:N[/G]",
+    .parse = parse_cluster,
+    .start = cluster_start,
 };
 LS_REGISTER_OPTION(cluster_option);
 
 static const struct ls_option topology_option = {
-	.env = "LOCKSWAP_TOPOLOGY",
-	.desc = "machine for the hierarchical locks: hwloc synthetic description or XML file (default: this one)",
-	.parse = parse_topology,
+    .env = "LOCKSWAP_TOPOLOGY",
+    .desc = "machine for the hierarchical locks: hwloc synthetic description or XML file (default: this one)",
+    .parse = parse_topology,
 };
 LS_REGISTER_OPTION(topology_option);
 
@@ -575,13 +600,14 @@ unsigned ls_cluster_slow(void)
 		uint32_t c = k % atomic_load_explicit(&ls_topo.nclusters, memory_order_relaxed);
 		ls_topo_thread_index = c;
 		if (cfg.verbose)
-			ls_say("lockswap: thread %ld (#%u) is in cluster %u", (long)syscall(SYS_gettid), k, c);
+			ls_say("lockswap: thread %ld (#%u) is in cluster %u", (long)syscall(SYS_gettid), k,
+			       c);
 		return c;
 	}
 	/* acquire: pairs with the release that publishes the table */
 	uint32_t n = atomic_load_explicit(&ls_topo.n, memory_order_acquire);
 	if (n == 0)
-		return 0; /* not published (yet): one cluster */
+		return 0;	  /* not published (yet): one cluster */
 	int cpu = sched_getcpu(); /* vDSO; without rseq, or a CPU beyond the table */
 	return cpu < 0 ? 0 : ls_topo.table[(unsigned)cpu % n];
 }

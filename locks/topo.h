@@ -69,13 +69,13 @@
  *   before the table is published, and without rseq, n is 0 or the index
  *   UINT32_MAX, and ls_cluster_slow() answers. */
 struct ls_topo {
-	long off;			/* of the index, from the thread pointer */
-	_Atomic uint32_t n;		/* entries in table; 0: not published */
-	bool threads;			/* thread:N */
-	const uint8_t *table;		/* index -> cluster */
-	_Atomic uint32_t nclusters;	/* >= 1 */
-	uint32_t ngroups;		/* 0: no middle level */
-	const uint8_t *group_of;	/* cluster -> group, if ngroups */
+	long off;		    /* of the index, from the thread pointer */
+	_Atomic uint32_t n;	    /* entries in table; 0: not published */
+	bool threads;		    /* thread:N */
+	const uint8_t *table;	    /* index -> cluster */
+	_Atomic uint32_t nclusters; /* >= 1 */
+	uint32_t ngroups;	    /* 0: no middle level */
+	const uint8_t *group_of;    /* cluster -> group, if ngroups */
 } __attribute__((aligned(LS_CACHELINE)));
 extern struct ls_topo ls_topo;
 extern __thread uint32_t ls_topo_thread_index __attribute__((tls_model("initial-exec")));

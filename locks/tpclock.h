@@ -49,11 +49,12 @@ static inline unsigned ls_tp_spin(void)
 	return n < UINT32_MAX ? (unsigned)n : UINT32_MAX;
 }
 
-#define LS_TP_SPIN_FACTOR_PARAM                                                                         \
-	{                                                                                               \
-		"LOCKSWAP_TP_SPIN_FACTOR", "a waiter spins this many times LOCKSWAP_SPIN before it "      \
-					   "yields or parks",                                             \
-		    &ls_tp_spin_factor, 1, 1u << 20                                                     \
+#define LS_TP_SPIN_FACTOR_PARAM                                                                              \
+	{                                                                                                    \
+		"LOCKSWAP_TP_SPIN_FACTOR",                                                                   \
+		    "a waiter spins this many times LOCKSWAP_SPIN before it "                                \
+		    "yields or parks",                                                                       \
+		    &ls_tp_spin_factor, 1, 1u << 20                                                          \
 	}
 
 /* Scale of the TSC, published once calibrated (tpclock.c). */

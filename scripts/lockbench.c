@@ -102,9 +102,9 @@ static struct config {
 	uint64_t seed;
 	const char *label;
 	bool csv;
-	unsigned clusters;     /* thread:N; 0: none (or cpus) */
-	unsigned ncpu_map;     /* cpus:LIST: entries */
-	int cpu_map[1024];     /* cpus:LIST: cluster of CPU i */
+	unsigned clusters; /* thread:N; 0: none (or cpus) */
+	unsigned ncpu_map; /* cpus:LIST: entries */
+	int cpu_map[1024]; /* cpus:LIST: cluster of CPU i */
 	uint64_t remote_ns;
 	char clusters_spec[64];
 } cfg = {
@@ -580,7 +580,8 @@ static void parse_args(int argc, char **argv)
 	if (clusters)
 		parse_clusters(clusters);
 	if (cfg.remote_ns && !cfg.clusters && !cfg.ncpu_map) {
-		fprintf(stderr, "lockbench: --remote-ns needs clusters (--clusters, or LOCKSWAP_CLUSTER=thread:N)\n");
+		fprintf(stderr,
+			"lockbench: --remote-ns needs clusters (--clusters, or LOCKSWAP_CLUSTER=thread:N)\n");
 		exit(2);
 	}
 }

@@ -22,30 +22,30 @@
 #include <unistd.h>
 
 static const char usage[] =
-	"usage: lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N]\n"
-	"                        [--top N] [--] PROG [ARGS...]\n"
-	"\n"
-	"Runs PROG under lockswap's contention profiler and prints, when it exits, the\n"
-	"mutexes that cost it the most waiting, with where each was created and the call\n"
-	"sites (stacks) of its contended acquisitions.\n"
-	"\n"
-	"  -a, --algo ALGO   lock algorithm (default pthread: glibc's own mutex, the program\n"
-	"                    as it is); `lockswap --list` shows the others\n"
-	"  -w, --wait WAIT   waiting policy for lockswap's algorithms: spin, yield, park\n"
-	"  -s, --spin N      spins before yielding or parking\n"
-	"  -o, --out FILE    also save the profile: JSON, or CSV if FILE ends in .csv\n"
-	"                    (LOCKSWAP_PROFILE_OUT); `lockswap report FILE` re-renders a\n"
-	"                    JSON profile with file:line; fork children and programs PROG\n"
-	"                    runs write FILE.PID\n"
-	"      --frames N    frames per call site, 1..64 (LOCKSWAP_PROFILE_FRAMES; default 8)\n"
-	"      --sample N    call site of 1 in N contended acquisitions (LOCKSWAP_PROFILE_SAMPLE;\n"
-	"                    default 1: every one; counts and times are always exact)\n"
-	"      --top N       mutexes in the table on stderr (LOCKSWAP_PROFILE_TOP; default 10;\n"
-	"                    0: no table)\n"
-	"  -h, --help        this text\n"
-	"\n"
-	"Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO -- PROG ARGS...\n"
-	"Exit status: PROG's; 2 for a bad option; 127 if PROG cannot be run.\n";
+    "usage: lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N]\n"
+    "                        [--top N] [--] PROG [ARGS...]\n"
+    "\n"
+    "Runs PROG under lockswap's contention profiler and prints, when it exits, the\n"
+    "mutexes that cost it the most waiting, with where each was created and the call\n"
+    "sites (stacks) of its contended acquisitions.\n"
+    "\n"
+    "  -a, --algo ALGO   lock algorithm (default pthread: glibc's own mutex, the program\n"
+    "                    as it is); `lockswap --list` shows the others\n"
+    "  -w, --wait WAIT   waiting policy for lockswap's algorithms: spin, yield, park\n"
+    "  -s, --spin N      spins before yielding or parking\n"
+    "  -o, --out FILE    also save the profile: JSON, or CSV if FILE ends in .csv\n"
+    "                    (LOCKSWAP_PROFILE_OUT); `lockswap report FILE` re-renders a\n"
+    "                    JSON profile with file:line; fork children and programs PROG\n"
+    "                    runs write FILE.PID\n"
+    "      --frames N    frames per call site, 1..64 (LOCKSWAP_PROFILE_FRAMES; default 8)\n"
+    "      --sample N    call site of 1 in N contended acquisitions (LOCKSWAP_PROFILE_SAMPLE;\n"
+    "                    default 1: every one; counts and times are always exact)\n"
+    "      --top N       mutexes in the table on stderr (LOCKSWAP_PROFILE_TOP; default 10;\n"
+    "                    0: no table)\n"
+    "  -h, --help        this text\n"
+    "\n"
+    "Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO -- PROG ARGS...\n"
+    "Exit status: PROG's; 2 for a bad option; 127 if PROG cannot be run.\n";
 
 static __attribute__((noreturn)) void bad(const char *what, const char *arg, const char *valid)
 {
@@ -74,11 +74,15 @@ int main(int argc, char **argv)
 {
 	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP };
 	static const struct option opts[] = {
-		{"algo", required_argument, NULL, 'a'},	 {"wait", required_argument, NULL, 'w'},
-		{"spin", required_argument, NULL, 's'},	 {"out", required_argument, NULL, 'o'},
-		{"frames", required_argument, NULL, OPT_FRAMES}, {"sample", required_argument, NULL, OPT_SAMPLE},
-		{"top", required_argument, NULL, OPT_TOP},	 {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"wait", required_argument, NULL, 'w'},
+	    {"spin", required_argument, NULL, 's'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"frames", required_argument, NULL, OPT_FRAMES},
+	    {"sample", required_argument, NULL, OPT_SAMPLE},
+	    {"top", required_argument, NULL, OPT_TOP},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *algo = "pthread", *wait = NULL, *spin = NULL;
 	int c;
@@ -135,7 +139,8 @@ int main(int argc, char **argv)
 		char self[PATH_MAX];
 		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 		if (n <= 0) {
-			fprintf(stderr, "lockswap profile: cannot find my own directory: %s\n", strerror(errno));
+			fprintf(stderr, "lockswap profile: cannot find my own directory: %s\n",
+				strerror(errno));
 			return 2;
 		}
 		self[n] = '\0';

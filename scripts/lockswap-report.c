@@ -25,19 +25,19 @@
 #include "profile_table.h"
 
 static const char usage[] =
-	"usage: lockswap report FILE [--sort wait|hold|contended|acquisitions] [--top N] [--csv]\n"
-	"\n"
-	"Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
-	"the top N mutexes (and condvars) with where each was created, the wait and hold\n"
-	"histograms, and every call site of its contended acquisitions, each frame resolved\n"
-	"to function and file:line with addr2line (binutils).\n"
-	"\n"
-	"  --sort KEY   wait (total wait time, the default), hold (total hold time),\n"
-	"               contended (contended acquisitions), acquisitions\n"
-	"  --top N      how many mutexes and condvars (default 10; 0: all)\n"
-	"  --csv        all of it as CSV on stdout instead (one row per mutex, condvar and\n"
-	"               call site, as LOCKSWAP_PROFILE_OUT=FILE.csv writes it)\n"
-	"  -h, --help   this text\n";
+    "usage: lockswap report FILE [--sort wait|hold|contended|acquisitions] [--top N] [--csv]\n"
+    "\n"
+    "Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
+    "the top N mutexes (and condvars) with where each was created, the wait and hold\n"
+    "histograms, and every call site of its contended acquisitions, each frame resolved\n"
+    "to function and file:line with addr2line (binutils).\n"
+    "\n"
+    "  --sort KEY   wait (total wait time, the default), hold (total hold time),\n"
+    "               contended (contended acquisitions), acquisitions\n"
+    "  --top N      how many mutexes and condvars (default 10; 0: all)\n"
+    "  --csv        all of it as CSV on stdout instead (one row per mutex, condvar and\n"
+    "               call site, as LOCKSWAP_PROFILE_OUT=FILE.csv writes it)\n"
+    "  -h, --help   this text\n";
 
 static const char *file_name;
 
@@ -62,11 +62,11 @@ static void *xcalloc(size_t n, size_t size)
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 struct jv {
 	enum jtype t;
-	char *s;       /* J_STR: the string (NUL-terminated); J_OBJ: unused */
-	size_t n;      /* J_STR: length; J_ARR, J_OBJ: members */
-	uint64_t u;    /* J_NUM (non-negative integer part), J_BOOL */
-	struct jv *a;  /* J_ARR, J_OBJ: members */
-	char **keys;   /* J_OBJ */
+	char *s;      /* J_STR: the string (NUL-terminated); J_OBJ: unused */
+	size_t n;     /* J_STR: length; J_ARR, J_OBJ: members */
+	uint64_t u;   /* J_NUM (non-negative integer part), J_BOOL */
+	struct jv *a; /* J_ARR, J_OBJ: members */
+	char **keys;  /* J_OBJ */
 };
 
 struct parser {
@@ -283,8 +283,8 @@ static unsigned stack_index(const struct jv *o, unsigned nstacks)
 
 static void rows(const struct jv *arr, bool cond, struct ls_prof_row **out, unsigned *n, unsigned nstacks)
 {
-	static const char *const mcount[LS_PROF_NCOUNT] = {"lock",	     "trylock",	 "timedlock", "contended",
-							   "trylock_failed", "timeouts", "handoffs"};
+	static const char *const mcount[LS_PROF_NCOUNT] = {
+	    "lock", "trylock", "timedlock", "contended", "trylock_failed", "timeouts", "handoffs"};
 	static const char *const ccount[4] = {"waits", "timeouts", "signals", "broadcasts"};
 	*n = arr && arr->t == J_ARR ? (unsigned)arr->n : 0;
 	*out = xcalloc(*n, sizeof **out);
@@ -417,7 +417,8 @@ static void resolve_module(const char *module, struct ls_prof_frame **frames, si
 
 static int by_module(const void *a, const void *b)
 {
-	const struct ls_prof_frame *x = *(struct ls_prof_frame *const *)a, *y = *(struct ls_prof_frame *const *)b;
+	const struct ls_prof_frame *x = *(struct ls_prof_frame *const *)a,
+				   *y = *(struct ls_prof_frame *const *)b;
 	return strcmp(x->module, y->module);
 }
 
@@ -449,9 +450,11 @@ static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"sort", required_argument, NULL, 'S'}, {"top", required_argument, NULL, 'T'},
-		{"csv", no_argument, NULL, 'C'},	{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"sort", required_argument, NULL, 'S'},
+	    {"top", required_argument, NULL, 'T'},
+	    {"csv", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int key = LS_SORT_WAIT, c;
 	unsigned long top = 10;
@@ -469,7 +472,8 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "acquisitions"))
 				key = LS_SORT_ACQUIRED;
 			else
-				die("--sort: unknown key '%s' (valid: wait, hold, contended, acquisitions)", optarg);
+				die("--sort: unknown key '%s' (valid: wait, hold, contended, acquisitions)",
+				    optarg);
 			break;
 		case 'T': {
 			char *end;
@@ -486,7 +490,8 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			die("bad option or missing argument: %s (see lockswap report --help)", argv[optind - 1]);
+			die("bad option or missing argument: %s (see lockswap report --help)",
+			    argv[optind - 1]);
 		}
 	}
 	if (optind != argc - 1)
@@ -513,7 +518,8 @@ int main(int argc, char **argv)
 	struct jv root = {0};
 	ws(&ps);
 	if (ps.p >= ps.end || *ps.p != '{')
-		die("%s: not a lockswap profile (a JSON object expected; CSV profiles cannot be re-read)", file_name);
+		die("%s: not a lockswap profile (a JSON object expected; CSV profiles cannot be re-read)",
+		    file_name);
 	jvalue(&ps, &root);
 	if (!get(&root, "lockswap_profile"))
 		die("%s: not a lockswap profile (no \"lockswap_profile\" field)", file_name);
@@ -542,7 +548,9 @@ int main(int argc, char **argv)
 	if (have_addr2line())
 		resolve(stacks, nstacks);
 	else
-		fprintf(stderr, "lockswap report: addr2line not found (install binutils): frames without file:line\n");
+		fprintf(
+		    stderr,
+		    "lockswap report: addr2line not found (install binutils): frames without file:line\n");
 	p.stacks = stacks;
 	p.nstacks = nstacks;
 	p.h.pid = (int)num(&root, "pid");

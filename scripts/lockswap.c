@@ -32,31 +32,31 @@
 #include "topo.h"
 
 static const char usage[] =
-	"usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
-	"       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
-	"       lockswap --list\n"
-	"       lockswap --names [--cap CAP]...\n"
-	"       lockswap --topology[=table]\n"
-	"\n"
-	"Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
-	"uses the lock algorithm ALGO.\n"
-	"\n"
-	"  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
-	"  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
-	"  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
-	"  -v, --verbose      report the configuration and node statistics on stderr\n"
-	"      --stats        count queue nodes in use and report them at exit\n"
-	"      --list         list the algorithms with capabilities and descriptions\n"
-	"      --names        list algorithm names only, one per line\n"
-	"      --cap CAP      with --names: only algorithms with capability CAP\n"
-	"                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
-	"      --topology     the clusters the hierarchical locks would use here (levels\n"
-	"                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
-	"                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
-	"  -h, --help         this text\n"
-	"\n"
-	"Algorithm tunables are environment variables; --list shows them.\n"
-	"Exit status: PROG's, 2 for a bad option, 127 if PROG cannot be run.\n";
+    "usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
+    "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
+    "       lockswap --list\n"
+    "       lockswap --names [--cap CAP]...\n"
+    "       lockswap --topology[=table]\n"
+    "\n"
+    "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
+    "uses the lock algorithm ALGO.\n"
+    "\n"
+    "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+    "  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
+    "  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
+    "  -v, --verbose      report the configuration and node statistics on stderr\n"
+    "      --stats        count queue nodes in use and report them at exit\n"
+    "      --list         list the algorithms with capabilities and descriptions\n"
+    "      --names        list algorithm names only, one per line\n"
+    "      --cap CAP      with --names: only algorithms with capability CAP\n"
+    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+    "      --topology     the clusters the hierarchical locks would use here (levels\n"
+    "                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
+    "                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Algorithm tunables are environment variables; --list shows them.\n"
+    "Exit status: PROG's, 2 for a bad option, 127 if PROG cannot be run.\n";
 
 static __attribute__((noreturn)) void bad(const char *fmt, const char *arg, const char *valid)
 {
@@ -72,9 +72,8 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } caps[] = {
-	{"fifo", LS_CAP_FIFO},	 {"timeout", LS_CAP_TIMEOUT}, {"qnode", LS_CAP_QNODE},
-	{"hier", LS_CAP_HIER},	 {"passthrough", LS_CAP_PASSTHROUGH},
-	{"lock", 0}, /* special: not passthrough */
+    {"fifo", LS_CAP_FIFO}, {"timeout", LS_CAP_TIMEOUT},		{"qnode", LS_CAP_QNODE},
+    {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
 
 static void list(void)
@@ -139,8 +138,9 @@ static char *find_lib(void)
 	snprintf(path, sizeof path, "%s/../lib/liblockswap.so", dir);
 	if (access(path, R_OK) == 0)
 		return realpath(path, NULL);
-	fprintf(stderr, "lockswap: cannot find liblockswap.so next to %s or in %s/../lib (set LOCKSWAP_LIB)\n",
-		dir, dir);
+	fprintf(stderr,
+		"lockswap: cannot find liblockswap.so next to %s or in %s/../lib (set LOCKSWAP_LIB)\n", dir,
+		dir);
 	exit(2);
 }
 
@@ -186,12 +186,17 @@ int main(int argc, char **argv)
 
 	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY };
 	static const struct option opts[] = {
-		{"algo", required_argument, NULL, 'a'},	   {"wait", required_argument, NULL, 'w'},
-		{"spin", required_argument, NULL, 's'},	   {"verbose", no_argument, NULL, 'v'},
-		{"stats", no_argument, NULL, OPT_STATS},   {"list", no_argument, NULL, OPT_LIST},
-		{"names", no_argument, NULL, OPT_NAMES},   {"cap", required_argument, NULL, OPT_CAP},
-		{"topology", optional_argument, NULL, OPT_TOPOLOGY},
-		{"help", no_argument, NULL, 'h'},	   {NULL, 0, NULL, 0},
+	    {"algo", required_argument, NULL, 'a'},
+	    {"wait", required_argument, NULL, 'w'},
+	    {"spin", required_argument, NULL, 's'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"stats", no_argument, NULL, OPT_STATS},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    {"names", no_argument, NULL, OPT_NAMES},
+	    {"cap", required_argument, NULL, OPT_CAP},
+	    {"topology", optional_argument, NULL, OPT_TOPOLOGY},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *algo = NULL, *wait = NULL, *spin = NULL;
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;

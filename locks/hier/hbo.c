@@ -78,8 +78,8 @@ static __attribute__((noinline)) int hbo_wait(struct hbo *l, uint32_t mine, uint
 		/* Park. The CAS orders us against unlock's exchange: either
 		 * unlock sees PARKED and wakes, or we see 0. */
 		if (!(v & LS_PARKED) &&
-		    !atomic_compare_exchange_strong_explicit(&l->word, &v, v | LS_PARKED, memory_order_relaxed,
-							     memory_order_relaxed))
+		    !atomic_compare_exchange_strong_explicit(&l->word, &v, v | LS_PARKED,
+							     memory_order_relaxed, memory_order_relaxed))
 			continue;
 		want = mine | LS_PARKED;
 		LS_INJECT();

@@ -87,8 +87,8 @@ static inline __attribute__((always_inline)) int ls_ttas_wait(struct ls_ttas *l,
 			/* Park. The CAS orders us against unlock's exchange:
 			 * either unlock sees PARKED and wakes, or we see 0. */
 			if (!(v & LS_PARKED) &&
-			    !atomic_compare_exchange_strong_explicit(&l->word, &v, v | LS_PARKED,
-								     memory_order_relaxed, memory_order_relaxed))
+			    !atomic_compare_exchange_strong_explicit(
+				&l->word, &v, v | LS_PARKED, memory_order_relaxed, memory_order_relaxed))
 				continue;
 			want = LS_TTAS_HELD | LS_PARKED;
 			LS_INJECT();

@@ -55,14 +55,12 @@
  * Waiting policy. spin/yield: the waiter spins (yields) on its status,
  * publishing its time; under yield and park it spins LOCKSWAP_TP_SPIN_FACTOR
  * (16) times the policy's budget before its first yield, because a waiter
- * that yields stops publishing and is soon passed over (tpclock.h). park: once the spin budget is spent it sleeps on the
- * status word (LS_PARKED protocol) and publishes nothing more, so by the
- * paper's own rule (a waiter whose time is older than UPDATE_DELAY is not
- * running) it is treated as preempted: a releaser that finds it stale passes
- * over it (FAILED) in favour of a live waiter behind it and wakes it, and it
- * re-queues at the tail; one that finds it still fresh (asleep for less than
- * UPDATE_DELAY), or finds no live waiter behind it, grants it the lock and
- * wakes it (then the waiters behind it stay queued: one wake-up, not a
+ * that yields stops publishing and is soon passed over (tpclock.h). park: once the spin budget is spent it
+ *sleeps on the status word (LS_PARKED protocol) and publishes nothing more, so by the paper's own rule (a
+ *waiter whose time is older than UPDATE_DELAY is not running) it is treated as preempted: a releaser that
+ *finds it stale passes over it (FAILED) in favour of a live waiter behind it and wakes it, and it re-queues
+ *at the tail; one that finds it still fresh (asleep for less than UPDATE_DELAY), or finds no live waiter
+ *behind it, grants it the lock and wakes it (then the waiters behind it stay queued: one wake-up, not a
  * herd). The releaser wakes the sleepers it passed over only after it has
  * granted the lock (at most WAKE_BATCH are deferred), so that those
  * wake-ups, of threads that will not hold the lock next, stay out of the

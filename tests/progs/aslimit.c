@@ -39,9 +39,10 @@
 #define STACK (256 << 10)
 
 static pthread_mutex_t locks[NLOCKS] = {
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
 };
 static long counter[NLOCKS];
 static atomic_long acquired[NLOCKS];
@@ -273,7 +274,8 @@ static void hold_many(void)
 }
 
 static const struct test_case cases[] = {
-    {"lowered", lowered}, {"none", none}, {"exec", exec_limit}, {"size", size}, {"hold-many", hold_many}, {0, 0},
+    {"lowered", lowered}, {"none", none},	    {"exec", exec_limit},
+    {"size", size},	  {"hold-many", hold_many}, {0, 0},
 };
 
 int main(int argc, char **argv)

@@ -25,7 +25,7 @@ static const int types[] = {PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_ERRORCHECK, PTHR
 static int lock_how(pthread_mutex_t *m, int how)
 {
 	struct timespec rt = deadline_in(CLOCK_REALTIME, FAR_NS), mono = deadline_in(CLOCK_MONOTONIC, FAR_NS);
-	return how == LOCK ? pthread_mutex_lock(m)
+	return how == LOCK    ? pthread_mutex_lock(m)
 	       : how == TIMED ? pthread_mutex_timedlock(m, &rt)
 			      : pthread_mutex_clocklock(m, CLOCK_MONOTONIC, &mono);
 }

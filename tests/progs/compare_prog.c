@@ -70,7 +70,9 @@ int main(int argc, char **argv)
 		pthread_create(&t[0], NULL, try_held, &rc);
 		pthread_join(t[0], NULL);
 		pthread_mutex_unlock(&m);
-		printf("trylock of a held mutex: %s\n", rc == EBUSY ? "EBUSY" : rc == 0 ? "acquired" : strerror(rc));
+		printf("trylock of a held mutex: %s\n", rc == EBUSY ? "EBUSY"
+							: rc == 0   ? "acquired"
+								    : strerror(rc));
 		for (int i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, add, NULL);
 		for (int i = 0; i < 4; i++)

@@ -503,9 +503,11 @@ static void terminated(void)
 }
 
 static const struct test_case cases[] = {
-	{"counts", counts}, {"sampled", sampled}, {"fork", fork_case},      {"many", many},	  {"malloc", malloc_case},
-	{"exit_thread", exit_thread}, {"_exit", underscore_exit}, {"abort", aborts}, {"sigterm", terminated},
-	{0, 0},
+    {"counts", counts},		{"sampled", sampled},
+    {"fork", fork_case},	{"many", many},
+    {"malloc", malloc_case},	{"exit_thread", exit_thread},
+    {"_exit", underscore_exit}, {"abort", aborts},
+    {"sigterm", terminated},	{0, 0},
 };
 
 int main(int argc, char **argv)

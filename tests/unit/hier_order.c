@@ -66,7 +66,8 @@ static void die(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "hier_order: %s%s: ", code == 1 ? "FAIL algo=" : "", code == 1 && algo ? algo->name : "");
+	fprintf(stderr, "hier_order: %s%s: ", code == 1 ? "FAIL algo=" : "",
+		code == 1 && algo ? algo->name : "");
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -155,17 +156,36 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt(argc, argv, "a:c:o:b:B:P:s:g:T:")) != -1) {
 		switch (c) {
-		case 'a': name = optarg; break;
-		case 'c': clusters = optarg; break;
-		case 'o': order = optarg; break;
-		case 'b': bound = number("b", optarg); break;
-		case 'B': gbound = number("B", optarg); break;
-		case 'P': passes = number("P", optarg); break;
-		case 's': max_sw = number("s", optarg); break;
-		case 'g': max_gsw = number("g", optarg); break;
-		case 'T': limit_ms = (int)number("T", optarg) * 1000; break;
+		case 'a':
+			name = optarg;
+			break;
+		case 'c':
+			clusters = optarg;
+			break;
+		case 'o':
+			order = optarg;
+			break;
+		case 'b':
+			bound = number("b", optarg);
+			break;
+		case 'B':
+			gbound = number("B", optarg);
+			break;
+		case 'P':
+			passes = number("P", optarg);
+			break;
+		case 's':
+			max_sw = number("s", optarg);
+			break;
+		case 'g':
+			max_gsw = number("g", optarg);
+			break;
+		case 'T':
+			limit_ms = (int)number("T", optarg) * 1000;
+			break;
 		default:
-			die(2, "usage: hier_order -a ALGO -c CLUSTERS[/GROUPS] -o ORDER [-b N] [-B N] [-P N] [-s N] [-g N] [-T S]");
+			die(2, "usage: hier_order -a ALGO -c CLUSTERS[/GROUPS] -o ORDER [-b N] [-B N] [-P N] "
+			       "[-s N] [-g N] [-T S]");
 		}
 	}
 	if (!name || !order || !clusters)
@@ -210,10 +230,11 @@ int main(int argc, char **argv)
 			die(2, "pthread_create failed");
 		pid_t tid;
 		int ms = 0;
-		while (!(tid = atomic_load_explicit(&w[i].tid, memory_order_acquire)) || !asleep_in_futex(tid)) {
+		while (!(tid = atomic_load_explicit(&w[i].tid, memory_order_acquire)) ||
+		       !asleep_in_futex(tid)) {
 			if (++ms > limit_ms)
-				die(1, "waiter %u (cluster %u) is not asleep in futex(2) after %d ms", i, w[i].cluster,
-				    limit_ms);
+				die(1, "waiter %u (cluster %u) is not asleep in futex(2) after %d ms", i,
+				    w[i].cluster, limit_ms);
 			nap_ms(1);
 		}
 	}
@@ -256,10 +277,12 @@ int main(int argc, char **argv)
 	printf("\nswitches=%u group_switches=%u longest_local_run=%u longest_group_run=%u\n", sw, gsw, worst,
 	       gworst);
 	if (bound >= 0 && worst > (unsigned)bound)
-		die(1, "%u hand-offs in a row inside one cluster while another cluster waited (bound %ld)", worst,
-		    bound);
+		die(1, "%u hand-offs in a row inside one cluster while another cluster waited (bound %ld)",
+		    worst, bound);
 	if (gbound >= 0 && gworst > (unsigned)gbound)
-		die(1, "%u hand-offs in a row between clusters of one group while another group waited (bound %ld)",
+		die(1,
+		    "%u hand-offs in a row between clusters of one group while another group waited (bound "
+		    "%ld)",
 		    gworst, gbound);
 	if (max_sw >= 0 && sw > (unsigned)max_sw)
 		die(1, "%u hand-offs to another cluster (at most %ld expected)", sw, max_sw);

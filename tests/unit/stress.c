@@ -836,7 +836,7 @@ int main(int argc, char **argv)
 		       "nodes_max_in_use=%ld\n",
 		       conf, acq, timeouts, busy, cross, ns.max_in_use);
 	if (stalls)
-		printf("stress: stalls longest_ms=%.1f timeouts_in_it=%ld seconds=%.2f\n", stall_worst_ns / 1e6,
-		       stall_worst_timeouts, stall_run_ns / 1e9);
+		printf("stress: stalls longest_ms=%.1f timeouts_in_it=%ld seconds=%.2f\n",
+		       stall_worst_ns / 1e6, stall_worst_timeouts, stall_run_ns / 1e9);
 	return 0;
 }

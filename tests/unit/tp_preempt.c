@@ -379,7 +379,9 @@ static void t_spin_factor(void)
 	if (y1) {
 		char b[32];
 		snprintf(b, sizeof b, "%lu", y1);
-		fail("a waiter yielded (%s times) before it had spun LOCKSWAP_TP_SPIN_FACTOR x LOCKSWAP_SPIN steps", b);
+		fail("a waiter yielded (%s times) before it had spun LOCKSWAP_TP_SPIN_FACTOR x LOCKSWAP_SPIN "
+		     "steps",
+		     b);
 	}
 	ls_tp_spin_factor = 1; /* read by each step: thread 2 spins the policy's budget only */
 	start(2, waiter_once);
