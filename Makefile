@@ -22,18 +22,18 @@ B := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Iinterpose
+ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose -Iprofile
 # The shim is compiled without -fexceptions: pthread_cleanup_push in the
 # condvar wait is then glibc's setjmp-based kind, which the forced unwind of
 # pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
 SHIM_CFLAGS := $(ALL_CFLAGS) -fasynchronous-unwind-tables
 
 LOCK_SRCS := $(sort $(wildcard locks/*.c locks/*/*.c))
-SHIM_SRCS := $(sort $(wildcard interpose/*.c))
+SHIM_SRCS := $(sort $(wildcard interpose/*.c profile/*.c))
 LOCK_OBJS := $(LOCK_SRCS:%.c=$(B)/%.o)
 INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/inject/%.o)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/%.o)
-HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h)
+HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h profile/*.h)
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
@@ -60,6 +60,10 @@ $(B)/interpose/%.o: interpose/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 
+$(B)/profile/%.o: profile/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
 $(B)/liblocks.a: $(LOCK_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -72,7 +76,7 @@ $(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
 	$(CC) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
 		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
 
-$(CMD): scripts/lockswap.c $(B)/liblocks.a $(HDRS)
+$(CMD): scripts/cli/lockswap.c $(B)/liblocks.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
 

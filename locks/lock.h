@@ -104,7 +104,7 @@ struct ls_option {
 	static const struct ls_option *const ls_option_ptr_##o                                               \
 	    __attribute__((used, section("ls_options"), aligned(8))) = &(o)
 
-/* Registry (locks/registry.c). */
+/* Registry (locks/common/registry.c). */
 const struct ls_algo *ls_algo_find(const char *name); /* NULL if unknown */
 size_t ls_algo_count(void);
 const struct ls_algo *ls_algo_at(size_t i); /* sorted by rank, then name */

@@ -8,7 +8,7 @@
 #   make asan       build/asan/stress, build/asan/abortable_nbtimeout
 
 ASAN_CFLAGS := -std=gnu11 -pthread -O1 -g -fno-omit-frame-pointer -fsanitize=address --param asan-globals=0 \
-	$(WARN) -Ilocks -Itests/unit -DLS_FAULT_INJECT
+	$(WARN) -Ilocks -Ilocks/common -Itests/unit -DLS_FAULT_INJECT
 
 $(B)/asan/%: tests/unit/%.c $(LOCK_SRCS) $(HDRS)
 	@mkdir -p $(@D)

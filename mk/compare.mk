@@ -4,7 +4,7 @@
 
 # Replaced by a rename, never rewritten in place: bash reads a script as it
 # runs, so a `make` during a long compare would otherwise change it under it.
-$(B)/lockswap-compare: scripts/lockswap-compare
+$(B)/lockswap-compare: scripts/cli/lockswap-compare
 	@mkdir -p $(@D)
 	install -m 0755 $< $@.tmp && mv -f $@.tmp $@
 
@@ -13,8 +13,8 @@ INSTALL_BINS += $(B)/lockswap-compare
 
 # results/compare/: `lockswap compare --algos all` on sysbench's mutex test and
 # on lockbench, and (with SPLASH2=DIR, a Splash-3 checkout) the SPLASH-2
-# runner's default matrix. Under the benchmark lock; see scripts/bench-compare.
+# runner's default matrix. Under the benchmark lock; see scripts/sweeps/bench-compare.
 .PHONY: compare-bench
 compare-bench: deps-bench
 	@$(MAKE) --no-print-directory bench-build
-	@scripts/bench-compare $(if $(SPLASH2),--splash2 "$(SPLASH2)")
+	@scripts/sweeps/bench-compare $(if $(SPLASH2),--splash2 "$(SPLASH2)")

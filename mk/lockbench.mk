@@ -1,5 +1,5 @@
-# lockbench: the lock microbenchmark, its sweeps and plots (scripts/lockbench.c,
-# scripts/bench-*), the core benchmark (scripts/core-bench), their test double.
+# lockbench: the lock microbenchmark, its sweeps and plots (scripts/bench/lockbench.c,
+# scripts/bench-*), the core benchmark (scripts/sweeps/core-bench), their test double.
 #
 #   make bench        install missing Debian packages, build, regenerate the
 #                     reference run in results/lockbench/ (under 10 minutes)
@@ -13,11 +13,11 @@ BENCH_CFLAGS := -std=gnu11 -O2 -g -pthread $(WARN)
 # README tells users to run build/lockbench after `make`.
 all: $(B)/lockbench
 
-$(B)/lockbench: scripts/lockbench.c
+$(B)/lockbench: scripts/bench/lockbench.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -lm
 
-$(B)/bench-pairs: scripts/bench-pairs.c
+$(B)/bench-pairs: scripts/bench/bench-pairs.c
 	@mkdir -p $(@D)
 	$(CC) $(BENCH_CFLAGS) -o $@ $<
 
@@ -36,8 +36,8 @@ bench-build: all $(B)/lockbench $(B)/bench-pairs
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory bench-build
-	@scripts/bench-sweep --out results/lockbench
+	@scripts/sweeps/bench-sweep --out results/lockbench
 
 core-bench: deps-bench
 	@$(MAKE) --no-print-directory bench-build
-	@scripts/core-bench --out results/core
+	@scripts/sweeps/core-bench --out results/core

@@ -3,7 +3,7 @@
 # lowered after start, or `ulimit -v` set before exec, every algorithm's
 # lock, trylock, timedlock and unlock work and nothing is printed: the node
 # pool takes address space in proportion to its use, and with none left
-# uses its reserve, then waits for memory (locks/pool.h). pthread_mutex_init
+# uses its reserve, then waits for memory (locks/common/pool.h). pthread_mutex_init
 # says ENOMEM only for an algorithm whose state is out of line, when its
 # state cannot be had without the reserve (interpose/mutex.c).
 load helpers

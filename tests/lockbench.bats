@@ -34,7 +34,7 @@ col() {
   run lb --help
   assert_success
   local opts
-  opts=$(grep -oE '^[[:space:]]*\{"[a-z-]+", (required|no)_argument' "$ROOT/scripts/lockbench.c" \
+  opts=$(grep -oE '^[[:space:]]*\{"[a-z-]+", (required|no)_argument' "$ROOT/scripts/bench/lockbench.c" \
     | grep -oE '"[a-z-]+"' | tr -d '"')
   [ "$(wc -w <<<"$opts")" -ge 20 ]
   for o in $opts; do
@@ -299,19 +299,19 @@ shim_algos() {
 
 @test "bench-sweep, bench-plot, core-bench: --help, and bad options exit 2 with one line" {
   for s in bench-sweep bench-plot core-bench; do
-    run "$ROOT/scripts/$s" --help
+    run "$ROOT/scripts/sweeps/$s" --help
     assert_success
-    assert_output --partial "usage: scripts/$s"
+    assert_output --partial "usage: scripts/sweeps/$s"
   done
-  run "$ROOT/scripts/bench-sweep" --reps x
+  run "$ROOT/scripts/sweeps/bench-sweep" --reps x
   assert_failure 2
   assert_output "bench-sweep: --reps: invalid value 'x' (expected an integer >= 1)"
-  run "$ROOT/scripts/bench-sweep" --exps fastest
+  run "$ROOT/scripts/sweeps/bench-sweep" --exps fastest
   assert_failure 2
   assert_output --partial "unknown experiment 'fastest'"
-  run "$ROOT/scripts/bench-sweep" --frob
+  run "$ROOT/scripts/sweeps/bench-sweep" --frob
   assert_failure 2
-  run "$ROOT/scripts/core-bench" --reps 2
+  run "$ROOT/scripts/sweeps/core-bench" --reps 2
   assert_failure 2
   assert_output "core-bench: --reps: invalid value '2' (expected an integer >= 3)"
 }
@@ -319,7 +319,7 @@ shim_algos() {
 @test "bench-sweep writes the raw CSV, machine description and plots (glibc, quick)" {
   command -v gnuplot >/dev/null || skip "gnuplot not installed"
   local out="$BATS_TEST_TMPDIR/sweep"
-  run timeout -k 5 120 "$ROOT/scripts/bench-sweep" --quick --algos glibc --exps "single tput" --out "$out"
+  run timeout -k 5 120 "$ROOT/scripts/sweeps/bench-sweep" --quick --algos glibc --exps "single tput" --out "$out"
   assert_success
   [ -s "$out/single.png" ] && [ -s "$out/throughput.png" ] && [ -s "$out/fairness-latency.png" ]
   # header + 1 single + 8 tput points
@@ -332,7 +332,7 @@ shim_algos() {
 
 @test "bench-sweep rejects an algorithm lockswap does not have" {
   [ -x "$LOCKSWAP" ] || skip "build/lockswap not built yet"
-  run "$ROOT/scripts/bench-sweep" --algos "glibc nosuchlock" --out "$BATS_TEST_TMPDIR/x"
+  run "$ROOT/scripts/sweeps/bench-sweep" --algos "glibc nosuchlock" --out "$BATS_TEST_TMPDIR/x"
   assert_failure 2
   assert_output --partial "unknown algorithm 'nosuchlock'"
 }
@@ -342,7 +342,7 @@ shim_algos() {
   [ -x "$B/bench-pairs" ] || skip "build/bench-pairs not built (make bench-build)"
   [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
   local out="$BATS_TEST_TMPDIR/core"
-  run timeout -k 5 300 "$ROOT/scripts/core-bench" --algos glibc --reps 3 --duration 0.05 --out "$out"
+  run timeout -k 5 300 "$ROOT/scripts/sweeps/core-bench" --algos glibc --reps 3 --duration 0.05 --out "$out"
   assert_success
   # glibc's instructions per pair inside libc: a positive count, the same
   # in every run (callgrind counts, it does not time)

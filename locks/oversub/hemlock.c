@@ -173,7 +173,7 @@ static void make_key(void)
 }
 
 /* A new record for this thread (*slot: self or spare), from the pool's
- * reserve if need be, else after waiting for memory (locks/pool.h: a lock
+ * reserve if need be, else after waiting for memory (locks/common/pool.h: a lock
  * path cannot fail). The exit hook is registered once; a thread where that fails keeps
  * its records for ever (a key destructor is the only exit hook a preloaded
  * library has). */
@@ -214,7 +214,7 @@ static __attribute__((noinline)) void hemlock_wait(struct hemlock *l, struct rec
 	I->held++;
 	/* Keep the next waiter awake: a successor asleep on our record is
 	 * woken now, so that its wake-up overlaps our critical section. */
-#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
 	if (atomic_load_explicit(&I->seq, memory_order_relaxed) & LS_PARKED)
 		bump(I);
 #endif

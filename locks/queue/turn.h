@@ -74,7 +74,7 @@ static inline void turn_wake(_Atomic uint32_t *sleepers, uint32_t cls)
  * (wait.h: keep the next waiter awake). */
 static inline void turn_prewake(_Atomic uint32_t *sleepers, uint32_t cls)
 {
-#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
 	turn_wake(sleepers, cls);
 #else
 	(void)sleepers, (void)cls;

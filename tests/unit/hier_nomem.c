@@ -42,7 +42,7 @@
 #include "hier/hier.h"
 #include "lock.h"
 #include "pool.h"
-#include "topo.h"
+#include "hier/topo.h"
 #include "wait.h"
 
 #define MAX_THREADS 64

@@ -6,7 +6,7 @@
  *              [-P PASSES] [-s MAX_SWITCHES] [-g MAX_GROUP_SWITCHES] [-T SECONDS(30)]
  *
  * Clusters come from LOCKSWAP_CLUSTER=thread:CLUSTERS[/GROUPS] semantics
- * (locks/topo.h): the k-th thread to ask is in cluster k mod CLUSTERS. The
+ * (locks/hier/topo.h): the k-th thread to ask is in cluster k mod CLUSTERS. The
  * main thread asks first (cluster 0) and takes the lock. Then one waiter
  * per character of ORDER (a cluster digit, 0-9) is started, in that order;
  * before each, threads that only ask for their cluster and exit move the
@@ -43,7 +43,7 @@
 #include "hier/hier.h"
 #include "lock.h"
 #include "pool.h"
-#include "topo.h"
+#include "hier/topo.h"
 #include "wait.h"
 
 #define MAX_WAITERS 64

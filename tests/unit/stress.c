@@ -39,7 +39,7 @@
  *
  * Environment: the algorithm's ls_params (e.g. LOCKSWAP_ALOCK_SLOTS), read as
  * the shim reads them; for a hierarchical algorithm, LOCKSWAP_CLUSTER and
- * LOCKSWAP_TOPOLOGY (locks/topo.h; e.g. thread:4 for four clusters on any
+ * LOCKSWAP_TOPOLOGY (locks/hier/topo.h; e.g. thread:4 for four clusters on any
  * machine); LOCKSWAP_YIELD (park's yield phase, as in the shim);
  * in the -inject build LOCKSWAP_INJECT (percent) and LOCKSWAP_SEED (defaults
  * to -s). On SIGTERM/SIGINT/SIGALRM (e.g. from `timeout`: a deadlock, a lost
@@ -69,7 +69,7 @@
 #include <unistd.h>
 
 #include "lock.h"
-#include "topo.h"
+#include "hier/topo.h"
 #include "pool.h"
 #include "wait.h"
 

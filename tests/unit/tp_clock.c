@@ -1,5 +1,5 @@
 /*
- * tp_clock - the time source of the time-published locks (locks/tpclock.c).
+ * tp_clock - the time source of the time-published locks (locks/common/tpclock.c).
  *
  *   tp_clock            checks: the clock is calibrated to the TSC when the
  *                       TSC is invariant (else it is clock_gettime), it

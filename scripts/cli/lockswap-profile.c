@@ -1,6 +1,6 @@
 /*
  * lockswap-profile - `lockswap profile`: run a program under the contention
- * profiler (interpose/profile.c).
+ * profiler (profile/profile.c).
  *
  *   lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N]
  *                    [--sample N] [--top N] [--] PROG [ARGS...]

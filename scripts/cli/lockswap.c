@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "lock.h"
-#include "topo.h"
+#include "hier/topo.h"
 
 static const char usage[] =
     "usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"

@@ -32,7 +32,7 @@
  *     fixed order, the main thread first and then each worker before the
  *     next is created, with one lock/unlock of a private mutex each: that
  *     is the order in which lockswap's hierarchical locks number them
- *     (locks/topo.h), so both sides agree on every thread's cluster;
+ *     (locks/hier/topo.h), so both sides agree on every thread's cluster;
  *   - mutual exclusion: each lock protects a counter incremented with a
  *     plain load and store, and an "inside" flag; at the end the counters
  *     must sum to the acquisitions counted by the threads and no thread may

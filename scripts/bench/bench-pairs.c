@@ -1,6 +1,6 @@
 /*
  * bench-pairs - the uncontended cost of one pthread_mutex_lock +
- * pthread_mutex_unlock pair, for scripts/core-bench. An ordinary pthread
+ * pthread_mutex_unlock pair, for scripts/sweeps/core-bench. An ordinary pthread
  * program: run natively for glibc, or with liblockswap preloaded.
  *
  *   bench-pairs N [REPS]

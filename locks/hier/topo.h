@@ -16,7 +16,7 @@
  *             ... in the order of their first hierarchical lock operation)
  *             is in cluster k mod N, for ever; so that two cores can
  *             exercise N clusters deterministically. lockbench applies the
- *             same rule to its own threads (scripts/lockbench.c --clusters).
+ *             same rule to its own threads (scripts/bench/lockbench.c --clusters).
  *   thread:N/G  the same, and cluster c in group c*G/N (1 < G < N): a
  *             middle level for the three-level locks (hmcs)
  *

@@ -1,7 +1,7 @@
 /*
  * pairs-async - the uncontended cost of one lock+unlock pair, with or
  * without a thread that has made itself asynchronously cancelable, for
- * scripts/bench-glibc. An ordinary pthread program.
+ * scripts/sweeps/bench-glibc. An ordinary pthread program.
  *
  *   pairs-async N [async]
  *

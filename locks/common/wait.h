@@ -85,7 +85,7 @@ struct ls_spin {
 /* One step of a waiting loop; see the file comment. Out of line past the
  * budget so the spinning part stays small. ls_spin_step_n is the same with
  * a spin budget of the caller's instead of ls_wait_cfg.spin (the
- * time-published locks spin longer: locks/tpclock.h). */
+ * time-published locks spin longer: locks/common/tpclock.h). */
 bool ls_spin_slow(struct ls_spin *s, unsigned spin);
 static inline bool ls_spin_step_n(struct ls_spin *s, unsigned spin)
 {
@@ -151,7 +151,7 @@ static inline uint32_t ls_word_publish(_Atomic uint32_t *w, uint32_t val)
 void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v);
 static inline void ls_word_prewake(_Atomic uint32_t *w)
 {
-#ifndef LS_NO_PREWAKE /* a build without it, for scripts/bench-oversub */
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
 	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
 	if (LS_UNLIKELY(v & LS_PARKED))
 		ls_word_prewake_slow(w, v);

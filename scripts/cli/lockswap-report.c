@@ -6,7 +6,7 @@
  *
  *   lockswap report FILE [--sort wait|hold|contended|acquisitions] [--top N] [--csv]
  *
- * The rendering is the library's own (interpose/profile_table.c); this file
+ * The rendering is the library's own (profile/profile_table.c); this file
  * reads the JSON back into its rows. Bad options or a file that is not a
  * lockswap profile: one line and exit status 2.
  */
