@@ -194,7 +194,7 @@ chromium_run() {
     --user-data-dir="$(mktemp -d -p "$T")" "$@" 2>>"$T/chromium.err"
 }
 
-@test "report --svg: a self-contained SVG that Chromium draws: the hot stack's frame is there, wide, with its name, in its colour; per mutex graphs and the hold graph" {
+@test "report --svg: a self-contained SVG that Chromium draws: the hot stack's frame is there, wide, with its name, in its colour; per mutex graphs and the hold graph; a click zooms" {
   run --separate-stderr report --svg "$T/f.svg" --top 5 "$SYNTH"
   assert_success
   [ -z "$output" ]
@@ -213,6 +213,15 @@ document.querySelectorAll('g.f').forEach(function (g) {
             t.getComputedTextLength().toFixed(1), r.x.toFixed(1), r.y.toFixed(1), r.width.toFixed(1)].join('|'));
 });
 document.querySelectorAll('text.title').forEach(function (t) { out.push('T|' + t.textContent); });
+// zoom: a click on the whole program's "handler" widens it to the graph
+var first = document.querySelector('g.graph'), frames = first.querySelectorAll('g.f');
+function named(n) { return Array.prototype.filter.call(frames, function (g) {
+  return g.querySelector('title').textContent.split('\n')[0] === n; })[0]; }
+named('handler').dispatchEvent(new MouseEvent('click'));
+['handler', 'hot_function', 'libx.so+0x309'].forEach(function (n) {
+  var g = named(n);
+  out.push(['Z', n, g.style.display, (+g.querySelector('rect').getAttribute('width')).toFixed(1)].join('|'));
+});
 document.getElementById('out').textContent = out.join('\n');
 </script></body></html>
 EOF
@@ -229,6 +238,10 @@ EOF
   grep -q '^T|mutex #1 make_locks: wait 9.000 ms by call stack, 10 waits; held 5.000 ms in 1000 acquisitions' "$T/dom.html"
   grep -q '^T|mutex #2 make_locks: wait 3.000 ms by call stack, 6 waits; held 2.000 ms in 10 acquisitions' "$T/dom.html"
   grep -q '^T|Hold time by mutex, under the stack that created it: 7.000 ms in 1010 acquisitions' "$T/dom.html"
+  # zoomed on "handler" (9 of the 12 ms): it spans the 1180 px, hot_function
+  # 8/9 of them, the other stack is hidden
+  grep -qx 'Z|handler||1180.0' "$T/dom.html" && grep -qx 'Z|hot_function||1048.9' "$T/dom.html" &&
+    grep -qx 'Z|libx.so+0x309|none|.*' "$T/dom.html" || { grep '^Z' "$T/dom.html"; return 1; }
   # the SVG file itself, as a browser shows it: the hot frame's colour at
   # the middle of its box, the page's background above the graphs
   local h fill px

@@ -275,6 +275,7 @@ enum {
 	PAD = 10,      /* left and right margins */
 	FRAME_H = 17,  /* a frame's height */
 	TITLE_H = 22,  /* a graph's title line */
+	NOTE_H = 16,   /* the line under a title */
 	GAP = 14,      /* between graphs */
 	FONT_PX = 11,  /* frames' text: monospace, so its width is known */
 	CHAR_W10 = 67, /* a character's advance, in tenths of a px (0.6 em: DejaVu Sans Mono) */
@@ -413,15 +414,22 @@ static void frame_svg(const struct graph *g, const struct node *n, uint64_t x100
 	}
 }
 
-/* A graph with its title at y; returns the y below it. */
-static unsigned graph_svg(FILE *out, unsigned y, const char *title, const struct node *root, bool ns,
-			  const char *n_what)
+/* A graph with its title (and a note under it, or NULL) at y; returns the
+ * y below it. */
+static unsigned graph_svg(FILE *out, unsigned y, const char *title, const char *note, const struct node *root,
+			  bool ns, const char *n_what)
 {
 	fputs("<g class=\"graph\">\n<text class=\"title\" x=\"10\" y=\"", out);
 	fprintf(out, "%u\">", y + 15);
 	xml(out, title);
 	fputs("</text>\n", out);
 	y += TITLE_H;
+	if (note) {
+		fprintf(out, "<text class=\"note\" x=\"10\" y=\"%u\">", y + 10);
+		xml(out, note);
+		fputs("</text>\n", out);
+		y += NOTE_H;
+	}
 	if (!root->v) {
 		fprintf(
 		    out,
@@ -485,11 +493,13 @@ int flame_svg(FILE *out, const struct ls_prof *p, unsigned top)
 	struct node *all = program_tree(p, FLAME_WAIT);
 	sort_tree(all);
 	amount(v, sizeof v, all->v, true);
-	snprintf(title, sizeof title,
-		 "Wait time by call stack, whole program: %s in %" PRIu64
-		 " waits (contended acquisitions and timeouts); the top frame is the mutex",
-		 v, all->n);
-	y = graph_svg(b, y, title, all, true, "waits");
+	snprintf(title, sizeof title, "Wait time by call stack, whole program: %s in %" PRIu64 " waits", v,
+		 all->n);
+	y = graph_svg(
+	    b, y, title,
+	    "waits: contended acquisitions and timed attempts that timed out; the top frame is the mutex "
+	    "waited for",
+	    all, true, "waits");
 	free_tree(all);
 
 	unsigned shown = 0;
@@ -508,7 +518,7 @@ int flame_svg(FILE *out, const struct ls_prof *p, unsigned top)
 		snprintf(title, sizeof title,
 			 "%s: wait %s by call stack, %" PRIu64 " waits; held %s in %" PRIu64 " acquisitions",
 			 root->name, v, waits(r), v2, ls_prof_acquired(r));
-		y = graph_svg(b, y, title, root, true, "waits");
+		y = graph_svg(b, y, title, NULL, root, true, "waits");
 		free_tree(root);
 	}
 
@@ -516,11 +526,13 @@ int flame_svg(FILE *out, const struct ls_prof *p, unsigned top)
 	sort_tree(hold);
 	amount(v, sizeof v, hold->v, true);
 	snprintf(title, sizeof title,
-		 "Hold time by mutex, under the stack that created it: %s in %" PRIu64
-		 " acquisitions (hold time is recorded per mutex: a stack is taken only when an acquisition "
-		 "waits)",
-		 v, hold->n);
-	y = graph_svg(b, y, title, hold, true, "acquisitions");
+		 "Hold time by mutex, under the stack that created it: %s in %" PRIu64 " acquisitions", v,
+		 hold->n);
+	y = graph_svg(
+	    b, y, title,
+	    "hold time is recorded per mutex, not per stack: the profiler takes a stack only when an "
+	    "acquisition waits",
+	    hold, true, "acquisitions");
 	free_tree(hold);
 	if (fclose(b) != 0) {
 		free(body);
@@ -534,6 +546,7 @@ int flame_svg(FILE *out, const struct ls_prof *p, unsigned top)
 		"<style>\n"
 		"text { font-family: 'DejaVu Sans Mono', monospace; font-size: %dpx; fill: #000; }\n"
 		"text.head { font-size: 13px; } text.title { font-size: 12px; font-weight: bold; }\n"
+		"text.note { font-size: 11px; fill: #444; }\n"
 		"g.f { cursor: pointer; } g.f:hover rect { stroke: #000; stroke-width: 0.6; }\n"
 		"g.f text { pointer-events: none; }\n"
 		"</style>\n"
