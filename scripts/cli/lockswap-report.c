@@ -656,6 +656,7 @@ static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
 	}
 	if (dbgclient)
 		debuginfod_end(dbgclient);
+	dbgclient = NULL;
 	free(all);
 }
 

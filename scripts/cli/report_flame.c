@@ -241,7 +241,7 @@ static void folded(FILE *out, const struct node *n, char *path, size_t len, size
 {
 	size_t at = len;
 	if (n->kind != K_ROOT) {
-		if (len)
+		if (len && at < cap - 2)
 			path[at++] = ';';
 		for (const char *c = n->name; *c && at < cap - 1; c++)
 			path[at++] = *c == ';' ? ':' : (*c == '\n' || *c == '\r') ? ' ' : *c;
