@@ -26,7 +26,8 @@
  * condvar that glibc keeps (LOCKSWAP_ALGO=pthread, process-shared, robust,
  * priority-inheritance and -protection mutexes, process-shared condvars)
  * goes through `glibc`. The events cover what neither sees: the life of
- * lockswap's own mutexes and condvars and the condvar's signals and waits.
+ * lockswap's own mutexes and condvars, the condvar's signals and waits, and
+ * the end of the process by _exit or _Exit.
  *
  * Re-entry. A wrapper or hook may itself call pthread functions (a pthread
  * key, dlopen'ed code): they come back through the same wrappers, so an
@@ -48,9 +49,10 @@
  *   entry points call, which then dispatch by mutex below the observer's
  *   wrappers, so wrappers keep working unchanged; the shim adds
  *   `const char *(*algo_of)(const pthread_mutex_t *)` to struct ls_observe
- *   (the algorithm a mutex was given, and the rule that chose it), and
- *   `algo` below becomes the default rule's algorithm. The observer asks
- *   once per mutex, when its record is created.
+ *   (the name of the algorithm a mutex was given; the rule that chose it
+ *   comes by a second query of the same shape), and `algo` below becomes
+ *   the default rule's algorithm. The observer asks once per mutex, when
+ *   its record is created.
  * A new field is zero for an observer that does not know it, and a NULL
  * hook or an untouched operation is always valid.
  */
