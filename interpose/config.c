@@ -19,14 +19,14 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
 extern char **environ;
 
 struct ls_global ls_g = {.fast_kind = -1};
-struct ls_real ls_real;
+struct ls_glibc ls_real;
+int (*ls_real_setcanceltype)(int, int *);
 static bool verbose, stats;
 
 #define DEFAULT_ALGO "ttas"
@@ -65,7 +65,7 @@ static void resolve_glibc(void)
 	ls_real.cond_clockwait = real_sym("pthread_cond_clockwait", "GLIBC_2.34");
 	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
 	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
-	ls_real.setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
+	ls_real_setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
 }
 
 /* The variables the shim itself reads; algorithm tunables are added from
@@ -245,7 +245,7 @@ static void configure(void)
 	ls_g.trylock = ls_g.ext ? ls_ext_trylock : a->trylock;
 	ls_g.unlock = ls_g.ext ? ls_ext_unlock : a->unlock;
 	ls_g.timedlock = ls_timedlock_inline;
-	if (ls_profile_install(msg, sizeof msg)) /* LOCKSWAP_PROFILE: wraps the above */
+	if (ls_observe_setup(msg, sizeof msg)) /* the profiler may wrap the above */
 		config_error(msg);
 	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
 }
