@@ -110,10 +110,12 @@ static void check_unknown_vars(void)
 		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
 		if (known_var(*e, len))
 			continue;
-		char list[1024];
+		/* every variable the library knows: with all the families'
+		 * tunables this is a few hundred bytes over 1 KiB */
+		char list[LS_SAY_MAX - 256];
 		size_t used = 0;
 		list[0] = '\0';
-		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
+		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0] && used < sizeof list; i++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
 						 own_vars[i]);
 		for (size_t i = 0; i < ls_option_count() && used < sizeof list; i++)
@@ -125,7 +127,7 @@ static void check_unknown_vars(void)
 				if (first_with(p->env) == p) /* algorithms may share a tunable */
 					used +=
 					    (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
-		char msg[1400];
+		char msg[LS_SAY_MAX];
 		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
 		config_error(msg);
 	}
