@@ -71,12 +71,12 @@ rejected() { # rejected PATTERN...: exit 2, one line, each pattern in it
 @test "lockswap --list shows the reader-writer and spinlock families with capabilities and papers" {
   run "$LOCKSWAP" --list
   assert_success
-  assert_output --regexp 'rwlock pthread +passthrough +glibc'
-  assert_output --regexp 'rwlock mutex +exclusive +.*LiTL'
-  assert_output --regexp 'rwlock central +timeout,kind +.*AMP 8\.3'
-  assert_output --regexp 'rwlock central-wp +timeout +.*AMP 8\.3\.2'
-  assert_output --regexp 'rwlock pf-t +- +.*Brandenburg & Anderson'
-  assert_output --regexp 'spin +tas +'
+  assert_output --regexp 'rwlock:pthread +passthrough +glibc'
+  assert_output --regexp 'rwlock:mutex +exclusive +.*LiTL'
+  assert_output --regexp 'rwlock:central +timeout,kind +.*AMP 8\.3'
+  assert_output --regexp 'rwlock:central-wp +timeout +.*AMP 8\.3\.2'
+  assert_output --regexp 'rwlock:pf-t +- +.*Brandenburg & Anderson'
+  assert_output --regexp 'spin:tas +'
 }
 
 @test "lockswap -r and --spinalgo set the variables; bad names: one line, exit 2" {

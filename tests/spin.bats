@@ -26,8 +26,8 @@ P="$PROGS/spin_semantics"
   run "$LOCKSWAP" --names spin --cap fifo
   assert_output ticket16
   run "$LOCKSWAP" --list
-  assert_output --regexp 'spin +ticket16 +fifo +.*TOCS 1991'
-  assert_output --regexp 'mutex algorithms that do not fit: .*mcs'
+  assert_output --regexp 'spin:ticket16 +fifo +.*TOCS 1991'
+  assert_output --regexp 'Mutex algorithms that do not fit: .*mcs'
 }
 
 @test "LOCKSWAP_SPINALGO naming a lock that does not fit: one line naming its size and the ones that fit, exit 2 before main" {
