@@ -719,6 +719,44 @@ static void ls_foreign_read(void)
 	usable(&l);
 }
 
+/* A waiter that is asynchronously cancelable is cancelled inside rdlock
+ * or wrlock: it goes, and the lock works fully afterwards (under glibc a
+ * cancelled reader stays counted and later writers wait for ever). */
+static void *async_waiter_fn(void *p)
+{
+	struct holder *h = p;
+	CHECK_RC(pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL), 0);
+	h->tid = my_tid();
+	if (h->write)
+		pthread_rwlock_wrlock(h->l);
+	else
+		pthread_rwlock_rdlock(h->l);
+	FAIL("the cancelled waiter got the lock");
+}
+static void ls_async_cancel(void)
+{
+	for (int held_write = 0; held_write < 2; held_write++)
+		for (int w = 0; w < 2; w++) {
+			if (!held_write && !w)
+				continue; /* a reader beside a reader does not wait */
+			pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+			CHECK_RC(held_write ? pthread_rwlock_wrlock(&l) : pthread_rwlock_rdlock(&l), 0);
+			struct holder h = {.l = &l, .write = w};
+			pthread_t t = spawn(async_waiter_fn, &h);
+			while (__atomic_load_n(&h.tid, __ATOMIC_ACQUIRE) == 0)
+				sched_yield();
+			if (!await_waiting(h.tid, 10000))
+				FAIL("the waiter never waited");
+			CHECK_RC(pthread_cancel(t), 0);
+			CHECK(join(t) == PTHREAD_CANCELED);
+			CHECK_RC(pthread_rwlock_unlock(&l), 0);
+			struct timespec dl = deadline_in(CLOCK_MONOTONIC, 1000 * MS);
+			CHECK_RC(pthread_rwlock_clockwrlock(&l, CLOCK_MONOTONIC, &dl), 0);
+			CHECK_RC(pthread_rwlock_unlock(&l), 0);
+			usable(&l);
+		}
+}
+
 static const struct test_case glibc_cases[] = {
     {"static-init", static_init},
     {"copy", copy},
@@ -751,6 +789,7 @@ static const struct test_case ls_cases[] = {
     {"lockswap-double-write-usable", ls_double_write_usable},
     {"lockswap-foreign-write-writer", ls_foreign_write_writer},
     {"lockswap-foreign-read", ls_foreign_read},
+    {"lockswap-async-cancel", ls_async_cancel},
     {NULL, NULL},
 };
 
@@ -784,6 +823,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		fprintf(stderr,
 			"lockswap-cases: lockswap-unheld-writer lockswap-double-read-writer "
-			"lockswap-double-write-usable lockswap-foreign-write-writer lockswap-foreign-read\n");
+			"lockswap-double-write-usable lockswap-foreign-write-writer lockswap-foreign-read "
+			"lockswap-async-cancel\n");
 	return run_case(glibc_cases, argc, argv);
 }
