@@ -47,40 +47,14 @@ algos() {
 
 # under ALGO [WAIT] -- CMD...
 under() {
-  local algo=$1 wait=
-  shift
-  if [ "$1" != "--" ]; then wait=$1; shift; fi
-  shift
-  local env=(LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo")
-  [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
-  timeout -k 5 "$TEST_TIMEOUT" env "${env[@]}" "$@"
+  under_family LOCKSWAP_ALGO "$@"
 }
 
 # each_algo "CAPS" [WAIT] -- CMD...   (CAPS space-separated, may be "")
 each_algo() {
-  local caps=$1 wait= failed=() a out rc
+  local caps=$1
   shift
-  if [ "$1" != "--" ]; then wait=$1; shift; fi
-  shift
-  local names
-  # shellcheck disable=SC2086
-  names=$(algos $caps)
-  [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
-  for a in $names; do
-    if [ -n "$wait" ]; then
-      out=$(under "$a" "$wait" -- "$@" 2>&1) && rc=0 || rc=$?
-    else
-      out=$(under "$a" -- "$@" 2>&1) && rc=0 || rc=$?
-    fi
-    if [ $rc -ne 0 ]; then
-      failed+=("$a")
-      printf '=== %s (wait=%s) exit %d:\n%s\n' "$a" "${wait:-default}" "$rc" "$out" | tail -n 20
-    fi
-  done
-  if [ ${#failed[@]} -ne 0 ]; then
-    echo "failed under: ${failed[*]}"
-    return 1
-  fi
+  each_family algos LOCKSWAP_ALGO "$caps" "$@"
 }
 
 # native_passes PROG

@@ -65,6 +65,9 @@
 #include "rwlock/rwlock.h"
 #include "wait.h"
 
+#define HARNESS_NAME "rwstress"
+#include "harness.h"
+
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
 static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
 static const char *const wait_names[] = {"spin", "yield", "park"};
@@ -117,17 +120,6 @@ static void fail(bool always, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "rwstress: FAIL algo=%s: %s\n", algo ? algo->name : "?", msg);
-}
-
-static __attribute__((noreturn)) void usage_error(const char *fmt, ...)
-{
-	char msg[1400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "rwstress: %s\n", msg);
-	exit(2);
 }
 
 static uint64_t rnd(struct thr *t)
@@ -378,23 +370,6 @@ static void *worker(void *arg)
 
 /* ---- a hang: where every thread is (async-signal-safe: write only) ---- */
 
-static void put(const char *s)
-{
-	if (write(2, s, strlen(s)) < 0) {
-	}
-}
-
-static void put_u(unsigned long v)
-{
-	char b[24];
-	int i = sizeof b;
-	b[--i] = '\0';
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b + i);
-}
-
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -583,41 +558,6 @@ LS_REGISTER_RWALGO(selftest_leak);
 
 /* ---- set-up ---- */
 
-static unsigned long number(const char *opt, const char *s, unsigned long lo, unsigned long hi)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
-		usage_error("-%s: invalid value '%s' (valid: %lu..%lu)", opt, s, lo, hi);
-	return (unsigned long)v;
-}
-
-static int choose(const char *opt, const char *s, const char *const *names, int n)
-{
-	char valid[128] = "";
-	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	for (int i = 0; i < n; i++)
-		snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "",
-			 names[i]);
-	usage_error("-%s: unknown value '%s' (valid: %s)", opt, s, valid);
-}
-
-static void apply_params(const struct ls_param *p)
-{
-	for (; p && p->env; p++) {
-		const char *v = getenv(p->env);
-		char err[256];
-		uint64_t x;
-		if (v && ls_param_parse(p, v, &x, err, sizeof err))
-			usage_error("%s", err);
-		if (v)
-			*p->value = x;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const char *name = NULL;
@@ -727,10 +667,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		thr[i].id = i;
-		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		thr[i].rng = (z ^ (z >> 31)) | 1;
+		thr[i].rng = seed_stream(seed, i);
 		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i]))
 			usage_error("pthread_create failed");
 	}

@@ -74,6 +74,9 @@
 #include "spin/spinlock.h"
 #include "wait.h"
 
+#define HARNESS_NAME "stress"
+#include "harness.h"
+
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
 static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
 static const char *const wait_names[] = {"spin", "yield", "park"};
@@ -138,17 +141,6 @@ static void fail_final(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfail(true, fmt, ap);
 	va_end(ap);
-}
-
-static void usage_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "stress: %s\n", msg);
-	exit(2);
 }
 
 static uint64_t rnd(struct thr *t)
@@ -426,23 +418,6 @@ static void *stall_sampler(void *arg)
 
 /* ---- diagnostics on timeout (async-signal-safe: write only) ---- */
 
-static void put(const char *s)
-{
-	if (write(2, s, strlen(s)) < 0) {
-	}
-}
-
-static void put_u(unsigned long v)
-{
-	char b[24];
-	int i = sizeof b;
-	b[--i] = '\0';
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b + i);
-}
-
 static void on_signal(int sig)
 {
 	put("stress: FAIL algo=");
@@ -580,43 +555,6 @@ LS_REGISTER_ALGO(selftest_early);
 
 /* ---- set-up ---- */
 
-static unsigned long number(const char *opt, const char *s, unsigned long lo, unsigned long hi)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
-		usage_error("%s%s: invalid value '%s' (valid: %lu..%lu)", opt[1] ? "" : "-", opt, s, lo, hi);
-	return (unsigned long)v;
-}
-
-static int choose(const char *opt, const char *s, const char *const *names, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	char valid[128] = "";
-	for (int i = 0; i < n; i++)
-		snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "",
-			 names[i]);
-	usage_error("-%s: unknown value '%s' (valid: %s)", opt, s, valid);
-	return -1;
-}
-
-static void apply_params(void)
-{
-	for (const struct ls_param *p = algo->params; p && p->env; p++) {
-		const char *v = getenv(p->env);
-		char err[256];
-		uint64_t x;
-		if (!v)
-			continue;
-		if (ls_param_parse(p, v, &x, err, sizeof err))
-			usage_error("%s", err);
-		*p->value = x;
-	}
-}
-
 static void *state_alloc(void)
 {
 	void *p;
@@ -707,7 +645,7 @@ int main(int argc, char **argv)
 			    ls_algo_names(names, sizeof names));
 	if (algo->caps & LS_CAP_PASSTHROUGH)
 		usage_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
-	apply_params();
+	apply_params(algo->params);
 	if (algo->caps & LS_CAP_HIER) {
 		char err[1024];
 		if (ls_topo_setup(getenv("LOCKSWAP_CLUSTER"), getenv("LOCKSWAP_TOPOLOGY"), err, sizeof err))
@@ -752,11 +690,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		thr[i].id = i;
-		/* splitmix64 of (seed, i): distinct, non-zero xorshift states */
-		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		thr[i].rng = (z ^ (z >> 31)) | 1;
+		thr[i].rng = seed_stream(seed, i);
 		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i])) {
 			perror("stress: pthread_create");
 			return 2;
