@@ -497,7 +497,8 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	memset(m, 0, sizeof *m);
 	m->kind = type & KIND_TYPE_MASK;
 	if (old) {
-		memset(old + 1, 0, ls_g.algo->state_size);
+		/* the state and the wrapper word before it (shim.h) */
+		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + ls_g.algo->state_size);
 		if (ls_g.algo->init)
 			ls_g.algo->init(old + 1);
 		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
