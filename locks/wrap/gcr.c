@@ -132,7 +132,8 @@ static const struct ls_param params[] = {
     {0},
 };
 
-static unsigned cpus_allowed(void)
+/* Half the CPUs this process may run on, at least 1. */
+static unsigned half_the_cpus(void)
 {
 	cpu_set_t set;
 	long n = 0;
@@ -140,6 +141,7 @@ static unsigned cpus_allowed(void)
 		n = CPU_COUNT(&set);
 	if (n <= 0)
 		n = sysconf(_SC_NPROCESSORS_ONLN);
+	n /= 2;
 	return n <= 0 ? 1u : n > (long)ACTIVE_LIMIT ? ACTIVE_LIMIT : (unsigned)n;
 }
 
@@ -148,7 +150,7 @@ static unsigned cpus_allowed(void)
 static void default_active(void)
 {
 	if (__atomic_load_n(&active_max, __ATOMIC_RELAXED) == 0)
-		__atomic_store_n(&active_max, cpus_allowed(), __ATOMIC_RELAXED);
+		__atomic_store_n(&active_max, half_the_cpus(), __ATOMIC_RELAXED);
 }
 
 static inline uint32_t rejoin(void)
@@ -275,12 +277,36 @@ static void leave_active(_Atomic uint32_t *w)
 		wake_head(w, v);
 }
 
+/* Sets SLEEP (if v, W as last read, still holds) and sleeps on W until
+ * woken or the deadline: ETIMEDOUT, 1 if woken on purpose (SLEEP cleared),
+ * else 0 (W changed before it slept, or it could not set SLEEP). */
+static int head_sleep(_Atomic uint32_t *w, uint32_t v, uint64_t deadline)
+{
+	if (!(v & SLEEP)) {
+		if (!atomic_compare_exchange_strong_explicit(w, &v, v | SLEEP, memory_order_acq_rel,
+							     memory_order_relaxed))
+			return 0;
+		v |= SLEEP;
+	}
+	if (ls_futex_wait(w, v, deadline) == ETIMEDOUT)
+		return ETIMEDOUT;
+	return !(atomic_load_explicit(w, memory_order_relaxed) & SLEEP);
+}
+
 /* The head: joins the active set (0) when approved or when the count falls
- * below rejoin, or gives up at the deadline (ETIMEDOUT; 0: none). */
+ * below rejoin, or gives up at the deadline (ETIMEDOUT; 0: none). While the
+ * set is full it reads W at doubling intervals (the paper's nextCheckActive,
+ * up to GAP_MAX pause steps), so that the holders' cache line is left alone;
+ * past the spin budget it yields between reads, then (park) sleeps on W.
+ * Woken on purpose, it starts over with a fresh budget, so that the next
+ * chance usually finds it awake and costs nobody a wake-up; woken by a
+ * change of W (it had not slept), it sleeps again at once. */
+#define GAP_MAX 64u
 static int head_wait(_Atomic uint32_t *w, uint64_t deadline)
 {
 	struct ls_spin s = LS_SPIN_INIT;
-	for (unsigned i = 0;; i++) {
+	unsigned gap = 1;
+	for (;;) {
 		uint32_t v = atomic_load_explicit(w, memory_order_relaxed), n = 0;
 		if (v & APPROVED)
 			n = (v & ~(APPROVED | SLEEP)) + 1;
@@ -292,22 +318,22 @@ static int head_wait(_Atomic uint32_t *w, uint64_t deadline)
 				return 0;
 			continue;
 		}
-		/* Reading the clock costs ~20 ns: every 16th spin, then always. */
-		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
+		if (deadline && ls_now_ns() >= deadline)
 			return ETIMEDOUT;
-		if (ls_spin_step(&s)) {
-			/* park on W: whoever lets us in clears SLEEP and wakes us;
-			 * any other change of W makes the wait return at once */
-			if (!(v & SLEEP)) {
-				if (!atomic_compare_exchange_strong_explicit(
-					w, &v, v | SLEEP, memory_order_acq_rel, memory_order_relaxed))
-					continue;
-				v |= SLEEP;
-			}
-			if (ls_futex_wait(w, v, deadline) == ETIMEDOUT)
+		for (unsigned k = 0; k < gap; k++) {
+			if (!ls_spin_step(&s))
+				continue;
+			int r = head_sleep(w, v, deadline);
+			if (r == ETIMEDOUT)
 				return ETIMEDOUT;
-			/* the budget stays spent: not let in, it sleeps again */
+			if (r == 1) {
+				s = (struct ls_spin)LS_SPIN_INIT;
+				gap = 1;
+			}
+			break;
 		}
+		if (gap < GAP_MAX && s.n < ls_wait_cfg.spin)
+			gap *= 2;
 	}
 }
 
@@ -324,6 +350,21 @@ static void leave_queue(struct bucket *b, struct pnode *n, _Atomic uint32_t *w)
 	} else {
 		clear_bits(w, PASSIVE | COUNT_MASK | SLEEP | APPROVED);
 	}
+}
+
+/* A new head keeps the next passive thread of its lock awake (wait.h's
+ * prewake): when the head joins and hands the role on, the successor is
+ * usually still spinning or yielding, and the hand-over costs no wake-up on
+ * the path of a thread the lock waits for. */
+static void prewake_next(struct bucket *b, struct pnode *n)
+{
+	bucket_lock(b);
+	for (struct pnode *p = n->next; p; p = p->next)
+		if (p->key == n->key) {
+			ls_word_prewake(&p->head);
+			break;
+		}
+	bucket_unlock(b);
 }
 
 /* Waits in the passive queue until this thread is admitted to the active
@@ -347,8 +388,10 @@ static __attribute__((noinline)) int passive_wait(_Atomic uint32_t *w, uint64_t 
 		else
 			ls_wait_while_eq(&me.head, 0);
 	}
-	if (r == 0)
+	if (r == 0) {
+		prewake_next(b, &me);
 		r = head_wait(w, deadline);
+	}
 	bucket_lock(b);
 	leave_queue(b, &me, w);
 	bucket_unlock(b);
