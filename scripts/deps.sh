@@ -9,7 +9,7 @@ case "${1:-}" in
   -h|--help) usage; exit 0 ;;
   test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev gnuplot-nox m4 valgrind binutils clang-format) ;;
   demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev) ;;
-  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev gnuplot-nox valgrind binutils xz-utils sysbench) ;;
+  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools) ;;
   *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench)" >&2; exit 2 ;;
 esac
 
