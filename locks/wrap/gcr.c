@@ -18,9 +18,12 @@
  *
  * Here, with LOCKSWAP_ALGO=BASE+gcr (locks/wrap/wrap.h):
  *   active set  threads that hold the base lock or wait inside it: at most
- *               LOCKSWAP_GCR_ACTIVE (default: the CPUs the process may run
- *               on, so that the base's next waiter is usually running), plus
- *               one thread per approval not yet released, plus a trylock
+ *               LOCKSWAP_GCR_ACTIVE (default: half the CPUs the process may
+ *               run on at start, at least 1: the holder, the waiters and the
+ *               spinning passive head then leave CPUs to the threads' own
+ *               work; with all the CPUs, 2 here, mcs+gcr ran at 0.2x glibc
+ *               in make demo's configuration, with half at 0.8x), plus one
+ *               thread per approval not yet released, plus a trylock
  *               winner (trylock never waits, so it is let in and counted);
  *   rejoin      the passive head joins when the active count is below
  *               max(ACTIVE/2, 1) (the paper's hysteresis), or when approved;
@@ -116,15 +119,16 @@
 #define PERIOD_MAX 0x1fffu
 #define ACTIVE_LIMIT 4096u
 
-/* LOCKSWAP_GCR_ACTIVE: 0 until the default (the CPUs) or the environment
+/* LOCKSWAP_GCR_ACTIVE: 0 until the default (half the CPUs) or the environment
  * sets it; read on every fast path, so a harness may change it late. */
 static uint64_t active_max;
 static uint64_t period = 4096;
 
 static const struct ls_param params[] = {
     {"LOCKSWAP_GCR_ACTIVE",
-     "+gcr: threads that may hold or wait in the underlying lock at once (default: the CPUs this process may "
-     "run on)",
+     "+gcr: threads that may hold or wait in the underlying lock at once (default: half the CPUs this "
+     "process "
+     "may run on, at least 1)",
      &active_max, 1, ACTIVE_LIMIT},
     {"LOCKSWAP_GCR_PERIOD",
      "+gcr: releases between two approvals of the passive queue's head (long-term fairness); 0: never",

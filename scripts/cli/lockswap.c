@@ -85,8 +85,8 @@ static void list_wrappers(void)
 {
 	if (!ls_wrap_count())
 		return;
-	printf("\nwrappers: LOCKSWAP_ALGO=NAME+WRAPPER (e.g. mcs+%s) wraps any algorithm but pthread; the\n"
-	       "composition has NAME's capabilities but fifo, NAME's tunables and the wrapper's:\n",
+	printf("\nWrappers: LOCKSWAP_ALGO=NAME+WRAPPER (e.g. mcs+%s) wraps any algorithm but pthread; the\n"
+	       "  composition has NAME's capabilities but fifo, NAME's tunables and the wrapper's:\n",
 	       ls_wrap_at(0)->name);
 	for (size_t i = 0; i < ls_wrap_count(); i++) {
 		const struct ls_wrap *w = ls_wrap_at(i);
