@@ -108,21 +108,28 @@ static size_t list_wrap_params(char *list, size_t used, size_t size)
 	return used;
 }
 
+/* Sets each tunable of params (ended by {0}, or NULL) that the environment
+ * gives; a malformed or out-of-range value is a configuration error. */
+static void parse_params(const struct ls_param *params)
+{
+	char msg[1400];
+	for (const struct ls_param *p = params; p && p->env; p++) {
+		const char *v = getenv(p->env);
+		uint64_t x;
+		if (!v)
+			continue;
+		if (ls_param_parse(p, v, &x, msg, sizeof msg))
+			config_error(msg);
+		*p->value = x;
+	}
+}
+
 /* Every wrapper's tunables are validated, whatever the algorithm, and
  * before the algorithm is composed (a composition reads them). */
 static void parse_wrap_params(void)
 {
-	char msg[1400];
 	for (size_t i = 0; i < ls_wrap_count(); i++)
-		for (const struct ls_param *p = ls_wrap_at(i)->params; p && p->env; p++) {
-			const char *v = getenv(p->env);
-			uint64_t x;
-			if (!v)
-				continue;
-			if (ls_param_parse(p, v, &x, msg, sizeof msg))
-				config_error(msg);
-			*p->value = x;
-		}
+		parse_params(ls_wrap_at(i)->params);
 }
 
 /* LOCKSWAP_ALGO: an algorithm, or BASE+WRAPPER; one line and exit 2 if it
@@ -249,15 +256,7 @@ static void configure(void)
 	/* Every algorithm's tunables are validated, not only the chosen
 	 * one's: a typo must not pass silently because of the algorithm. */
 	for (size_t i = 0; i < ls_algo_count(); i++)
-		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++) {
-			const char *v = getenv(p->env);
-			uint64_t x;
-			if (!v)
-				continue;
-			if (ls_param_parse(p, v, &x, msg, sizeof msg))
-				config_error(msg);
-			*p->value = x;
-		}
+		parse_params(ls_algo_at(i)->params);
 
 	for (size_t i = 0; i < ls_option_count(); i++) {
 		const struct ls_option *o = ls_option_at(i);
