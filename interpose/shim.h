@@ -47,6 +47,7 @@
 #include <time.h>
 
 #include "lock.h"
+#include "observe.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -76,6 +77,7 @@ _Static_assert(offsetof(struct ls_mutex, alg) % 8 == 0, "state alignment");
 #define LS_WRAP_WORD_SIZE sizeof(uint32_t)
 _Static_assert(offsetof(struct ls_mutex, alg) - offsetof(struct ls_mutex, wrap_word) == LS_WRAP_WORD_SIZE,
 	       "the wrapper word is just before the inline state");
+_Static_assert(offsetof(struct ls_mutex, alg) == LS_OBS_STATE_OFFSET, "observe.h");
 
 /* Header of an out-of-line state block; the state follows at +64, and the
  * header's last 4 bytes are the state's wrapper word (zeroed with it). */
@@ -86,24 +88,11 @@ struct ls_ext {
 };
 _Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the header at +64");
 
-/* glibc's functions, for the mutexes and condvars it keeps. */
-struct ls_real {
-	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
-	int (*mutex_destroy)(pthread_mutex_t *);
-	int (*mutex_lock)(pthread_mutex_t *);
-	int (*mutex_trylock)(pthread_mutex_t *);
-	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
-	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*mutex_unlock)(pthread_mutex_t *);
-	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
-	int (*cond_destroy)(pthread_cond_t *);
-	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*cond_signal)(pthread_cond_t *);
-	int (*cond_broadcast)(pthread_cond_t *);
-	int (*setcanceltype)(int, int *);
-};
+/* glibc's functions, for the mutexes and condvars it keeps (struct ls_glibc:
+ * an observer may wrap them, see observe.h), and glibc's
+ * pthread_setcanceltype (cancel.c, cond.c), which no observer sees. */
+extern struct ls_glibc ls_real;
+extern int (*ls_real_setcanceltype)(int, int *);
 
 /*
  * The configuration the entry points read, in one cache line. Until
@@ -119,15 +108,20 @@ struct ls_global {
 	void (*lock)(void *);
 	int (*trylock)(void *);
 	void (*unlock)(void *);
-	/* the slow path's timed attempt (ls_timedlock_inline); the profiler
-	 * wraps these four */
+	/* the slow path's timed attempt (ls_timedlock_inline); an observer
+	 * may wrap these four (observe.h) */
 	int (*timedlock)(void *, clockid_t, const struct timespec *);
 	const struct ls_algo *algo;
 	_Atomic int ready; /* 0 never, 1 in progress, 2 done */
 } __attribute__((aligned(LS_CACHELINE)));
 
 extern struct ls_global ls_g;
-extern struct ls_real ls_real;
+
+/* The observer's hooks (observe.h), NULL unless one was installed by
+ * ls_observe_setup(), which config.c calls once ls_g and ls_real are filled
+ * in and before they are published: 0, or -1 with one line in err. */
+extern struct ls_events ls_events;
+int ls_observe_setup(char *err, size_t errlen);
 
 void ls_init(void); /* idempotent, thread-safe */
 
