@@ -67,8 +67,8 @@ struct ls_mcs_node {
 /* Enqueues n at *tail; returns its predecessor, or NULL if the queue was
  * empty (n then holds it). With a predecessor the caller links n behind it
  * (ls_mcs_link), in the slow path, so that the fast path writes no status. */
-static inline __attribute__((always_inline)) struct ls_mcs_node *ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail,
-										struct ls_mcs_node *n)
+static inline __attribute__((always_inline)) struct ls_mcs_node *
+ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
