@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	ls_node_stats(&st);
 	for (unsigned i = 0; i < nlocks; i++) {
 		ls_hier_lines_t *w = lines_of(&locks[i]);
-		struct ls_hier_head *h = atomic_load(w);
+		struct ls_hier_head *h = (struct ls_hier_head *)atomic_load(w);
 		if (!ls_hier_is_flat(h) || ls_hier_load(w))
 			die(1, "lock %u has %p attached with no address space left, not the flat marker", i,
 			    (void *)h);
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 	if (algo->trylock(copy.state) != 0)
 		die(1, "trylock of a free copy of a flat lock failed");
 	algo->unlock(copy.state);
-	if (!ls_hier_is_flat(atomic_load(lines_of(&copy))))
+	if (!ls_hier_is_flat((struct ls_hier_head *)atomic_load(lines_of(&copy))))
 		die(1, "a copy of a flat lock is not flat");
 	algo->destroy(copy.state);
 
