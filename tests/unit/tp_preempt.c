@@ -76,6 +76,7 @@
 #include "lock.h"
 #include "pool.h"
 #include "proctask.h"
+#include "tp/tp.h"
 #include "tpclock.h"
 #include "wait.h"
 
