@@ -6,12 +6,12 @@
 #   build/lockswap-report    re-renders a saved JSON profile with file:line
 #   make profile-bench       regenerates results/profile/ (scripts/sweeps/bench-profile)
 
-$(B)/lockswap-profile: scripts/cli/lockswap-profile.c
+$(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
 # The report renders with the library's own table code.
-$(B)/lockswap-report: scripts/cli/lockswap-report.c profile/profile_table.c profile/profile_table.h
+$(B)/lockswap-report: scripts/cli/lockswap-report.c scripts/cli/cli.h profile/profile_table.c profile/profile_table.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ scripts/cli/lockswap-report.c profile/profile_table.c
 
