@@ -173,13 +173,9 @@ int main(int argc, char **argv)
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	while ((c = getopt(argc, argv, "a:w:p:t:r:s:W:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
-		case 'w':
-			opt_policy(optarg);
-			break;
 		case 'p':
 			patience = opt_number("p", optarg, 1, 10000000000ul);
 			break;

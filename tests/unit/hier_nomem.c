@@ -185,10 +185,9 @@ int main(int argc, char **argv)
 	const char *name = NULL, *clusters = "2";
 	int c;
 	while ((c = getopt(argc, argv, "a:t:n:l:c:w:T:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
 		case 't':
 			nthreads = (unsigned)opt_number("t", optarg, 1, MAX_THREADS);
 			break;
@@ -203,9 +202,6 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			limit_s = (int)opt_number("T", optarg, 1, 3600);
-			break;
-		case 'w':
-			opt_policy(optarg);
 			break;
 		default:
 			opt_error(

@@ -80,6 +80,17 @@ static inline void opt_policy(const char *s)
 	ls_wait_cfg.policy = (enum ls_policy)opt_choose("w", "policy", s, names, 3);
 }
 
+/* -a ALGO and -w POLICY, which most of the programs take: true if getopt's
+ * c was one of them (the name goes to *name, the policy to ls_wait_cfg). */
+static inline bool opt_algo_wait(int c, const char *arg, const char **name)
+{
+	if (c == 'a')
+		*name = arg;
+	else if (c == 'w')
+		opt_policy(arg);
+	return c == 'a' || c == 'w';
+}
+
 /* -a ALGO: the algorithm named s (NULL: -a was not given), a lock (not the
  * pthread passthrough). */
 static inline const struct ls_algo *opt_algo(const char *s)

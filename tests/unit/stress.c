@@ -592,10 +592,9 @@ int main(int argc, char **argv)
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	ls_wait_cfg.spin = LS_WAIT_SPIN_DEFAULT;
 	while ((c = getopt(argc, argv, "a:t:n:l:m:p:w:S:s:qh")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
 		case 't':
 			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
 			break;
@@ -610,9 +609,6 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			patience = opt_number("p", optarg, 0, 100000000000ul);
-			break;
-		case 'w':
-			opt_policy(optarg);
 			break;
 		case 'S':
 			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);

@@ -491,12 +491,10 @@ int main(int argc, char **argv)
 	int c;
 	opterr = 0;
 	while ((c = getopt(argc, argv, "a:T:w:")) != -1) {
-		if (c == 'a')
-			name = optarg;
-		else if (c == 'T')
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
+		if (c == 'T')
 			watchdog = (unsigned)opt_number("T", optarg, 1, 3600);
-		else if (c == 'w')
-			opt_policy(optarg);
 		else
 			usage("bad arguments");
 	}

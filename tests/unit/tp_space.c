@@ -66,9 +66,9 @@ int main(int argc, char **argv)
 	int c, bad = 0;
 	opterr = 0;
 	while ((c = getopt(argc, argv, "a:t:n:p:m:w:")) != -1) {
-		if (c == 'a')
-			name = optarg;
-		else if (c == 't')
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
+		if (c == 't')
 			threads = (unsigned)opt_number("t", optarg, 1, 256);
 		else if (c == 'n')
 			iters = opt_number("n", optarg, 1, 1000000000);
@@ -76,8 +76,6 @@ int main(int argc, char **argv)
 			patience = opt_number("p", optarg, 0, 100000000000ull);
 		else if (c == 'm')
 			mode = optarg;
-		else if (c == 'w')
-			opt_policy(optarg);
 		else
 			bad = 1;
 	}

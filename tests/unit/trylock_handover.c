@@ -326,15 +326,11 @@ int main(int argc, char **argv)
 	int c, rounds = 4, watchdog = 30;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	while ((c = getopt(argc, argv, "a:m:w:p:r:W:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
 		case 'm':
 			mode = optarg;
-			break;
-		case 'w':
-			opt_policy(optarg);
 			break;
 		case 'p':
 			patience = (uint64_t)opt_number("p", optarg, 1, 10000000000L);

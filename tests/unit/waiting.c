@@ -266,13 +266,9 @@ int main(int argc, char **argv)
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	while ((c = getopt(argc, argv, "a:w:m:n:T:f")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
-		case 'w':
-			opt_policy(optarg);
-			break;
 		case 'm':
 			timed = opt_choose("m", "mode", optarg, (const char *const[]){"lock", "timed"}, 2);
 			break;
