@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -161,8 +160,8 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
- * EINVAL. Through ls_g's operations, like the fast path (the profiler
- * wraps them). */
+ * EINVAL. Through ls_g's operations, like the fast path (an observer
+ * may wrap them). */
 static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
 							 const struct timed_arg *t)
 {
@@ -509,8 +508,8 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_init(mu);
+	if (LS_UNLIKELY(ls_events.init))
+		ls_events.init(LS_OBJ_MUTEX, mu);
 	return 0;
 }
 
@@ -539,8 +538,8 @@ static int destroy_mutex(struct ls_mutex *m)
 			ls_ext_free(e, sizeof(struct ls_ext) + ls_g.algo->state_size);
 	}
 	m->kind = -1;
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_destroy((pthread_mutex_t *)m);
+	if (LS_UNLIKELY(ls_events.destroy))
+		ls_events.destroy(LS_OBJ_MUTEX, m);
 	return 0;
 }
 
