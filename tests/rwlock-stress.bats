@@ -86,9 +86,9 @@ rw_all() {
   LOCKSWAP_YIELD=0 rw_all 10 "$S-inject" -w park -S 0 -t 6 -n 300 -m mix -l 3 -k writer
 }
 
-@test "the mutex-serialised mode over a queue lock, a try lock and an out-of-line lock (LOCKSWAP_ALGO)" {
+@test "the mutex-serialised mode over a queue lock, a try lock, an out-of-line lock and a wrapped lock (LOCKSWAP_ALGO)" {
   local m
-  for m in mcs clh-try alock; do
+  for m in mcs clh-try alock ticket+gcr; do
     LOCKSWAP_ALGO=$m RW_ALGOS=mutex rw_all 11 "$S" -w park -t 6 -n 500 -m mix -l 3 || return 1
   done
 }
