@@ -28,6 +28,11 @@
 #                           programs' case lists for the mutex-serialised mode)
 #   spinalgos [CAP...], each_spinalgo "CAPS" [WAIT] -- CMD...
 #                           the same for the spinlock family (LOCKSWAP_SPINALGO)
+#   validate_each "NAMES" "SEEDS" VALIDATOR ARGS...
+#                           a validator (build/unit/stress, rwstress) with
+#                           -a NAME -s SEED -q for each name and seed, under
+#                           STRESS_TIMEOUT (default 120 s); fails naming each
+#                           failed run, with the end of its output
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 B="$ROOT/build"
 LIB="$B/liblockswap.so"
@@ -141,4 +146,22 @@ each_spinalgo() {
   local caps=$1
   shift
   each_family spinalgos LOCKSWAP_SPINALGO "$caps" "$@"
+}
+
+validate_each() {
+  local names=$1 seeds=$2 a s rc out failed=()
+  shift 2
+  [ -n "$names" ] || { echo "no algorithm to run"; return 1; }
+  for a in $names; do
+    for s in $seeds; do
+      rc=0
+      out=$(timeout -k 2 "${STRESS_TIMEOUT:-120}" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then
+        failed+=("$a(seed $s)")
+        [ "$rc" -eq 124 ] && out+=$'\n(killed after '"${STRESS_TIMEOUT:-120}"' s: deadlock or lost wake-up?)'
+        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
+      fi
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
