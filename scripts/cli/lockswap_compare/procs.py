@@ -262,9 +262,22 @@ class Load:
     def start(self, n):
         me = str(os.getpid())
         for _ in range(n):
-            # posix_spawn returns once bash runs: it is spinning already
             self.pids.append(spawn(["bash", "-c", SPIN_SRC, self.name, me], stdin="/dev/null",
                                    stdout="/dev/null", stderr="/dev/null"))
+        # posix_spawn returns as the child's exec replaces its memory, before
+        # the kernel has set up its command line: wait (a few seconds at
+        # most) until each is bash, spinning under its name.
+        name = self.name.encode()
+        deadline = time.monotonic() + 5
+        for p in self.pids:
+            while time.monotonic() < deadline:
+                try:
+                    with open("/proc/%d/cmdline" % p, "rb") as f:
+                        if name in f.read():
+                            break
+                except OSError:
+                    break
+                time.sleep(0.002)
 
     def stop(self):
         for p in self.pids:
