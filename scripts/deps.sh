@@ -7,9 +7,9 @@ set -euo pipefail
 usage() { echo "usage: scripts/deps.sh test|demo|bench" >&2; }
 case "${1:-}" in
   -h|--help) usage; exit 0 ;;
-  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev gnuplot-nox m4 valgrind binutils clang-format) ;;
-  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev) ;;
-  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev gnuplot-nox valgrind binutils xz-utils sysbench) ;;
+  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev gnuplot-nox m4 valgrind binutils clang-format python3) ;;
+  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev python3) ;;
+  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev gnuplot-nox valgrind binutils xz-utils sysbench python3) ;;
   *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench)" >&2; exit 2 ;;
 esac
 

@@ -9,8 +9,9 @@ through a pidfd. Its wall time is measured around it; its CPU times are those
 of its process tree once reaped (wait4), or for a run that is stopped, those
 of the last sample.
 
-Statuses: ok, over-limit, hang, crash:SIGNAME, exit:N. An exit status above
-128 is a crash too (a shell reports a child's fatal signal that way).
+Statuses: ok, over-limit, hang, crash:SIGNAME, exit:N; error if its status
+is lost (it could not be reaped: a bug). An exit status above 128 is a crash
+too (a shell reports a child's fatal signal that way).
 """
 import os
 import select
@@ -109,6 +110,8 @@ class Runner:
         t1 = time.monotonic()
         self.check_stop()
         status, usage = reaped
+        if status is None:  # someone else reaped it: its status is lost
+            return Result("error")
         if killed:
             user, sys_ = last.uticks / procs.CLK_TCK, last.sticks / procs.CLK_TCK
             result = killed
@@ -128,11 +131,18 @@ class Runner:
     @staticmethod
     def _wait(pid, poller):
         """(status, usage) once pid has ended (at most SAMPLE_MS from now),
-        else None."""
-        if poller is not None:
-            if not poller.poll(SAMPLE_MS):
-                return None
-            return procs.wait(pid)
+        else None; (None, None) if it cannot be reaped."""
+        try:
+            if poller is not None:
+                if not poller.poll(SAMPLE_MS):
+                    return None
+                return procs.wait(pid)
+            return Runner._poll_wait(pid)
+        except ChildProcessError:
+            return None, None
+
+    @staticmethod
+    def _poll_wait(pid):
         end = time.monotonic() + SAMPLE_MS / 1000
         while True:
             p, status, usage = os.wait4(pid, os.WNOHANG)
