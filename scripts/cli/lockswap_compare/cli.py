@@ -166,6 +166,12 @@ def parse(args):
 def main(args, self_path):
     """`lockswap compare ARGS`; self_path: this program (lockswap is looked
     for beside it). The exit code."""
+    from .util import guard
+
+    return guard(lambda: _main(args, self_path))
+
+
+def _main(args, self_path):
     try:
         o = parse(args)
     except Fail as e:

@@ -16,7 +16,7 @@ import _signal
 from . import checks, csvio, limits, plots, procs, stats, table
 from . import series as S
 from .runner import Runner
-from .util import Fail, Messages, Stop, die, dur, fatal, host_lines, is_number, is_posint, quote_words, to_us, utc_now
+from .util import Fail, Messages, Stop, die, dur, fatal, is_number, is_posint, quote_words, to_us, utc_now
 
 
 class Ref:

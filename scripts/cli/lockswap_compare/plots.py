@@ -72,10 +72,7 @@ def fragment(header, rows, npanel, panel, datname, styles, title, metric, higher
     """(gnuplot commands starting with "# size W H", data file text) of one
     panel of summary.csv."""
     col = {h: i for i, h in enumerate(header)}
-    ia = col["algorithm"]
-    iw = ia
-    while iw + 1 < len(header) and header[iw + 1] in S.COLUMNS:
-        iw += 1
+    ia, iw = S.axis_span(header)
     im = col["median_s"] if "median_s" in col else col["median"]
     ptitle = ""
     xs, names = [], []

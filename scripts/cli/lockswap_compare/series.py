@@ -98,6 +98,15 @@ class Series:
         return {a.env: v for a, v in zip(AXES, self.values) if a.env and v != a.default}
 
 
+def axis_span(header):
+    """(first, last): the indexes of the axis columns in a CSV header, from
+    "algorithm" on."""
+    first = last = header.index("algorithm")
+    while last + 1 < len(header) and header[last + 1] in COLUMNS:
+        last += 1
+    return first, last
+
+
 def label(values):
     """A series' name from its axis values (also from a CSV row's)."""
     return values[0] + "".join("/" + v for a, v in zip(AXES[1:], values[1:]) if v not in ("-", a.default))

@@ -30,10 +30,7 @@ class Layout:
             if need not in col:
                 raise ValueError("results.csv: header lacks algorithm, wait, rep, wall_s or status")
         self.header = header
-        ia = col["algorithm"]
-        iw = ia
-        while iw + 1 < len(header) and header[iw + 1] in S.COLUMNS:
-            iw += 1
+        ia, iw = S.axis_span(header)
         self.ia, self.iw = ia, iw  # the axis columns: ia..iw
         self.ir = col["rep"]
         self.ist = col["status"]

@@ -16,10 +16,7 @@ def render(header, rows, hide=(), threshold="1.5", checks=()):
     """The lines of summary.txt; threshold: the spread threshold as the
     user gave it (it is printed)."""
     col = {h: i for i, h in enumerate(header)}
-    ia = col["algorithm"]
-    iw = ia
-    while iw + 1 < len(header) and header[iw + 1] in S.COLUMNS:
-        iw += 1
+    ia, iw = S.axis_span(header)
     inoisy, isp, irank, iruns = col["noisy"], col["spread"], col["rank"], col["runs"]
     hascfg = "config" in col
     varies = set()

@@ -30,6 +30,21 @@ def fatal(message):
     raise Fail(1, message)
 
 
+def guard(main):
+    """main()'s exit code; a Ctrl-C before the matrix's own handlers are in
+    place ends it quietly with 130, and a closed stdout or stderr (`| head`)
+    with 141, as a shell program would end by SIGINT or SIGPIPE."""
+    try:
+        return main()
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # so that the flush at exit cannot fail again
+        os.dup2(devnull, 2)
+        return 141
+
+
 class Messages:
     """What the user sees on stderr: one-line messages prefixed with the
     program's name, and progress. On a terminal the progress is one line,
