@@ -2,7 +2,7 @@
  * lockswap - run a program with liblockswap preloaded, or list algorithms.
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
- *   lockswap --names [--cap CAP]...       names only, one per line
+ *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
  *   lockswap --topology[=table]           clusters of the hierarchical locks
  *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
@@ -30,12 +30,13 @@
 
 #include "lock.h"
 #include "hier/topo.h"
+#include "wrap/wrap.h"
 
 static const char usage[] =
     "usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
-    "       lockswap --names [--cap CAP]...\n"
+    "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
     "       lockswap --topology[=table]\n"
     "\n"
     "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
@@ -50,6 +51,8 @@ static const char usage[] =
     "      --names        list algorithm names only, one per line\n"
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
     "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+    "      --wrap WRAPPER with --names: the compositions NAME+WRAPPER instead (e.g. gcr:\n"
+    "                     mcs+gcr, ...), every one WRAPPER accepts, filtered by --cap\n"
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
     "                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
     "                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
@@ -76,6 +79,23 @@ static const struct {
     {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
 
+/* The wrappers section of --list: rows start with "+NAME", so that no tool
+ * that reads the algorithm rows takes them for algorithms. */
+static void list_wrappers(void)
+{
+	if (!ls_wrap_count())
+		return;
+	printf("\nWrappers: LOCKSWAP_ALGO=NAME+WRAPPER (e.g. mcs+%s) wraps any algorithm but pthread; the\n"
+	       "  composition has NAME's capabilities but fifo, NAME's tunables and the wrapper's:\n",
+	       ls_wrap_at(0)->name);
+	for (size_t i = 0; i < ls_wrap_count(); i++) {
+		const struct ls_wrap *w = ls_wrap_at(i);
+		printf("+%-9s %s\n", w->name, w->desc);
+		for (const struct ls_param *p = w->params; p && p->env; p++)
+			printf("%-10s   %s=%llu: %s\n", "", p->env, (unsigned long long)*p->value, p->desc);
+	}
+}
+
 static void list(void)
 {
 	char c[128];
@@ -89,12 +109,22 @@ static void list(void)
 	}
 	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
+	list_wrappers();
 }
 
-static void names(unsigned want, int want_lock)
+/* `lockswap --names [--cap CAP]... [--wrap W]`: bases, or their compositions
+ * BASE+W that W accepts (ls_algo_find composes them; their caps are the
+ * composition's). */
+static void names(unsigned want, int want_lock, const char *wrap)
 {
+	char name[256];
 	for (size_t i = 0; i < ls_algo_count(); i++) {
 		const struct ls_algo *a = ls_algo_at(i);
+		if (wrap) {
+			snprintf(name, sizeof name, "%s+%s", a->name, wrap);
+			if (!(a = ls_algo_find(name)))
+				continue;
+		}
 		if ((a->caps & want) != want)
 			continue;
 		if (want_lock && (a->caps & LS_CAP_PASSTHROUGH))
@@ -184,7 +214,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
 	static const struct option opts[] = {
 	    {"algo", required_argument, NULL, 'a'},
 	    {"wait", required_argument, NULL, 'w'},
@@ -194,11 +224,12 @@ int main(int argc, char **argv)
 	    {"list", no_argument, NULL, OPT_LIST},
 	    {"names", no_argument, NULL, OPT_NAMES},
 	    {"cap", required_argument, NULL, OPT_CAP},
+	    {"wrap", required_argument, NULL, OPT_WRAP},
 	    {"topology", optional_argument, NULL, OPT_TOPOLOGY},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL;
+	const char *algo = NULL, *wait = NULL, *spin = NULL, *wrap = NULL;
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	char buf[1024];
@@ -240,6 +271,11 @@ int main(int argc, char **argv)
 			want_lock |= caps[i].bit == 0;
 			break;
 		}
+		case OPT_WRAP:
+			if (!ls_wrap_find(optarg))
+				bad("--wrap: unknown wrapper '%s'", optarg, ls_wrap_names(buf, sizeof buf));
+			wrap = optarg;
+			break;
 		case OPT_TOPOLOGY:
 			if (optarg && strcmp(optarg, "table"))
 				bad("--topology: unknown form '%s'", optarg, "--topology, --topology=table");
@@ -261,16 +297,18 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (do_names) {
-		names(want, want_lock);
+		names(want, want_lock, wrap);
 		return 0;
 	}
 	if (want || want_lock)
 		bad("%s", "--cap is only meaningful with --names", NULL);
+	if (wrap)
+		bad("%s", "--wrap is only meaningful with --names", NULL);
 	if (optind >= argc)
 		bad("%s", "no program to run (see lockswap --help)", NULL);
 
-	if (algo && !ls_algo_find(algo))
-		bad("unknown algorithm '%s'", algo, ls_algo_names(buf, sizeof buf));
+	if (algo && !ls_algo_resolve(algo, buf, sizeof buf))
+		bad("-a: %s", buf, NULL);
 	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
 		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
 	if (spin) {

@@ -86,7 +86,9 @@ static inline const char *err_name(int e)
 			FAIL("%s == %lld, expected %s == %lld", #a, a_, #b, b_);                             \
 	} while (0)
 
-/* Case table: main(argc, argv) runs the case named argv[1]. */
+/* Case table: main(argc, argv) runs the case named argv[1], or each case
+ * named, in order, in this one process (tests/gcr.bats runs whole programs
+ * so, under every algorithm, in few processes). */
 struct test_case {
 	const char *name;
 	void (*fn)(void);
@@ -101,14 +103,17 @@ static inline int run_case(const struct test_case *cases, int argc, char **argv)
 		fputc('\n', stderr);
 		return 2;
 	}
-	for (const struct test_case *c = cases; c->name; c++) {
-		if (strcmp(c->name, argv[1]) == 0) {
-			c->fn();
-			return 0;
+	for (int i = 1; i < argc; i++) {
+		const struct test_case *c = cases;
+		while (c->name && strcmp(c->name, argv[i]) != 0)
+			c++;
+		if (!c->name) {
+			fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[i]);
+			return 2;
 		}
+		c->fn();
 	}
-	fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[1]);
-	return 2;
+	return 0;
 }
 
 /* Threads. */

@@ -616,33 +616,37 @@ static void apply_params(void)
 	}
 }
 
+/* Every state has the wrapper word before it, as the shim's do (a
+ * composition NAME+WRAPPER keeps its per-lock word there: wrap/wrap.h). */
+#define STATE_AT 24 /* as an inline state in a pthread_mutex_t */
 static void *state_alloc(void)
 {
-	void *p;
+	char *p;
 	if (algo->state_size > LS_INLINE_STATE) {
-		p = ls_ext_alloc(algo->state_size);
+		/* as the shim's out-of-line blocks: a header line, then the state */
+		p = ls_ext_alloc(LS_CACHELINE + algo->state_size);
 		if (!p)
 			usage_error("algorithm %s: state of %zu bytes too large for ls_ext_alloc", algo->name,
 				    algo->state_size);
-		return p;
+		return p + LS_CACHELINE;
 	}
-	/* A line of its own, zero-filled, 8-aligned like the shim's inline
-	 * state (offset 24 of a pthread_mutex_t). */
+	/* A line of its own, zero-filled, the state 8-aligned at offset 24
+	 * like the shim's inline state in a pthread_mutex_t. */
 	p = aligned_alloc(LS_CACHELINE, LS_CACHELINE);
 	if (!p) {
 		perror("stress: aligned_alloc");
 		exit(2);
 	}
 	memset(p, 0, LS_CACHELINE);
-	return p;
+	return p + STATE_AT;
 }
 
 static void state_free(void *p)
 {
 	if (algo->state_size > LS_INLINE_STATE)
-		ls_ext_free(p, algo->state_size);
+		ls_ext_free((char *)p - LS_CACHELINE, LS_CACHELINE + algo->state_size);
 	else
-		free(p);
+		free((char *)p - STATE_AT);
 }
 
 int main(int argc, char **argv)
