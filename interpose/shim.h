@@ -26,8 +26,9 @@
  * state, which every algorithm takes as unlocked, so there is nothing to do
  * at first use: the mapping from mutex to lock is the address itself, O(1),
  * with no table and no global lock. An out-of-line block records the mutex
- * it belongs to; a mutex copied by value (or memory reused without destroy)
- * finds a block that is not its own and attaches a fresh one.
+ * it belongs to (the address of its state word: pool.h, ls_ext_*); a mutex
+ * copied by value (or memory reused without destroy) finds a block that is
+ * not its own and attaches a fresh one.
  *
  * Mutexes glibc must own (process-shared: the lock must live in the shared
  * memory itself and work across processes, which lockswap's per-process
@@ -48,6 +49,7 @@
 
 #include "lock.h"
 #include "observe.h"
+#include "pool.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +67,7 @@ struct ls_mutex {
 	uint32_t wrap_word; /* LS_WRAP_WORD(alg.state): a wrapper's, never the shim's */
 	union {
 		unsigned char state[LS_INLINE_STATE];
-		struct ls_ext *_Atomic ext;
+		ls_ext_word_t ext; /* the block: struct ls_ext */
 	} alg;
 };
 _Static_assert(sizeof(struct ls_mutex) == sizeof(pthread_mutex_t), "layout");
@@ -82,8 +84,8 @@ _Static_assert(offsetof(struct ls_mutex, alg) == LS_OBS_STATE_OFFSET, "observe.h
 /* Header of an out-of-line state block; the state follows at +64, and the
  * header's last 4 bytes are the state's wrapper word (zeroed with it). */
 struct ls_ext {
-	struct ls_mutex *mutex;
-	char pad[LS_CACHELINE - sizeof(void *) - LS_WRAP_WORD_SIZE];
+	struct ls_ext_head h; /* owner: &mutex->alg.ext */
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head) - LS_WRAP_WORD_SIZE];
 	uint32_t wrap_word;
 };
 _Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the header at +64");

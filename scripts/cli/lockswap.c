@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "lock.h"
 #include "hier/topo.h"
 #include "wrap/wrap.h"
@@ -155,13 +156,11 @@ static char *find_lib(void)
 		return realpath(env, NULL);
 	}
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n < 0) {
+	char *dir = cli_self_dir(exe, sizeof exe);
+	if (!dir) {
 		fprintf(stderr, "lockswap: cannot find my own executable: %s\n", strerror(errno));
 		exit(2);
 	}
-	exe[n] = '\0';
-	char *dir = dirname(exe);
 	snprintf(path, sizeof path, "%s/liblockswap.so", dir);
 	if (access(path, R_OK) == 0)
 		return path;
@@ -174,24 +173,13 @@ static char *find_lib(void)
 	exit(2);
 }
 
-/* The directory this executable lives in, or NULL. */
-static char *self_dir(void)
-{
-	static char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return dirname(path);
-}
-
 static const char *const subcommands[] = {"compare", "profile", "report"};
 
 /* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program. */
 static int subcommand(int argc, char **argv)
 {
-	char prog[PATH_MAX], self[PATH_MAX];
-	const char *dir = self_dir();
+	char prog[PATH_MAX], self[PATH_MAX], exe[PATH_MAX];
+	const char *dir = cli_self_dir(exe, sizeof exe);
 	(void)argc;
 	if (!dir)
 		bad("cannot find my own directory to run '%s'", argv[1], NULL);
@@ -216,9 +204,7 @@ int main(int argc, char **argv)
 
 	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
 	static const struct option opts[] = {
-	    {"algo", required_argument, NULL, 'a'},
-	    {"wait", required_argument, NULL, 'w'},
-	    {"spin", required_argument, NULL, 's'},
+	    CLI_RUN_LONG,
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
@@ -229,24 +215,18 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL, *wrap = NULL;
+	struct cli_run run = {0};
+	const char *wrap = NULL;
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	char buf[1024];
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+a:w:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "vh", opts, NULL)) != -1) {
+		if (cli_run_option(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'a':
-			algo = optarg;
-			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 's':
-			spin = optarg;
-			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -285,11 +265,8 @@ int main(int argc, char **argv)
 			return 0;
 		case '?':
 		default:
-			if (optopt && optopt < 256)
-				snprintf(buf, sizeof buf, "-%c", optopt);
-			else
-				snprintf(buf, sizeof buf, "%s", argv[optind - 1]);
-			bad("bad option or missing argument: %s (see lockswap --help)", buf, NULL);
+			bad("bad option or missing argument: %s (see lockswap --help)",
+			    cli_refused(argv, buf, sizeof buf), NULL);
 		}
 	}
 	if (do_list) {
@@ -307,17 +284,12 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		bad("%s", "no program to run (see lockswap --help)", NULL);
 
-	if (algo && !ls_algo_resolve(algo, buf, sizeof buf))
+	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
 		bad("-a: %s", buf, NULL);
-	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
-		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
-	if (spin) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(spin, &end, 10);
-		if (!*spin || *end || errno || spin[0] == '-' || v > 100000000ull)
-			bad("--spin: '%s' is not an unsigned integer", spin, "0..100000000");
-	}
+	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
+		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
+	if (run.spin && !cli_unsigned(run.spin, 0, 100000000))
+		bad("--spin: '%s' is not an unsigned integer", run.spin, "0..100000000");
 
 	const char *lib = find_lib();
 	const char *old = getenv("LD_PRELOAD");
@@ -327,12 +299,12 @@ int main(int argc, char **argv)
 	else
 		snprintf(preload, sizeof preload, "%s", lib);
 	setenv("LD_PRELOAD", preload, 1);
-	if (algo)
-		setenv("LOCKSWAP_ALGO", algo, 1);
-	if (wait)
-		setenv("LOCKSWAP_WAIT", wait, 1);
-	if (spin)
-		setenv("LOCKSWAP_SPIN", spin, 1);
+	if (run.algo)
+		setenv("LOCKSWAP_ALGO", run.algo, 1);
+	if (run.wait)
+		setenv("LOCKSWAP_WAIT", run.wait, 1);
+	if (run.spin)
+		setenv("LOCKSWAP_SPIN", run.spin, 1);
 	if (verbose)
 		setenv("LOCKSWAP_VERBOSE", "1", 1);
 	if (stats)

@@ -165,6 +165,43 @@ static inline void *lock_fn(void *m)
 	return (void *)(intptr_t)pthread_mutex_lock(m);
 }
 
+/* Contention: nthreads (at most 16) x iters increments of a counter through
+ * m, checking that no two threads are ever inside at once and that no
+ * increment is lost. */
+struct contend_arg {
+	pthread_mutex_t *m;
+	int iters;
+	long counter;
+	atomic_int inside;
+};
+static inline void *contend_thread(void *p)
+{
+	struct contend_arg *c = p;
+	for (int i = 0; i < c->iters; i++) {
+		CHECK_RC(pthread_mutex_lock(c->m), 0);
+		if (atomic_fetch_add_explicit(&c->inside, 1, memory_order_relaxed) != 0)
+			FAIL("two threads inside the critical section");
+		long v = c->counter;
+		__asm__ __volatile__("" ::: "memory");
+		c->counter = v + 1;
+		atomic_fetch_sub_explicit(&c->inside, 1, memory_order_relaxed);
+		CHECK_RC(pthread_mutex_unlock(c->m), 0);
+	}
+	return NULL;
+}
+static inline void contend(pthread_mutex_t *m, int nthreads, int iters)
+{
+	struct contend_arg c = {.m = m, .iters = iters};
+	pthread_t t[16];
+	if (nthreads > 16)
+		FAIL("contend: %d threads, at most 16", nthreads);
+	for (int i = 0; i < nthreads; i++)
+		t[i] = spawn(contend_thread, &c);
+	for (int i = 0; i < nthreads; i++)
+		join(t[i]);
+	CHECK_EQ(c.counter, (long)nthreads * iters);
+}
+
 /* pthread_mutex_trylock from another thread: EBUSY while m is held. When it
  * succeeds the other thread unlocks again, so the state is unchanged. */
 static inline void *probe_fn(void *m)
