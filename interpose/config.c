@@ -420,7 +420,6 @@ int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t
 	/* release: the fields above are seen by whoever reads these with
 	 * acquire (the entry points' fast paths) */
 	__atomic_store_n(&ls_rwg.rw_on, !(rw->caps & LS_RWCAP_PASSTHROUGH), __ATOMIC_RELEASE);
-	__atomic_store_n(&ls_rwg.rw_glibc, (rw->caps & LS_RWCAP_PASSTHROUGH) != 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ls_rwg.spin_on, !(sp->caps & LS_CAP_PASSTHROUGH), __ATOMIC_RELEASE);
 	return 0;
 }

@@ -52,6 +52,16 @@ P="$PROGS/rwlock_semantics"
   done
 }
 
+@test "asynchronous cancellation with glibc's own mutexes (LOCKSWAP_ALGO=pthread): a cancelled rwlock waiter still leaves the lock working (the rwlock family is lockswap's even when the mutexes are not)" {
+  local a excl failed=()
+  excl=" $(rwalgos exclusive | tr '\n' ' ') "
+  for a in $(rwalgos lock); do
+    [[ "$excl" == *" $a "* ]] && continue # the mutex-serialised mode needs a lockswap mutex lock
+    LOCKSWAP_ALGO=pthread under_rw "$a" -- "$P" lockswap-async-cancel >/dev/null 2>&1 || failed+=("$a")
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
+}
+
 @test "process-shared rwlocks stay glibc's: a writer in a child process is woken by the parent's unlock" {
   # No spinning: a waiter sleeps at once, on a futex only glibc's
   # process-shared rwlock shares across processes.
