@@ -252,6 +252,14 @@ static const char *type_name(const struct grec *g)
 	static char names[4][16][48];
 	if (g->kind == PK_COND)
 		return g->glibc && !ls_prof.passthrough ? "cond+pshared" : "cond";
+	if (g->kind == PK_SPIN)
+		return "spin";
+	if (g->kind == PK_RWLOCK) {
+		static const char *const rw[] = {"rwlock", "rwlock+writer", "rwlock+pshared",
+						 "rwlock+writer+pshared"};
+		return rw[((g->mkind & 0xff) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) +
+			  2 * ((g->mkind & RW_PSHARED) != 0)];
+	}
 	if (g->mkind < 0)
 		return "destroyed";
 	int t = g->mkind & 3, f = (g->mkind >> 4) & 15;
@@ -292,12 +300,12 @@ static bool any(const uint64_t *h)
 /* Under the global lock, counts merged. false: out of memory. */
 static bool build(struct build *b)
 {
-	unsigned nm = 0, nc = 0;
+	unsigned nk[4] = {0}; /* rows of each kind, PK_MUTEX... */
 	size_t ns = 0, nf = 0;
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		if (!listed(g))
 			continue;
-		*(g->kind == PK_COND ? &nc : &nm) += 1;
+		nk[g->kind]++;
 		nf += g->norigin;
 		for (struct gsite *s = g->sites; s; s = s->next_rec)
 			if (s->count || s->timeouts) {
@@ -305,7 +313,8 @@ static bool build(struct build *b)
 				nf += s->nframes;
 			}
 	}
-	size_t nrows = (size_t)nm + nc, maxstacks = nrows + ns;
+	unsigned nm = nk[PK_MUTEX], nc = nk[PK_COND], nr = nk[PK_RWLOCK], nsp = nk[PK_SPIN];
+	size_t nrows = (size_t)nm + nc + nr + nsp, maxstacks = nrows + ns;
 	b->syms = ls_prof_map(PROF_MAX_MODULES * sizeof *b->syms);
 	b->rows_sz = (nrows + 1) * sizeof(struct ls_prof_row);
 	b->sites_sz = (ns + 1) * sizeof(struct ls_prof_site);
@@ -326,13 +335,17 @@ static bool build(struct build *b)
 	memset(b->index, 0xff, b->index_sz);
 	b->p.mutex = rows;
 	b->p.cond = rows + nm;
-	unsigned im = 0, ic = 0;
+	b->p.rwlock = rows + nm + nc;
+	b->p.spin = rows + nm + nc + nr;
+	struct ls_prof_row *next[4] = {b->p.mutex, b->p.cond, b->p.rwlock, b->p.spin};
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		if (!listed(g))
 			continue;
-		struct ls_prof_row *r = g->kind == PK_COND ? &b->p.cond[ic++] : &b->p.mutex[im++];
+		struct ls_prof_row *r = next[g->kind]++;
 		r->id = g->id;
 		r->cond = g->kind == PK_COND;
+		r->rwlock = g->kind == PK_RWLOCK;
+		r->spin = g->kind == PK_SPIN;
 		r->glibc = g->glibc;
 		r->type = type_name(g);
 		r->origin = g->origin == ORIGIN_INIT ? "init" : "first-use";
@@ -345,6 +358,8 @@ static bool build(struct build *b)
 		r->wait_max = g->wait_max;
 		r->hold_ns = g->hold_sum;
 		r->hold_max = g->hold_max;
+		r->rd_wait_ns = g->rd_wait_sum;
+		r->rd_hold_ns = g->rd_hold_sum;
 		r->wait_h = any(g->wait_h) ? g->wait_h : NULL;
 		r->hold_h = any(g->hold_h) ? g->hold_h : NULL;
 		r->sites = &b->sites[b->nsites];
@@ -356,6 +371,7 @@ static bool build(struct build *b)
 			x->timeouts = s->timeouts;
 			x->wait_ns = s->wait_ns;
 			x->stack = intern(b, s->frames, s->nframes);
+			x->read = s->read;
 			r->nsites++;
 		}
 	}
@@ -364,6 +380,8 @@ static bool build(struct build *b)
 	h->program = ls_prof.exe;
 	h->algo = ls_prof.algo;
 	h->wait = ls_prof.passthrough ? "glibc" : ls_prof.wait;
+	h->rwalgo = ls_prof.rwalgo;
+	h->spinalgo = ls_prof.spinalgo;
 	h->duration_ns = ls_tp_now() - ls_prof.start_ns;
 	h->threads = ls_prof.threads;
 	h->unrecorded = atomic_load_explicit(&ls_prof.unrecorded, memory_order_relaxed);
@@ -372,10 +390,14 @@ static bool build(struct build *b)
 	h->frames = ls_prof.frames;
 	h->nmutex = nm;
 	h->ncond = nc;
+	h->nrwlock = nr;
+	h->nspin = nsp;
 	b->p.stacks = b->stacks;
 	b->p.nstacks = b->nstacks;
 	ls_prof_sort(b->p.mutex, nm, LS_SORT_WAIT);
 	ls_prof_sort(b->p.cond, nc, LS_SORT_WAIT);
+	ls_prof_sort(b->p.rwlock, nr, LS_SORT_WAIT);
+	ls_prof_sort(b->p.spin, nsp, LS_SORT_WAIT);
 	return true;
 }
 
@@ -442,12 +464,12 @@ void ls_prof_write(void)
 	memset(&b, 0, sizeof b);
 	if (!build(&b)) {
 		say("lockswap profile: not written: out of memory", NULL, NULL);
-	} else if (!b.p.h.nmutex && !b.p.h.ncond) {
+	} else if (!b.p.h.nmutex && !b.p.h.ncond && !b.p.h.nrwlock && !b.p.h.nspin) {
 		/* nothing to report; a child, or a program run by the profiled
 		 * one (a shell, timeout), says nothing at all */
 		if (!ls_prof.forked && !ls_prof.descendant)
-			say("lockswap profile: no mutex or condition variable was used by ", ls_prof.exe,
-			    ls_prof.out ? " (nothing saved)" : "");
+			say("lockswap profile: no mutex, condition variable, rwlock or spinlock was used by ",
+			    ls_prof.exe, ls_prof.out ? " (nothing saved)" : "");
 	} else {
 		if (ls_prof.top) {
 			struct ls_out *o = ls_prof_map(sizeof *o);

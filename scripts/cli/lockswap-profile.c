@@ -2,8 +2,8 @@
  * lockswap-profile - `lockswap profile`: run a program under the contention
  * profiler (profile/profile.c).
  *
- *   lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N]
- *                    [--sample N] [--top N] [--] PROG [ARGS...]
+ *   lockswap profile [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]
+ *                    [-o FILE] [--frames N] [--sample N] [--top N] [--] PROG [ARGS...]
  *
  * It sets the LOCKSWAP_PROFILE variables and runs `lockswap -a ALGO -- PROG`
  * (the lockswap beside it, or $LOCKSWAP_COMMAND), so the algorithm, the
@@ -24,15 +24,18 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N]\n"
-    "                        [--top N] [--] PROG [ARGS...]\n"
+    "usage: lockswap profile [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]\n"
+    "                        [-o FILE] [--frames N] [--sample N] [--top N] [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG under lockswap's contention profiler and prints, when it exits, the\n"
-    "mutexes that cost it the most waiting, with where each was created and the call\n"
-    "sites (stacks) of its contended acquisitions.\n"
+    "mutexes (condvars, rwlocks, spinlocks) that cost it the most waiting, with where\n"
+    "each was created and the call sites (stacks) of its contended acquisitions.\n"
     "\n"
     "  -a, --algo ALGO   lock algorithm (default pthread: glibc's own mutex, the program\n"
     "                    as it is); `lockswap --list` shows the others\n"
+    "  -r, --rwalgo ALGO reader-writer lock algorithm (LOCKSWAP_RWALGO; default pthread:\n"
+    "                    glibc's own rwlock)\n"
+    "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
     "  -w, --wait WAIT   waiting policy for lockswap's algorithms: spin, yield, park\n"
     "  -s, --spin N      spins before yielding or parking\n"
     "  -o, --out FILE    also save the profile: JSON, or CSV if FILE ends in .csv\n"
@@ -42,11 +45,11 @@ static const char usage[] =
     "      --frames N    frames per call site, 1..64 (LOCKSWAP_PROFILE_FRAMES; default 8)\n"
     "      --sample N    call site of 1 in N contended acquisitions (LOCKSWAP_PROFILE_SAMPLE;\n"
     "                    default 1: every one; counts and times are always exact)\n"
-    "      --top N       mutexes in the table on stderr (LOCKSWAP_PROFILE_TOP; default 10;\n"
-    "                    0: no table)\n"
+    "      --top N       mutexes (and of each other kind) in the table on stderr\n"
+    "                    (LOCKSWAP_PROFILE_TOP; default 10; 0: no table)\n"
     "  -h, --help        this text\n"
     "\n"
-    "Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO -- PROG ARGS...\n"
+    "Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO [-r RWALGO] ... -- PROG ARGS...\n"
     "Exit status: PROG's; 2 for a bad option; 127 if PROG cannot be run.\n";
 
 static __attribute__((noreturn)) void bad(const char *what, const char *arg, const char *valid)
@@ -71,9 +74,11 @@ static const char *number(const char *opt, const char *v, unsigned long long lo,
 
 int main(int argc, char **argv)
 {
-	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP };
+	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP, OPT_SPINALGO };
 	static const struct option opts[] = {
 	    CLI_RUN_LONG,
+	    {"rwalgo", required_argument, NULL, 'r'},
+	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"out", required_argument, NULL, 'o'},
 	    {"frames", required_argument, NULL, OPT_FRAMES},
 	    {"sample", required_argument, NULL, OPT_SAMPLE},
@@ -82,13 +87,20 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_run run = {.algo = "pthread"};
+	const char *rwalgo = NULL, *spinalgo = NULL;
 	int c;
 	opterr = 0;
 	/* argv[0] may be the full path lockswap ran us by */
-	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:o:h", opts, NULL)) != -1) {
 		if (cli_run_option(&run, c, optarg))
 			continue;
 		switch (c) {
+		case 'r':
+			rwalgo = optarg;
+			break;
+		case OPT_SPINALGO:
+			spinalgo = optarg;
+			break;
 		case 'o':
 			if (!*optarg)
 				bad("--out: invalid value", optarg, "a file name");
@@ -142,6 +154,14 @@ int main(int argc, char **argv)
 	args[k++] = cmd;
 	args[k++] = "-a";
 	args[k++] = (char *)run.algo;
+	if (rwalgo) {
+		args[k++] = "-r";
+		args[k++] = (char *)rwalgo;
+	}
+	if (spinalgo) {
+		args[k++] = "--spinalgo";
+		args[k++] = (char *)spinalgo;
+	}
 	if (run.wait) {
 		args[k++] = "-w";
 		args[k++] = (char *)run.wait;
