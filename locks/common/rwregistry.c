@@ -347,7 +347,7 @@ const char *ls_rwcap_names(void)
 
 /* ---- spinlocks ---- */
 
-static struct sorted spin_only;
+static struct sorted spin;
 
 static unsigned m_rank(const void *t)
 {
@@ -359,28 +359,32 @@ static const char *m_name(const void *t)
 	return ((const struct ls_algo *)t)->name;
 }
 
+/* The mutex algorithms that fit and the spin-only ones, in one list. */
 static void spin_sort(void)
 {
-	size_t n = __start_ls_spinalgos ? (size_t)(__stop_ls_spinalgos - __start_ls_spinalgos) : 0;
-	sort_once(&spin_only, (const void *const *)__start_ls_spinalgos, n, m_rank, m_name);
+	const void *all[MAX_TABLES];
+	size_t n = 0;
+	if (LS_LIKELY(atomic_load_explicit(&spin.state, memory_order_acquire) == 2))
+		return;
+	for (size_t i = 0; i < ls_algo_count() && n < MAX_TABLES; i++)
+		if (ls_spin_fits(ls_algo_at(i)))
+			all[n++] = ls_algo_at(i);
+	for (const struct ls_algo *const *p = __start_ls_spinalgos;
+	     p && p < __stop_ls_spinalgos && n < MAX_TABLES; p++)
+		all[n++] = *p;
+	sort_once(&spin, all, n, m_rank, m_name);
 }
 
 size_t ls_spinalgo_count(void)
 {
-	size_t n = 0;
 	spin_sort();
-	for (size_t i = 0; i < ls_algo_count(); i++)
-		n += ls_spin_fits(ls_algo_at(i));
-	return n + spin_only.n;
+	return spin.n;
 }
 
 const struct ls_algo *ls_spinalgo_at(size_t i)
 {
 	spin_sort();
-	for (size_t k = 0; k < ls_algo_count(); k++)
-		if (ls_spin_fits(ls_algo_at(k)) && i-- == 0)
-			return ls_algo_at(k);
-	return i < spin_only.n ? spin_only.t[i] : NULL;
+	return i < spin.n ? spin.t[i] : NULL;
 }
 
 const struct ls_algo *ls_spinalgo_lookup(const char *name, char *err, size_t errlen)
@@ -390,9 +394,13 @@ const struct ls_algo *ls_spinalgo_lookup(const char *name, char *err, size_t err
 		if (!strcmp(ls_spinalgo_at(i)->name, name))
 			return ls_spinalgo_at(i);
 	const struct ls_algo *m = ls_algo_find(name);
-	if (m)
+	if (m && m->state_size > LS_SPIN_STATE)
 		snprintf(err, errlen, "%s needs %zu bytes of state, a pthread_spinlock_t has %d (valid: %s)",
 			 name, m->state_size, LS_SPIN_STATE, ls_spinalgo_names(names, sizeof names));
+	else if (m)
+		snprintf(err, errlen,
+			 "%s is hierarchical: its clusters are loaded for LOCKSWAP_ALGO only (valid: %s)",
+			 name, ls_spinalgo_names(names, sizeof names));
 	else
 		snprintf(err, errlen, "unknown algorithm '%.64s' (valid: %s)", name,
 			 ls_spinalgo_names(names, sizeof names));

@@ -6,8 +6,7 @@
  * pthread_rwlock_* call to glibc unchanged (interpose/rwlock.c), so a run
  * under LOCKSWAP_RWALGO=pthread, the default, measures glibc plus the cost
  * of interposition. Its operations are never called. (The spinlock family's
- * `pthread` is the mutex family's entry, locks/passthrough/pthread.c, which
- * fits a spinlock: locks/spin/spinlock.h.)
+ * is locks/spin/pthread_spin.c.)
  */
 #include "rwlock.h"
 

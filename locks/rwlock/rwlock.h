@@ -142,7 +142,7 @@
  * plus nested holds under PREFER_WRITER_NONRECURSIVE) before rdlock says
  * EAGAIN. The shim's own limit for a thread's recursive holds of one rwlock
  * under the default kind is glibc's, LS_RW_MAX_RECURSION. */
-#define LS_RW_MIN_READERS (1u << 24)
+#define LS_RW_MIN_READERS (1u << 22)
 #define LS_RW_MAX_RECURSION ((1u << 28) - 1) /* glibc: 2^31 >> PTHREAD_RWLOCK_READER_SHIFT (3), minus 1 */
 
 /* `how`, given to every acquisition */

@@ -11,11 +11,13 @@
  * all-zero unlocked, copyable when unlocked, unlock from any thread, lock
  * never fails, trylock 0/EBUSY) whose state fits those 4 bytes
  * (state_size <= LS_SPIN_STATE) and needs no more than 4-byte alignment:
- *   - every mutex algorithm that fits: tas, ttas, backoff (a 32-bit word),
- *     and `pthread` (glibc's own spinlock, the default: LS_CAP_PASSTHROUGH);
+ *   - every mutex algorithm that fits: tas, ttas, backoff (a 32-bit word;
+ *     not hbo, whose cluster topology is loaded only for LOCKSWAP_ALGO);
  *   - spin-only algorithms, registered with LS_REGISTER_SPINALGO in the
  *     ls_spinalgos section (not offered for mutexes, which have room for
- *     better): ticket16, a 16+16-bit ticket lock (locks/spin/ticket16.c).
+ *     better): `pthread`, glibc's own spinlock through the shim, the
+ *     default (LS_CAP_PASSTHROUGH, locks/spin/pthread_spin.c), and
+ *     ticket16, a 16+16-bit ticket lock (locks/spin/ticket16.c).
  * Nothing else fits, and nothing else is offered: no pointer fits in 4
  * bytes, so there is no out-of-line state (it would need a global table
  * from address to state, looked up on every call and never freed, since
@@ -43,10 +45,13 @@
 	static const struct ls_algo *const ls_spinalgo_ptr_##a                                               \
 	    __attribute__((used, section("ls_spinalgos"), aligned(8))) = &(a)
 
-/* True if a mutex algorithm fits a pthread_spinlock_t. */
+/* True if a mutex algorithm fits a pthread_spinlock_t: its state fits,
+ * and it needs nothing the spinlock family does not start (a hierarchical
+ * lock's cluster topology is loaded for LOCKSWAP_ALGO's lock only). The
+ * mutex family's `pthread` is glibc's mutex: the spin family has its own. */
 static inline bool ls_spin_fits(const struct ls_algo *a)
 {
-	return a->state_size <= LS_SPIN_STATE;
+	return a->state_size <= LS_SPIN_STATE && !(a->caps & (LS_CAP_HIER | LS_CAP_PASSTHROUGH));
 }
 
 /* Registry (locks/common/rwregistry.c): the family's algorithms, the

@@ -3,8 +3,9 @@
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]...       names only, one per line
+ *   lockswap --names rwlock|spin [--cap CAP]...   the same for the other families
  *   lockswap --topology[=table]           clusters of the hierarchical locks
- *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *   lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
  * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
@@ -30,26 +31,35 @@
 
 #include "lock.h"
 #include "hier/topo.h"
+#include "rwlock/rwlock.h"
+#include "spin/spinlock.h"
 
 static const char usage[] =
-    "usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
+    "usage: lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--]\n"
+    "                PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
-    "       lockswap --names [--cap CAP]...\n"
+    "       lockswap --names [mutex|rwlock|spin] [--cap CAP]...\n"
     "       lockswap --topology[=table]\n"
     "\n"
     "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
-    "uses the lock algorithm ALGO.\n"
+    "uses the lock algorithm ALGO (and every rwlock RWALGO, every spinlock the\n"
+    "--spinalgo one).\n"
     "\n"
     "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+    "  -r, --rwalgo ALGO  reader-writer lock algorithm, or NAME+WRAPPER (LOCKSWAP_RWALGO;\n"
+    "                     default pthread, glibc's own)\n"
+    "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
     "  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
     "  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
     "  -v, --verbose      report the configuration and node statistics on stderr\n"
     "      --stats        count queue nodes in use and report them at exit\n"
     "      --list         list the algorithms with capabilities and descriptions\n"
-    "      --names        list algorithm names only, one per line\n"
+    "      --names [FAMILY]  list algorithm names only, one per line: mutex (default),\n"
+    "                     rwlock (every selectable name, NAME+WRAPPER included) or spin\n"
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
-    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough;\n"
+    "                     rwlock also: kind, exclusive, wrapper)\n"
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
     "                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
     "                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
@@ -76,6 +86,49 @@ static const struct {
     {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
 
+/* The reader-writer family, rows "rwlock NAME CAPS DESC" (a prefix, so
+ * that the mutex rows stay the only ones that start with a name). */
+static void list_rw(void)
+{
+	char c[128];
+	printf("\nreader-writer locks (LOCKSWAP_RWALGO, -r; default pthread; NAME+WRAPPER composes a "
+	       "wrapper):\n");
+	for (size_t i = 0; i < ls_rwalgo_count(); i++) {
+		const struct ls_rwalgo *a = ls_rwalgo_at(i);
+		char name[64];
+		snprintf(name, sizeof name, "%s%s", a->bind ? "+" : "", a->name);
+		printf("rwlock %-12s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
+		for (const struct ls_param *p = a->params; p && p->env; p++)
+			printf("%-19s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
+			       p->desc);
+	}
+	printf("rwlock capabilities: kind = reader preference for the default kind, writer preference for\n"
+	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP (as glibc); exclusive = readers exclude each\n"
+	       "other; rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
+}
+
+/* The spinlock family: the mutex algorithms that fit 4 bytes, and the
+ * spin-only ones. */
+static void list_spin(void)
+{
+	char c[128];
+	printf(
+	    "\nspinlocks (LOCKSWAP_SPINALGO, --spinalgo; default pthread): algorithms whose state fits the\n"
+	    "4 bytes of a pthread_spinlock_t:\n");
+	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
+		const struct ls_algo *a = ls_spinalgo_at(i);
+		printf("spin   %-12s %-24s %s\n", a->name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+	}
+	printf("mutex algorithms that do not fit:");
+	const char *sep = " ";
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		if (!ls_spin_fits(ls_algo_at(i)) && !(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH)) {
+			printf("%s%s", sep, ls_algo_at(i)->name);
+			sep = ", ";
+		}
+	printf("\n");
+}
+
 static void list(void)
 {
 	char c[128];
@@ -89,6 +142,32 @@ static void list(void)
 	}
 	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
+	list_rw();
+	list_spin();
+}
+
+static void rw_names(unsigned want, int want_lock)
+{
+	char buf[160];
+	const char *n;
+	for (size_t i = 0; (n = ls_rwalgo_selectable(i, buf, sizeof buf)); i++) {
+		const struct ls_rwalgo *a = ls_rwalgo_find(n);
+		if (!a || (a->caps & want) != want)
+			continue;
+		if (want_lock && (a->caps & LS_RWCAP_PASSTHROUGH))
+			continue;
+		printf("%s\n", n);
+	}
+}
+
+static void spin_names(unsigned want, int want_lock)
+{
+	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
+		const struct ls_algo *a = ls_spinalgo_at(i);
+		if ((a->caps & want) != want || (want_lock && (a->caps & LS_CAP_PASSTHROUGH)))
+			continue;
+		printf("%s\n", a->name);
+	}
 }
 
 static void names(unsigned want, int want_lock)
@@ -184,9 +263,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_SPINALGO };
 	static const struct option opts[] = {
 	    {"algo", required_argument, NULL, 'a'},
+	    {"rwalgo", required_argument, NULL, 'r'},
+	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"wait", required_argument, NULL, 'w'},
 	    {"spin", required_argument, NULL, 's'},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -198,17 +279,26 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL;
+	const char *algo = NULL, *wait = NULL, *spin = NULL, *rwalgo = NULL, *spinalgo = NULL;
+	const char *family = "mutex";
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
-	char buf[1024];
+	const char *capnames[16];
+	size_t ncapnames = 0;
+	char buf[1400];
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+a:w:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+a:r:w:s:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			algo = optarg;
+			break;
+		case 'r':
+			rwalgo = optarg;
+			break;
+		case OPT_SPINALGO:
+			spinalgo = optarg;
 			break;
 		case 'w':
 			wait = optarg;
@@ -227,19 +317,18 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NAMES:
 			do_names = 1;
+			/* `--names rwlock`: the family is the next word */
+			if (optind < argc &&
+			    (!strcmp(argv[optind], "mutex") || !strcmp(argv[optind], "rwlock") ||
+			     !strcmp(argv[optind], "spin")))
+				family = argv[optind++];
 			break;
-		case OPT_CAP: {
-			size_t i;
-			for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
-				if (!strcmp(caps[i].name, optarg))
-					break;
-			if (i == sizeof caps / sizeof caps[0])
-				bad("--cap: unknown capability '%s'", optarg,
-				    "fifo, timeout, qnode, hier, passthrough, lock");
-			want |= caps[i].bit;
-			want_lock |= caps[i].bit == 0;
+		case OPT_CAP:
+			/* checked once the family is known */
+			if (ncapnames == sizeof capnames / sizeof capnames[0])
+				bad("%s", "--cap: too many", NULL);
+			capnames[ncapnames++] = optarg;
 			break;
-		}
 		case OPT_TOPOLOGY:
 			if (optarg && strcmp(optarg, "table"))
 				bad("--topology: unknown form '%s'", optarg, "--topology, --topology=table");
@@ -260,8 +349,37 @@ int main(int argc, char **argv)
 		list();
 		return 0;
 	}
+	bool rw = !strcmp(family, "rwlock");
+	for (size_t k = 0; k < ncapnames; k++) {
+		const char *cn = capnames[k];
+		if (!strcmp(cn, "lock")) {
+			want_lock = 1;
+			continue;
+		}
+		unsigned bit = 0;
+		if (rw) {
+			bit = ls_rwcap_bit(cn);
+		} else {
+			for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+				if (!strcmp(caps[i].name, cn))
+					bit = caps[i].bit;
+		}
+		if (!bit) {
+			if (rw)
+				snprintf(buf, sizeof buf, "%s, lock", ls_rwcap_names());
+			else
+				snprintf(buf, sizeof buf, "fifo, timeout, qnode, hier, passthrough, lock");
+			bad("--cap: unknown capability '%s'", cn, buf);
+		}
+		want |= bit;
+	}
 	if (do_names) {
-		names(want, want_lock);
+		if (rw)
+			rw_names(want, want_lock);
+		else if (!strcmp(family, "spin"))
+			spin_names(want, want_lock);
+		else
+			names(want, want_lock);
 		return 0;
 	}
 	if (want || want_lock)
@@ -271,6 +389,10 @@ int main(int argc, char **argv)
 
 	if (algo && !ls_algo_find(algo))
 		bad("unknown algorithm '%s'", algo, ls_algo_names(buf, sizeof buf));
+	if (rwalgo && !ls_rwalgo_lookup(rwalgo, buf, sizeof buf))
+		bad("-r: %s", buf, NULL);
+	if (spinalgo && !ls_spinalgo_lookup(spinalgo, buf, sizeof buf))
+		bad("--spinalgo: %s", buf, NULL);
 	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
 		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
 	if (spin) {
@@ -291,6 +413,10 @@ int main(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	if (algo)
 		setenv("LOCKSWAP_ALGO", algo, 1);
+	if (rwalgo)
+		setenv("LOCKSWAP_RWALGO", rwalgo, 1);
+	if (spinalgo)
+		setenv("LOCKSWAP_SPINALGO", spinalgo, 1);
 	if (wait)
 		setenv("LOCKSWAP_WAIT", wait, 1);
 	if (spin)
