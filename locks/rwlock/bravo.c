@@ -138,12 +138,19 @@ static inline bool read_fast(struct bravo *b, unsigned how, void **token)
 	return false;
 }
 
+/* Out of line, so that the fast path below makes no call that returns
+ * (no frame, no saved registers). */
+static __attribute__((noinline)) int rdlock_slow(struct bravo *b, unsigned how, void **token)
+{
+	return read_slow(b, inner->rdlock(in(b), how, token), how);
+}
+
 static int bravo_rdlock(void *state, unsigned how, void **token)
 {
 	struct bravo *b = state;
 	if (LS_LIKELY(read_fast(b, how, token)))
 		return 0;
-	return read_slow(b, inner->rdlock(in(b), how, token), how);
+	return rdlock_slow(b, how, token);
 }
 
 static int bravo_tryrdlock(void *state, unsigned how, void **token)

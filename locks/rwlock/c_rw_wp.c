@@ -229,6 +229,15 @@ static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum
 	return ret;
 }
 
+/* The fast path's arrival failed: depart, then the slow path (out of line,
+ * so that the fast path makes no call that returns). */
+static __attribute__((noinline)) int read_retry(struct crw *l, _Atomic uint32_t *r, unsigned how,
+						void **token)
+{
+	depart(r);
+	return read_slow(l, how, LOCK, 0, token);
+}
+
 static int crw_rdlock(void *state, unsigned how, void **token)
 {
 	struct crw *l = state;
@@ -243,7 +252,7 @@ static int crw_rdlock(void *state, unsigned how, void **token)
 			*token = (void *)(uintptr_t)(i + 1);
 			return 0;
 		}
-		depart(r);
+		return read_retry(l, r, how, token);
 	}
 	return read_slow(l, how, LOCK, 0, token);
 }
@@ -269,12 +278,10 @@ static void crw_rdunlock(void *state, void *token)
 /* ---- writers ---- */
 
 /* Waits, by the policy, until indicator r counts no reader. (D) */
-static void wait_empty(_Atomic uint32_t *r)
+static __attribute__((noinline)) void wait_empty(_Atomic uint32_t *r)
 {
 	/* (D) acquire: pairs with (C); seq_cst: (B) */
 	uint32_t v = atomic_load_explicit(r, memory_order_seq_cst);
-	if (LS_LIKELY(v < ARRIVE))
-		return;
 	struct ls_spin s = LS_SPIN_INIT;
 	while (v >= ARRIVE) {
 		LS_INJECT();
@@ -293,15 +300,23 @@ static void wait_empty(_Atomic uint32_t *r)
 		atomic_fetch_and_explicit(r, ~WWAIT, memory_order_relaxed);
 }
 
-/* Every reader has departed. (B): after the global ticket. */
-static void drain(struct crw *l, struct ls_hier_head *h)
+static inline bool empty(_Atomic uint32_t *r)
 {
-	if (ls_hier_is_flat(h)) {
-		wait_empty(&l->flat);
+	/* (D) acquire: pairs with (C); seq_cst: (B) */
+	return atomic_load_explicit(r, memory_order_seq_cst) < ARRIVE;
+}
+
+/* Every reader has departed. (B): after the global ticket. */
+static inline void drain(struct crw *l, struct ls_hier_head *h)
+{
+	if (LS_UNLIKELY(ls_hier_is_flat(h))) {
+		if (!empty(&l->flat))
+			wait_empty(&l->flat);
 		return;
 	}
 	for (unsigned i = 1; i <= h->nclusters; i++)
-		wait_empty(&line(h, i)->readers);
+		if (LS_UNLIKELY(!empty(&line(h, i)->readers)))
+			wait_empty(&line(h, i)->readers);
 }
 
 /* Takes the global lock if it is free with no ticket out. (B): seq_cst. */
