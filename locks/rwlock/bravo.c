@@ -18,13 +18,15 @@
  * lock's write lock; if the bias is set it revokes it: clears RBias, then
  * scans the whole table and waits until no slot holds the lock. The scan
  * costs time whatever the readers do, so after a revocation that took T,
- * the bias stays off until now + N * T (InhibitUntil; N =
+ * the bias stays off until now + N * T (InhibitUntil, in ls_tp_now() time:
+ * the TSC where it is invariant, so that a slow reader's check costs an
+ * rdtsc, not a clock_gettime; N =
  * LOCKSWAP_BRAVO_INHIBIT, the paper's 9: revocations take at most about
  * 1/(N+1) of the time); a slow-path reader that finds the bias off and
  * the inhibition over sets it again, while it holds the inner read lock (so
  * no writer is revoking).
  *
- *	state:	bias	one word: InhibitUntil (ls_now_ns) with bit 0 the
+ *	state:	bias	one word: InhibitUntil (ls_tp_now) with bit 0 the
  *			bias flag (8 bytes, so that the composition with an
  *			inner state of up to 16 bytes stays inside the
  *			pthread_rwlock_t)
@@ -64,6 +66,7 @@
 
 #include "lock.h"
 #include "rwlock.h"
+#include "tpclock.h"
 #include "wait.h"
 
 #define BIAS 1ull
@@ -106,7 +109,7 @@ static int read_slow(struct bravo *b, int r, unsigned how)
 		return r;
 	/* relaxed: the inner read lock orders us after the revoking writer */
 	uint64_t v = atomic_load_explicit(&b->bias, memory_order_relaxed);
-	if (LS_UNLIKELY(!(v & BIAS)) && (v == 0 || ls_now_ns() >= v)) {
+	if (LS_UNLIKELY(!(v & BIAS)) && (v == 0 || ls_tp_now() >= v)) {
 		LS_INJECT();
 		/* (E) release: pairs with (F). Fails only if another reader
 		 * set it first. */
@@ -203,9 +206,9 @@ static int slot_free(void *arg)
  * bias set again. */
 static __attribute__((noinline)) int revoke(struct bravo *b, bool try, uint64_t deadline)
 {
+	uint64_t start = ls_tp_now();
 	/* (B) seq_cst */
 	atomic_store_explicit(&b->bias, 0, memory_order_seq_cst);
-	uint64_t start = ls_now_ns();
 	int r = 0;
 	struct scan s = {NULL, b};
 	for (unsigned i = 0; i < SLOTS && !r; i++) {
@@ -215,7 +218,7 @@ static __attribute__((noinline)) int revoke(struct bravo *b, bool try, uint64_t 
 		LS_INJECT();
 		r = try ? EBUSY : ls_poll_until(slot_free, &s, deadline ? deadline : UINT64_MAX);
 	}
-	uint64_t end = ls_now_ns();
+	uint64_t end = ls_tp_now();
 	/* relaxed: read by slow readers after the inner lock's release. A
 	 * revocation that gave up gives the bias back: readers still in the
 	 * table must be revoked again by the next writer. */
