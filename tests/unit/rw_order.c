@@ -9,9 +9,11 @@
  *
  * ORDER is a list of waiters, each a mode and a cluster: "r0w1w0" is a
  * reader of cluster 0, then a writer of cluster 1, then one of cluster 0.
- * Clusters follow LOCKSWAP_CLUSTER=thread:CLUSTERS (locks/hier/topo.h: the
- * k-th thread to ask is in cluster k mod CLUSTERS); the main thread asks
- * first (cluster 0) and takes the write lock, with the hierarchical fast
+ * Clusters are those of LOCKSWAP_CLUSTER=thread:CLUSTERS (locks/hier/topo.h),
+ * where a thread's cluster is its ls_topo_thread_index (which the round-robin
+ * rule sets at its first lookup): each waiter sets its own before it looks
+ * (tests/unit/hier_order.c checks the rule itself). The main thread is in
+ * cluster 0 and takes the write lock, with the hierarchical fast
  * path off (LOCKSWAP_HIER_FASTPATH=0), so that it holds its cluster's lock
  * as a waiter would. Then the waiters start one after another, each once
  * the previous one is asleep in futex(2), i.e. waiting (the policy is
@@ -86,9 +88,9 @@ static void *waiter(void *arg)
 {
 	struct waiter *me = arg;
 	void *token = NULL;
-	unsigned c = ls_cluster();
-	if (c != me->cluster)
-		fail("waiter got cluster %u, expected %u (the round-robin rule of topo.h)", c, me->cluster);
+	ls_topo_thread_index = me->cluster;
+	if (ls_cluster() != me->cluster)
+		fail("waiter is not in cluster %u", me->cluster);
 	atomic_store_explicit(&me->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
 	if (me->mode == 'w')
 		algo->wrlock(state, 0);
@@ -100,27 +102,6 @@ static void *waiter(void *arg)
 	else
 		algo->rdunlock(state, token);
 	return NULL;
-}
-
-static void *asker(void *arg)
-{
-	*(unsigned *)arg = ls_cluster();
-	return NULL;
-}
-
-static unsigned asked = 1; /* threads that have asked: the main thread */
-
-/* The next thread to ask gets cluster want: let others ask until then. */
-static void advance_to(unsigned want, unsigned nclusters)
-{
-	for (; asked % nclusters != want; asked++) {
-		unsigned got;
-		pthread_t t;
-		if (pthread_create(&t, NULL, asker, &got))
-			usage("pthread_create failed");
-		pthread_join(t, NULL);
-	}
-	asked++; /* the waiter */
 }
 
 static unsigned number(const char *s)
@@ -219,13 +200,13 @@ int main(int argc, char **argv)
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	fail_prefix = FAIL_PREFIX;
 
+	ls_topo_thread_index = 0;
 	if (ls_cluster() != 0)
-		fail("the first thread to ask is not in cluster 0");
+		fail("the main thread is not in cluster 0");
 	if (!(state = ls_ext_alloc(algo->state_size)))
 		usage("cannot allocate the lock");
 	algo->wrlock(state, 0);
 	for (unsigned i = 0; i < nwaiters; i++) {
-		advance_to(w[i].cluster, ncl);
 		if (pthread_create(&w[i].thread, NULL, waiter, &w[i]))
 			usage("pthread_create failed");
 		pid_t tid;
