@@ -24,7 +24,11 @@
  * LOCKSWAP_BRAVO_INHIBIT, the paper's 9: revocations take at most about
  * 1/(N+1) of the time); a slow-path reader that finds the bias off and
  * the inhibition over sets it again, while it holds the inner read lock (so
- * no writer is revoking).
+ * no writer is revoking). Reading the clock costs as much as a whole read
+ * of a fast inner lock (an rdtsc takes 30 ns in this VM), so a slow reader
+ * looks at it only with probability 1/16 (a per-thread xorshift: no
+ * pattern of locks can make one lock's check never come): the bias comes
+ * back within a few slow reads after the inhibition, never before.
  *
  *	state:	bias	one word: InhibitUntil (ls_tp_now) with bit 0 the
  *			bias flag (8 bytes, so that the composition with an
@@ -101,6 +105,22 @@ static inline bool is_slot(void *token)
 
 /* ---- readers ---- */
 
+/* One slow read in CLOCK_SAMPLE reads the clock (see the file comment). */
+#define CLOCK_SAMPLE 16u
+static __thread uint32_t sample_rng __attribute__((tls_model("initial-exec")));
+
+static inline bool sample(void)
+{
+	uint32_t x = sample_rng;
+	if (LS_UNLIKELY(x == 0))
+		x = (uint32_t)(uintptr_t)&sample_rng | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	sample_rng = x;
+	return x % CLOCK_SAMPLE == 0;
+}
+
 /* The slow path: the inner read lock, then the bias back if the
  * inhibition is over. */
 static int read_slow(struct bravo *b, int r, unsigned how)
@@ -109,7 +129,7 @@ static int read_slow(struct bravo *b, int r, unsigned how)
 		return r;
 	/* relaxed: the inner read lock orders us after the revoking writer */
 	uint64_t v = atomic_load_explicit(&b->bias, memory_order_relaxed);
-	if (LS_UNLIKELY(!(v & BIAS)) && (v == 0 || ls_tp_now() >= v)) {
+	if (LS_UNLIKELY(!(v & BIAS)) && (v == 0 || (sample() && ls_tp_now() >= v))) {
 		LS_INJECT();
 		/* (E) release: pairs with (F). Fails only if another reader
 		 * set it first. */
