@@ -10,10 +10,12 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
-# The report renders with the library's own table code.
-$(B)/lockswap-report: scripts/cli/lockswap-report.c profile/profile_table.c profile/profile_table.h
+# The report renders with the library's own table code, draws flame graphs
+# (report_flame.c) and fetches debug files with elfutils' libdebuginfod.
+REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c profile/profile_table.c
+$(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/report_flame.h profile/profile_table.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ scripts/cli/lockswap-report.c profile/profile_table.c
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ $(REPORT_SRCS) -ldebuginfod
 
 all: $(B)/lockswap-profile $(B)/lockswap-report
 INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report

@@ -6,7 +6,7 @@
  * transformation) and section 3 (the C-BO-MCS design, the one the paper
  * measures best). Not in ../shared/papers; written from the paper's
  * description. The backoff lock is AMP's (7.4, backoff.c); the MCS locks
- * are mcs.c's queue, one per cluster (hier.h).
+ * are mcs_core.h's queue, one per cluster (hier.h).
  *
  * To acquire, a thread enqueues its node in its cluster's MCS queue. At the
  * head of the queue (no predecessor, or handed the local lock with
@@ -31,7 +31,7 @@
  *				thread's)
  *	local:	tail		the cluster's MCS queue, one per line
  *	node:	status		WAIT, then GO_ACQUIRE or GO_GLOBAL
- *		linked, next	as mcs.c
+ *		linked, next	mcs_core.h's
  *
  * Nodes: ls_node_alloc per cohort acquisition, freed by the release of the
  * local lock (after the hand-over or the CAS), as in mcs.c. Waiting policy:
@@ -50,20 +50,17 @@
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
+#include "queue/mcs_core.h"
 #include "spin/ttas_word.h"
 #include "wait.h"
 
 enum { WAIT = 1, GO_ACQUIRE = 2, GO_GLOBAL = 3 };
 
-struct node {
-	_Atomic uint32_t status;
-	_Atomic uint32_t linked;
-	struct node *_Atomic next;
-};
-_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+_Static_assert(sizeof(struct ls_mcs_node) <= LS_NODE_SIZE - 8,
+	       "the pool links free nodes in the last 8 bytes");
 
 struct local {
-	struct node *_Atomic tail;
+	struct ls_mcs_node *_Atomic tail;
 	char pad[LS_CACHELINE - sizeof(void *)];
 };
 _Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
@@ -72,7 +69,7 @@ struct head {
 	struct ls_hier_head h;
 	uint32_t holder;
 	uint32_t passes;
-	struct node *node;
+	struct ls_mcs_node *node;
 };
 
 struct cbm {
@@ -112,25 +109,11 @@ static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head
 	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *s = ls_hier_line(&h->h, 1 + c);
-	struct node *n = ls_node_alloc();
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	atomic_store_explicit(&n->status, WAIT, memory_order_relaxed);
-	LS_INJECT();
-	/* release: a successor that gets n from its swap sees the stores
-	 * above; acquire: pairs with the release CAS of a local release when
-	 * we get NULL */
-	struct node *pred = atomic_exchange_explicit(&s->tail, n, memory_order_acq_rel);
+	struct ls_mcs_node *n = ls_node_alloc(), *pred = ls_mcs_enqueue(&s->tail, n);
 	uint32_t go = GO_ACQUIRE;
 	if (pred) {
-		atomic_store_explicit(&pred->next, n, memory_order_relaxed);
-		LS_INJECT();
-		/* (C) release: publishes next to the releaser's (D). Our last
-		 * access to pred. */
-		ls_word_publish(&pred->linked, 1);
-		LS_INJECT();
-		/* (A) acquire: pairs with (B) in local_release */
-		go = ls_wait_while_eq(&n->status, WAIT);
+		ls_mcs_link(pred, n, WAIT);
+		go = ls_mcs_await(n, WAIT);
 	}
 	if (go != GO_GLOBAL) {
 		global_acquire(l);
@@ -164,33 +147,16 @@ static int cbm_trylock(void *state)
 }
 
 /* Hands the local lock of s on from n with `go`, or empties the queue. */
-static void local_release(struct local *s, struct node *n, uint32_t go)
+static void local_release(struct local *s, struct ls_mcs_node *n, uint32_t go)
 {
-	struct node *expected = n;
-	/* (D) acquire: pairs with (C) */
-	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
-		LS_INJECT();
-		/* release: pairs with the acquire of the next swap that reads
-		 * NULL */
-		if (atomic_compare_exchange_strong_explicit(&s->tail, &expected, NULL, memory_order_release,
-							    memory_order_relaxed)) {
-			ls_node_free(n);
-			return;
-		}
-		/* (D) acquire: pairs with (C); a successor is linking in */
-		ls_wait_while_eq(&n->linked, 0);
-	}
-	struct node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
-	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	ls_word_publish(&next->status, go);
+	ls_mcs_release(&s->tail, n, go);
 	ls_node_free(n);
 }
 
 static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct head *h)
 {
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
-	struct node *n = h->node;
+	struct ls_mcs_node *n = h->node;
 	/* Cohort detection: a successor has swapped itself in behind n. */
 	if (atomic_load_explicit(&s->tail, memory_order_relaxed) != n && h->passes < ls_cohort_passes) {
 		h->passes++;

@@ -9,26 +9,28 @@
  * eventually handed to the secondary queue). Not in ../shared/papers;
  * written from the paper's description.
  *
- * The queue is mcs.c's, with three more fields in the node. A releaser
- * looks for a successor of its own cluster in the main queue, moves the
- * waiters it passes over to the end of the secondary queue, and hands the
- * lock to it together with the secondary queue (its head travels with the
- * lock, in the new holder's node; its tail is kept in its head node). If
- * there is none, or after LOCKSWAP_COHORT_PASSES consecutive local
- * hand-offs, the lock goes to the other clusters: to the head of the
- * secondary queue, with the rest of the main queue spliced after its tail.
- * The paper decides the latter by a pseudo-random draw (a hand-off stays
- * local with a probability just below 1); here it is a count, so that the
- * bound is exact and testable: a holder that has reached it, with an empty
- * secondary queue, skips its own cluster's waiters (into the secondary
- * queue) to reach one of another cluster. Only the lock holder touches the
- * secondary queue. The state stays two words: nothing per cluster.
+ * The queue is mcs_core.h's (the MCS queue every MCS-based lock shares), with
+ * more fields in the node. A releaser looks for a successor of its own
+ * cluster in the main queue, moves the waiters it passes over to the end of
+ * the secondary queue, and hands the lock to it together with the secondary
+ * queue (its head travels with the lock, in the new holder's node; its tail
+ * is kept in its head node). If there is none, or after
+ * LOCKSWAP_COHORT_PASSES consecutive local hand-offs, the lock goes to the
+ * other clusters: to the head of the secondary queue, with the rest of the
+ * main queue spliced after its tail. The paper decides the latter by a
+ * pseudo-random draw (a hand-off stays local with a probability just below
+ * 1); here it is a count, so that the bound is exact and testable: a holder
+ * that has reached it, with an empty secondary queue, skips its own cluster's
+ * waiters (into the secondary queue) to reach one of another cluster. Only
+ * the lock holder touches the secondary queue. The state stays two words:
+ * nothing per cluster.
  *
  *	state:	tail, holder			as mcs.c
- *	node:	status		1: wait; 0: the lock is yours
- *		linked, next	as mcs.c: the successor sets next, then
+ *	node:	q.status	1: wait; 0: the lock is yours
+ *		q.linked, q.next  mcs_core.h's: the successor sets next, then
  *				linked = 1 (its last access to this node)
  *		cluster		the owner's cluster, written before it enqueues
+ *				(by trylock: once it holds the lock)
  *		passes		with the lock: consecutive local hand-offs
  *		sec_head	with the lock: the secondary queue, or NULL
  *		sec_tail	in the secondary queue's head: its tail
@@ -52,51 +54,43 @@
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
+#include "queue/mcs_core.h"
 #include "wait.h"
 
+enum { GRANTED = 0, WAITING = 1 };
+
 struct node {
-	_Atomic uint32_t status;
-	_Atomic uint32_t linked;
+	struct ls_mcs_node q; /* first: a queue node is a struct node */
 	uint32_t cluster;
 	uint32_t passes;
-	struct node *_Atomic next;
 	struct node *sec_head;
 	struct node *sec_tail;
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
 struct cna {
-	struct node *_Atomic tail;
+	struct ls_mcs_node *_Atomic tail;
 	struct node *holder;
 };
 _Static_assert(sizeof(struct cna) <= LS_INLINE_STATE, "inline state");
 
-static __attribute__((noinline)) void cna_wait(struct cna *l, struct node *n, struct node *pred)
+static inline struct node *node_of(struct ls_mcs_node *q)
 {
-	atomic_store_explicit(&n->status, 1, memory_order_relaxed);
-	LS_INJECT();
-	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
-	LS_INJECT();
-	/* (C) release: publishes next, status and cluster to the releaser's
-	 * (D). Our last access to pred. */
-	ls_word_publish(&pred->linked, 1);
-	LS_INJECT();
-	/* (A) acquire: pairs with (B) in hand(); passes and sec_head were
-	 * written before it */
-	ls_wait_while_eq(&n->status, 1);
+	return (struct node *)q;
+}
+
+static __attribute__((noinline)) void cna_wait(struct cna *l, struct node *n, struct ls_mcs_node *pred)
+{
+	ls_mcs_link(pred, &n->q, WAITING);
+	/* passes and sec_head were written before the grant */
+	ls_mcs_await(&n->q, WAITING);
 	l->holder = n;
 }
 
 static inline __attribute__((always_inline)) void cna_acquire(struct cna *l, struct node *n, unsigned c)
 {
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	n->cluster = c;
-	LS_INJECT();
-	/* release: a successor that gets n from its swap sees the stores
-	 * above; acquire: pairs with the release CAS of a releaser when we get
-	 * NULL. */
-	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	struct ls_mcs_node *pred = ls_mcs_enqueue(&l->tail, &n->q);
 	if (LS_UNLIKELY(pred != NULL)) {
 		cna_wait(l, n, pred); /* a tail call: the fast path stays a leaf */
 		return;
@@ -128,21 +122,13 @@ static void cna_lock(void *state)
 static int cna_trylock(void *state)
 {
 	struct cna *l = state;
-	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+	struct node *n = node_of(ls_mcs_trylock(&l->tail));
+	if (!n)
 		return EBUSY;
-	struct node *n = ls_node_alloc(), *expected = NULL;
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	/* Only the holder reads these: nobody walks to the holder's node. */
 	n->cluster = ls_cluster();
 	n->passes = 0;
 	n->sec_head = NULL;
-	LS_INJECT();
-	/* as the exchange in cna_acquire */
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
-						     memory_order_relaxed)) {
-		ls_node_free(n);
-		return EBUSY;
-	}
 	l->holder = n;
 	return 0;
 }
@@ -152,18 +138,21 @@ static void hand(struct node *x, struct node *sec, uint32_t passes)
 {
 	x->sec_head = sec;
 	x->passes = passes;
-	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	ls_word_publish(&x->status, 0);
+	ls_mcs_grant(&x->q, GRANTED);
 }
 
-/* The successor of m in the main queue if m's link is complete, else NULL.
- * (D) acquire: pairs with (C). */
+/* The successor of m in the main queue if m's link is complete, else NULL. */
 static inline struct node *linked_next(struct node *m)
 {
-	if ((atomic_load_explicit(&m->linked, memory_order_acquire) & ~LS_PARKED) == 0)
-		return NULL;
-	return atomic_load_explicit(&m->next, memory_order_relaxed);
+	return node_of(ls_mcs_linked_next(&m->q));
+}
+
+/* Makes x the successor of m, linked (holder only: a run of the secondary
+ * queue or a splice of it, whose owners only watch `status`). */
+static void set_next(struct node *m, struct node *x)
+{
+	atomic_store_explicit(&m->q.next, &x->q, memory_order_relaxed);
+	atomic_store_explicit(&m->q.linked, 1, memory_order_relaxed);
 }
 
 /* Moves the main-queue run first..last (linked) to the end of the
@@ -171,15 +160,12 @@ static inline struct node *linked_next(struct node *m)
  * the run is complete, so nobody else writes these next/linked fields. */
 static void to_secondary(struct node **sh, struct node *first, struct node *last)
 {
-	atomic_store_explicit(&last->next, NULL, memory_order_relaxed);
-	atomic_store_explicit(&last->linked, 0, memory_order_relaxed);
-	if (*sh) {
-		struct node *st = (*sh)->sec_tail;
-		atomic_store_explicit(&st->next, first, memory_order_relaxed);
-		atomic_store_explicit(&st->linked, 1, memory_order_relaxed);
-	} else {
+	atomic_store_explicit(&last->q.next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&last->q.linked, 0, memory_order_relaxed);
+	if (*sh)
+		set_next((*sh)->sec_tail, first);
+	else
 		*sh = first;
-	}
 	(*sh)->sec_tail = last;
 }
 
@@ -199,12 +185,9 @@ static struct node *find(struct node **sh, struct node *succ, uint32_t cluster, 
 	return NULL;
 }
 
-static __attribute__((noinline)) void cna_handover(struct cna *l, struct node *n)
+static __attribute__((noinline)) void cna_handover(struct node *n)
 {
-	LS_INJECT();
-	/* (D) acquire: pairs with (C); a successor is linking in */
-	ls_wait_while_eq(&n->linked, 0);
-	struct node *succ = atomic_load_explicit(&n->next, memory_order_relaxed), *sh = n->sec_head, *x;
+	struct node *succ = node_of(ls_mcs_successor(&n->q)), *sh = n->sec_head, *x;
 	LS_INJECT();
 	if (n->passes < ls_cohort_passes) {
 		if ((x = find(&sh, succ, n->cluster, true)) != NULL) {
@@ -223,57 +206,49 @@ static __attribute__((noinline)) void cna_handover(struct cna *l, struct node *n
 	}
 	if (sh) {
 		/* Flush: the oldest skipped waiter first, then the main queue. */
-		struct node *st = sh->sec_tail;
-		atomic_store_explicit(&st->next, succ, memory_order_relaxed);
-		atomic_store_explicit(&st->linked, 1, memory_order_relaxed);
+		set_next(sh->sec_tail, succ);
 		hand(sh, NULL, 0);
 	} else {
 		hand(succ, NULL, 0); /* of another cluster: none of ours was linked */
 	}
 done:
 	ls_node_free(n);
-	(void)l;
 }
 
 static __attribute__((noinline)) void cna_unlock_slow(struct cna *l, struct node *n)
 {
-	struct node *sh = n->sec_head, *expected = n;
-	if (sh && (atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
+	struct node *sh = n->sec_head;
+	struct ls_mcs_node *expected = &n->q;
+	/* (D) acquire: pairs with (C) in ls_mcs_link */
+	if (sh && (atomic_load_explicit(&n->q.linked, memory_order_acquire) & ~LS_PARKED) == 0) {
 		/* No successor in the main queue: the secondary queue becomes
 		 * the main queue (its tail has next == NULL, linked == 0). */
 		struct node *st = sh->sec_tail;
 		LS_INJECT();
 		/* release: pairs with the acquire of the swap that gets st */
-		if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, st, memory_order_acq_rel,
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, &st->q, memory_order_acq_rel,
 							    memory_order_relaxed)) {
 			hand(sh, NULL, 0);
 			ls_node_free(n);
 			return;
 		}
 	}
-	cna_handover(l, n);
+	cna_handover(n);
 }
 
 static void cna_unlock(void *state)
 {
 	struct cna *l = state;
-	struct node *n = l->holder, *expected = n;
+	struct node *n = l->holder;
 	if (LS_UNLIKELY(n->sec_head != NULL)) {
 		cna_unlock_slow(l, n);
 		return;
 	}
-	/* (D) acquire: pairs with (C) */
-	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0)) {
-		LS_INJECT();
-		/* No successor: empty the queue. release: pairs with the acquire
-		 * of the next swap or CAS that reads NULL. */
-		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
-			&l->tail, &expected, NULL, memory_order_release, memory_order_relaxed))) {
-			ls_node_free(n);
-			return;
-		}
+	if (LS_LIKELY(ls_mcs_leave(&l->tail, &n->q))) {
+		ls_node_free(n);
+		return;
 	}
-	cna_handover(l, n);
+	cna_handover(n);
 }
 
 static const struct ls_param cna_params[] = {LS_COHORT_PASSES_PARAM, {0}};

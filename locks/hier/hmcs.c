@@ -8,17 +8,17 @@
  * properties). Not in ../shared/papers; written from the paper's
  * description.
  *
- * A tree of MCS locks: one per cluster (the leaves), one per group if the
- * topology has a middle level (topo.h), and the root. A thread enqueues
- * its own node at its cluster's leaf. At the head of a level's queue (no
- * predecessor, or handed the level with ACQUIRE_PARENT) it acquires the
- * parent level with the level's own node (one per tree node, embedded in
- * its line), and so on up to the root; handed the level with a count, the
- * levels above are held already. To release a level, a holder whose count
- * is at most the level's pass bound and whose node has a linked successor
- * hands it the level with the count plus one (the parents stay held, by
- * the level's node); otherwise it releases the parent level first, then
- * hands its successor the level with ACQUIRE_PARENT (or empties the
+ * A tree of MCS locks (mcs_core.h's queue): one per cluster (the leaves), one
+ * per group if the topology has a middle level (topo.h), and the root. A
+ * thread enqueues its own node at its cluster's leaf. At the head of a
+ * level's queue (no predecessor, or handed the level with ACQUIRE_PARENT) it
+ * acquires the parent level with the level's own node (one per tree node,
+ * embedded in its line), and so on up to the root; handed the level with a
+ * count, the levels above are held already. To release a level, a holder
+ * whose count is at most the level's pass bound and whose node has a linked
+ * successor hands it the level with the count plus one (the parents stay
+ * held, by the level's node); otherwise it releases the parent level first,
+ * then hands its successor the level with ACQUIRE_PARENT (or empties the
  * queue). Bounds: LOCKSWAP_COHORT_PASSES at the clusters,
  * LOCKSWAP_HMCS_GROUP_PASSES at the groups. Every level's queue is FIFO.
  *
@@ -49,7 +49,7 @@
  *				yours, the parents held), ACQUIRE_PARENT (climb
  *				with q[cur]) or QUEUED (q[cur] is queued at
  *				the parent: wait on it)
- *		linked, next	as mcs.c
+ *		linked, next	mcs_core.h's
  *	(bit 31 of status and linked is LS_PARKED)
  *
  * Nodes: the leaf node is ls_node_alloc'ed per acquisition and freed by the
@@ -77,6 +77,7 @@
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
+#include "queue/mcs_core.h"
 #include "ticket_word.h"
 #include "wait.h"
 
@@ -86,36 +87,32 @@
 #define COHORT_START 1u
 #define MAX_LEVELS 2 /* below the root */
 
-struct node {
-	_Atomic uint32_t status;
-	_Atomic uint32_t linked;
-	struct node *_Atomic next;
-};
-_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+_Static_assert(sizeof(struct ls_mcs_node) <= LS_NODE_SIZE - 8,
+	       "the pool links free nodes in the last 8 bytes");
 
 /* A level of the tree below the root. */
 struct level {
-	struct node *_Atomic tail;
-	struct node q[2]; /* this level's nodes in its parent's queue */
-	uint32_t cur;	  /* the one in use; the level's holder's */
-	char pad[LS_CACHELINE - sizeof(void *) - 2 * sizeof(struct node) - 4];
+	struct ls_mcs_node *_Atomic tail;
+	struct ls_mcs_node q[2]; /* this level's nodes in its parent's queue */
+	uint32_t cur;		 /* the one in use; the level's holder's */
+	char pad[LS_CACHELINE - sizeof(void *) - 2 * sizeof(struct ls_mcs_node) - 4];
 };
 _Static_assert(sizeof(struct level) == LS_CACHELINE, "one line per tree node");
 
 struct head {
 	struct ls_hier_head h;
-	struct node *holder;
+	struct ls_mcs_node *holder;
 	uint32_t cluster;
 	uint32_t fast;
-	struct node fastq;	     /* the fast path's node at the root */
+	struct ls_mcs_node fastq;    /* the fast path's node at the root */
 	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last use */
 };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
 
 struct hmcs {
 	union {
-		struct node *_Atomic root; /* with a block */
-		_Atomic uint64_t tkt;	   /* with the marker `flat` */
+		struct ls_mcs_node *_Atomic root; /* with a block */
+		_Atomic uint64_t tkt;		  /* with the marker `flat` */
 	};
 	ls_hier_lines_t lines;
 };
@@ -135,44 +132,31 @@ struct path {
 
 static uint64_t group_passes = 64;
 
-/* Enqueues n on tail without waiting; true if the queue was empty (n is
- * at its head and holds the level). */
-static bool arrive(struct node *_Atomic *tail, struct node *n)
+/* Enqueues n on tail and links it; true if the queue was empty (n is at
+ * its head and holds the level), false if n must wait (await). */
+static bool arrive(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	atomic_store_explicit(&n->status, WAIT, memory_order_relaxed);
-	LS_INJECT();
-	/* release: a successor that gets n from its swap sees the stores
-	 * above; acquire: pairs with the release CAS in hand_on when we get
-	 * NULL */
-	struct node *pred = atomic_exchange_explicit(tail, n, memory_order_acq_rel);
+	struct ls_mcs_node *pred = ls_mcs_enqueue(tail, n);
 	if (!pred)
 		return true;
-	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
-	LS_INJECT();
-	/* (C) release: publishes next to the releaser's (D). Our last access
-	 * to pred. */
-	ls_word_publish(&pred->linked, 1);
+	ls_mcs_link(pred, n, WAIT);
 	return false;
 }
 
 /* Waits for n's turn; returns the status it was handed. */
-static uint32_t await(struct node *n)
+static uint32_t await(struct ls_mcs_node *n)
 {
-	LS_INJECT();
-	/* (A) acquire: pairs with (B) in hand_on and pass */
-	return ls_wait_while_eq(&n->status, WAIT);
+	return ls_mcs_await(n, WAIT);
 }
 
-static inline struct node *_Atomic *tail_of(struct hmcs *l, const struct path *p, unsigned i)
+static inline struct ls_mcs_node *_Atomic *tail_of(struct hmcs *l, const struct path *p, unsigned i)
 {
 	return i == p->n ? &l->root : &p->lv[i]->tail;
 }
 
 /* n has been handed level i with status st: climb to the root, unless
  * the levels above are held already (a count). */
-static void climb(struct hmcs *l, const struct path *p, unsigned i, struct node *n, uint32_t st)
+static void climb(struct hmcs *l, const struct path *p, unsigned i, struct ls_mcs_node *n, uint32_t st)
 {
 	for (; i < p->n; i++) {
 		if (st != COHORT_START && st != ACQUIRE_PARENT && st != QUEUED)
@@ -187,49 +171,24 @@ static void climb(struct hmcs *l, const struct path *p, unsigned i, struct node 
 	}
 }
 
-/* Hands the queue on from n with status `go`, or empties it. */
-static void hand_on(struct node *_Atomic *tail, struct node *n, uint32_t go)
-{
-	struct node *expected = n;
-	/* (D) acquire: pairs with (C) */
-	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
-		LS_INJECT();
-		/* release: pairs with the acquire of the next swap that reads
-		 * NULL */
-		if (atomic_compare_exchange_strong_explicit(tail, &expected, NULL, memory_order_release,
-							    memory_order_relaxed))
-			return;
-		/* (D) acquire: pairs with (C); a successor is linking in */
-		ls_wait_while_eq(&n->linked, 0);
-	}
-	struct node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
-	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	ls_word_publish(&next->status, go);
-}
-
 /* Releases level i, held by n. */
-static void release(struct hmcs *l, const struct path *p, unsigned i, struct node *n)
+static void release(struct hmcs *l, const struct path *p, unsigned i, struct ls_mcs_node *n)
 {
 	if (i == p->n) {
-		hand_on(&l->root, n, COHORT_START);
+		ls_mcs_release(&l->root, n, COHORT_START);
 		return;
 	}
 	struct level *t = p->lv[i];
 	uint32_t cur = atomic_load_explicit(&n->status, memory_order_relaxed) & ~LS_PARKED;
-	/* (D) acquire: pairs with (C) */
-	bool succ = (atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) != 0;
-	struct node *next = succ ? atomic_load_explicit(&n->next, memory_order_relaxed) : NULL;
-	if (succ && cur <= (i == 0 ? ls_cohort_passes : group_passes)) {
-		LS_INJECT();
-		/* (B) release: pairs with (A); the parents stay held */
-		ls_word_publish(&next->status, cur + 1);
+	struct ls_mcs_node *next = ls_mcs_linked_next(n);
+	if (next && cur <= (i == 0 ? ls_cohort_passes : group_passes)) {
+		ls_mcs_grant(next, cur + 1); /* the parents stay held */
 		return;
 	}
-	struct node *held = &t->q[t->cur];
-	if (!succ) {
+	struct ls_mcs_node *held = &t->q[t->cur];
+	if (!next) {
 		release(l, p, i + 1, held);
-		hand_on(&t->tail, n, ACQUIRE_PARENT);
+		ls_mcs_release(&t->tail, n, ACQUIRE_PARENT);
 		return;
 	}
 	/* The bound, with a successor: queue the cohort at the parent again
@@ -240,9 +199,7 @@ static void release(struct hmcs *l, const struct path *p, unsigned i, struct nod
 	arrive(tail_of(l, p, i + 1), &t->q[x]); /* behind `held` at least: never empty */
 	release(l, p, i + 1, held);
 	t->cur = x;
-	LS_INJECT();
-	/* (B) release: pairs with (A); publishes cur */
-	ls_word_publish(&next->status, QUEUED);
+	ls_mcs_grant(next, QUEUED); /* (B) publishes cur */
 }
 
 /* The path of cluster c. */
@@ -265,7 +222,7 @@ static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct path p;
 	path_of(h, c, &p);
-	struct node *n = ls_node_alloc();
+	struct ls_mcs_node *n = ls_node_alloc();
 	climb(l, &p, 0, n, arrive(&p.lv[0]->tail, n) ? COHORT_START : await(n));
 	h->holder = n;
 	h->cluster = c;
@@ -278,19 +235,14 @@ static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head
  * the root with, and its successor may be linking into. */
 static inline bool fast_try(struct hmcs *l, struct head *h)
 {
-	struct node *expected = NULL, *n = &h->fastq;
+	struct ls_mcs_node *n = &h->fastq;
 	uint32_t free = 0;
 	if (atomic_load_explicit(&l->root, memory_order_relaxed) != NULL ||
 	    /* acquire: pairs with the release in fast_done */
 	    !atomic_compare_exchange_strong_explicit(&h->fastq_busy, &free, 1, memory_order_acquire,
 						     memory_order_relaxed))
 		return false;
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	LS_INJECT();
-	/* as the exchange in arrive */
-	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, n, memory_order_acq_rel,
-							      memory_order_relaxed))) {
+	if (LS_LIKELY(ls_mcs_try_enqueue(&l->root, n))) {
 		h->fast = 1;
 		return true;
 	}
@@ -324,7 +276,7 @@ static int hmcs_trylock(void *state)
 
 static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct head *h)
 {
-	struct node *n = h->holder;
+	struct ls_mcs_node *n = h->holder;
 	struct path p;
 	path_of(h, h->cluster, &p);
 	release(l, &p, 0, n);
@@ -339,7 +291,7 @@ static __attribute__((noinline)) void hmcs_unlock_handon(struct hmcs *l, struct 
 		ls_ticket64_release(&l->tkt);
 		return;
 	}
-	hand_on(&l->root, &h->fastq, COHORT_START);
+	ls_mcs_release(&l->root, &h->fastq, COHORT_START);
 	fast_done(h);
 }
 
@@ -352,11 +304,8 @@ static void hmcs_unlock(void *state)
 		hmcs_unlock_tree(l, h);
 		return;
 	}
-	struct node *n = &h->fastq, *expected = n;
-	/* (D) acquire: pairs with (C). 1 in the marker: no CAS of its word. */
-	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0) &&
-	    LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, NULL, memory_order_release,
-							      memory_order_relaxed))) {
+	/* The marker's fastq has linked == 1: no CAS of its word. */
+	if (LS_LIKELY(ls_mcs_leave(&l->root, &h->fastq))) {
 		fast_done(h);
 		return;
 	}

@@ -28,23 +28,23 @@
  *
  *	state:	tail	last node of the MCS chain, NULL when free and no waiters
  *		holder	the holder's node, for unlock (another thread may unlock)
- *	node:	locked	WAITING on the chain, PASSIVE (culled), 0 granted
- *			(| LS_PARKED: its owner sleeps on it)
- *		linked	0 until the successor has set `next` (MCS, see mcs.c)
- *		next	successor on the chain
+ *	node:	q	the MCS queue's node (mcs_core.h): q.status is
+ *			WAITING on the chain, PASSIVE (culled), 0 granted
+ *			(| LS_PARKED: its owner sleeps on it); q.linked and
+ *			q.next link the chain
  *		ps_head, ps_tail	the passive set (valid in the holder's node)
  *		ps_prev, ps_next	its links in the passive set
  *
- * Transitions of locked: WAITING -> 0 (granted from the chain), WAITING ->
+ * Transitions of status: WAITING -> 0 (granted from the chain), WAITING ->
  * PASSIVE (culled by a releaser), PASSIVE -> 0 (re-admitted: granted).
  * Nodes: ls_node_alloc per acquisition; each node is freed by the thread
  * that releases the lock it held, after the hand-over (as in mcs.c). A
  * passive node belongs to its waiting owner; the holder only links it.
- * Waiting policy: chain waiters as in mcs.c; passive waiters sleep at once
- * under park (spin and yield under the other policies). A re-admission
- * hands the lock to a sleeper: its wake-up is in the critical path (waking
- * it ahead, when the chain behind the new holder is empty, was measured and
- * did not help: results/oversub). Not FIFO.
+ * Waiting policy: chain waiters as in mcs.c (mcs_core.h); passive waiters
+ * sleep at once under park (spin and yield under the other policies). A
+ * re-admission hands the lock to a sleeper: its wake-up is in the critical
+ * path (waking it ahead, when the chain behind the new holder is empty, was
+ * measured and did not help: results/oversub). Not FIFO.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -53,21 +53,20 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "queue/mcs_core.h"
 #include "wait.h"
 
 enum { GRANTED = 0, WAITING = 1, PASSIVE = 2 };
 
 struct node {
-	_Atomic uint32_t locked;
-	_Atomic uint32_t linked;
-	struct node *_Atomic next;
+	struct ls_mcs_node q;		/* first: a queue node is a struct node */
 	struct node *ps_head, *ps_tail; /* the passive set, in the holder's node */
 	struct node *ps_prev, *ps_next; /* this node's links in it */
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
 struct malthusian {
-	struct node *_Atomic tail;
+	struct ls_mcs_node *_Atomic tail;
 	struct node *holder;
 };
 _Static_assert(sizeof(struct malthusian) <= LS_INLINE_STATE, "inline state");
@@ -126,7 +125,7 @@ static void await_grant(struct node *n)
 	struct ls_spin s = LS_SPIN_INIT;
 	for (;;) {
 		/* (A) acquire: pairs with (B) in grant */
-		uint32_t v = atomic_load_explicit(&n->locked, memory_order_acquire);
+		uint32_t v = atomic_load_explicit(&n->q.status, memory_order_acquire);
 		if ((v & ~LS_PARKED) == GRANTED)
 			return;
 		LS_INJECT();
@@ -136,35 +135,25 @@ static void await_grant(struct node *n)
 		/* LS_PARKED protocol: the CAS orders us against the releaser's
 		 * exchange, which then sees the bit and wakes us */
 		if (!(v & LS_PARKED) &&
-		    !atomic_compare_exchange_strong_explicit(&n->locked, &v, v | LS_PARKED,
+		    !atomic_compare_exchange_strong_explicit(&n->q.status, &v, v | LS_PARKED,
 							     memory_order_acquire, memory_order_acquire))
 			continue;
-		ls_futex_wait(&n->locked, v | LS_PARKED, 0);
+		ls_futex_wait(&n->q.status, v | LS_PARKED, 0);
 		s = (struct ls_spin)LS_SPIN_INIT;
 	}
 }
 
-static __attribute__((noinline)) void malthusian_wait(struct malthusian *l, struct node *n, struct node *pred)
+static __attribute__((noinline)) void malthusian_wait(struct malthusian *l, struct node *n,
+						      struct ls_mcs_node *pred)
 {
-	atomic_store_explicit(&n->locked, WAITING, memory_order_relaxed);
-	LS_INJECT();
-	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
-	LS_INJECT();
-	/* (C) release: publishes next and our fields to the releaser's (D);
-	 * our last access to pred */
-	ls_word_publish(&pred->linked, 1);
+	ls_mcs_link(pred, &n->q, WAITING);
 	await_grant(n);
 	l->holder = n; /* ps_head/ps_tail were set by the granter */
 }
 
 static inline __attribute__((always_inline)) void acquire(struct malthusian *l, struct node *n)
 {
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	LS_INJECT();
-	/* release: a successor that gets n from its swap sees the stores above;
-	 * acquire: pairs with the release CAS in unlock when we get NULL */
-	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	struct ls_mcs_node *pred = ls_mcs_enqueue(&l->tail, &n->q);
 	if (LS_UNLIKELY(pred != NULL)) {
 		malthusian_wait(l, n, pred); /* a tail call: the fast path stays a leaf */
 		return;
@@ -191,18 +180,9 @@ static void malthusian_lock(void *state)
 static int malthusian_trylock(void *state)
 {
 	struct malthusian *l = state;
-	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+	struct node *n = (struct node *)ls_mcs_trylock(&l->tail);
+	if (!n)
 		return EBUSY;
-	struct node *n = ls_node_alloc(), *expected = NULL;
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	LS_INJECT();
-	/* as the exchange in acquire */
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
-						     memory_order_relaxed)) {
-		ls_node_free(n);
-		return EBUSY;
-	}
 	n->ps_head = n->ps_tail = NULL;
 	l->holder = n;
 	return 0;
@@ -215,10 +195,9 @@ static void grant(struct node *I, struct node *n)
 {
 	n->ps_head = I->ps_head;
 	n->ps_tail = I->ps_tail;
-	LS_INJECT();
-	/* (B) release: our critical section and the set happen before n's;
-	 * pairs with (A) */
-	ls_word_publish(&n->locked, GRANTED);
+	/* (B) in ls_mcs_grant: our critical section and the set happen before
+	 * n's; pairs with (A) in await_grant */
+	ls_mcs_grant(&n->q, GRANTED);
 }
 
 /* The chain is empty behind I but the passive set is not: re-admit its
@@ -226,11 +205,12 @@ static void grant(struct node *I, struct node *n)
  * newcomer joined the chain meanwhile. */
 static bool readmit(struct malthusian *l, struct node *I)
 {
-	struct node *p = I->ps_tail, *e = I;
-	atomic_store_explicit(&p->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&p->next, NULL, memory_order_relaxed);
+	struct node *p = I->ps_tail;
+	struct ls_mcs_node *e = &I->q;
+	atomic_store_explicit(&p->q.linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->q.next, NULL, memory_order_relaxed);
 	/* release: a newcomer that swaps p out of tail sees the stores above */
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &e, p, memory_order_acq_rel,
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &e, &p->q, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return false;
 	ps_remove(I, p);
@@ -240,35 +220,31 @@ static bool readmit(struct malthusian *l, struct node *I)
 
 static __attribute__((noinline)) void malthusian_release(struct malthusian *l, struct node *I)
 {
-	if ((atomic_load_explicit(&I->linked, memory_order_acquire) & ~LS_PARKED) == 0) {
-		struct node *e = I;
+	/* Without a passive set we are here because a successor has linked or
+	 * swapped itself in (unlock's CAS failed: the tail never comes back to
+	 * I), so only a holder with passive waiters may find the chain empty. */
+	if (I->ps_head && !ls_mcs_linked_next(&I->q)) {
 		LS_INJECT();
-		if (I->ps_head ? readmit(l, I)
-			       : atomic_compare_exchange_strong_explicit(
-				     &l->tail, &e, NULL, memory_order_release, memory_order_relaxed)) {
+		if (readmit(l, I)) {
 			ls_node_free(I);
 			return;
 		}
 	}
-	LS_INJECT();
-	/* (D) acquire: pairs with (C); a successor is linking in */
-	ls_wait_while_eq(&I->linked, 0);
-	struct node *s = atomic_load_explicit(&I->next, memory_order_relaxed);
+	struct node *s = (struct node *)ls_mcs_successor(&I->q), *t;
 	if (I->ps_head && trial()) {
 		/* Long-term fairness: the eldest passive waiter goes first,
 		 * with the chain behind it. */
 		struct node *p = I->ps_head;
 		ps_remove(I, p);
-		atomic_store_explicit(&p->next, s, memory_order_relaxed);
-		atomic_store_explicit(&p->linked, 1, memory_order_relaxed);
+		atomic_store_explicit(&p->q.next, &s->q, memory_order_relaxed);
+		atomic_store_explicit(&p->q.linked, 1, memory_order_relaxed);
 		grant(I, p);
-	} else if ((atomic_load_explicit(&s->linked, memory_order_acquire) & ~LS_PARKED) == 1) {
+	} else if ((t = (struct node *)ls_mcs_linked_next(&s->q)) != NULL) {
 		/* (D) on s: its successor t has linked in, so s is surplus:
 		 * cull it to the passive set, grant t. t never touches s again
 		 * (its link was its last access); s's owner keeps waiting. */
-		struct node *t = atomic_load_explicit(&s->next, memory_order_relaxed);
 		ps_push(I, s);
-		atomic_fetch_add_explicit(&s->locked, PASSIVE - WAITING, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->q.status, PASSIVE - WAITING, memory_order_relaxed);
 		grant(I, t);
 	} else {
 		grant(I, s);
@@ -279,14 +255,9 @@ static __attribute__((noinline)) void malthusian_release(struct malthusian *l, s
 static void malthusian_unlock(void *state)
 {
 	struct malthusian *l = state;
-	struct node *I = l->holder, *e = I;
-	/* No successor and no passive waiter: empty the chain. (D) acquire:
-	 * pairs with (C); release: pairs with the acquire of the next swap or
-	 * CAS that reads NULL. */
-	if (LS_LIKELY((atomic_load_explicit(&I->linked, memory_order_acquire) & ~LS_PARKED) == 0 &&
-		      !I->ps_head &&
-		      atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_release,
-							      memory_order_relaxed))) {
+	struct node *I = l->holder;
+	/* No successor and no passive waiter: empty the chain. */
+	if (LS_LIKELY(!I->ps_head && ls_mcs_leave(&l->tail, &I->q))) {
 		ls_node_free(I);
 		return;
 	}

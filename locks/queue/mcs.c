@@ -9,26 +9,19 @@
  * swings the tail back to NULL with a CAS; if that fails a successor is
  * between its swap and its link, and unlock waits for the link. FIFO.
  *
- *	state:	tail	last node enqueued, NULL when free with no waiters
+ *	state:	tail	the queue (mcs_core.h), NULL when free with no waiters
  *		holder	the holder's node, for unlock (which may run on
  *			another thread)
- *	node:	locked	1 while its owner waits; 0 once handed the lock
- *		linked	0 until the successor has set `next`, then 1
- *		next	the successor's node
- *	(bit 31 of locked and linked is LS_PARKED: someone sleeps on it)
+ *	node:	mcs_core.h's; status 1 while its owner waits, 0 once
+ *		handed the lock
  *
- * `linked` is what the book's "while (qnode.next == null) {}" becomes: a
- * 32-bit word, so the releaser can wait for a slow (or preempted) successor
- * under the waiting policy, sleeping on a futex under park. The successor
- * writes `next`, then publishes linked = 1; that is its last access to the
- * predecessor's node, and the releaser reads `next` only after seeing
- * linked == 1, so the releaser may then free its node without a late write
- * landing on it (a late futex wake is only a spurious wake-up: type-stable
- * memory).
+ * The queue itself (enqueue, link, wait, hand-over, the wait for a
+ * successor between its swap and its link) is mcs_core.h's, shared with
+ * the other locks built on an MCS chain; this file is the lock around it.
  *
  * Nodes: ls_node_alloc on each acquisition; each node is freed by the thread
  * that releases the lock it held (unlock), after the hand-over or the CAS.
- * Waiting policy: ls_wait_while_eq / ls_word_publish on locked and linked,
+ * Waiting policy: ls_wait_while_eq / ls_word_publish on status and linked,
  * one waiter per word; a thread that waited for the lock wakes its linked
  * successor as soon as it acquires, if it sleeps (ls_word_prewake: the
  * wake-up overlaps the critical section). No native timeout.
@@ -39,51 +32,38 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "queue/mcs_core.h"
 #include "wait.h"
 
-struct node {
-	_Atomic uint32_t locked;
-	_Atomic uint32_t linked;
-	struct node *_Atomic next;
-};
-_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+enum { GRANTED = 0, WAITING = 1 };
+
+_Static_assert(sizeof(struct ls_mcs_node) <= LS_NODE_SIZE - 8,
+	       "the pool links free nodes in the last 8 bytes");
 
 struct mcs {
-	struct node *_Atomic tail;
-	struct node *holder;
+	struct ls_mcs_node *_Atomic tail;
+	struct ls_mcs_node *holder;
 };
 _Static_assert(sizeof(struct mcs) <= LS_INLINE_STATE, "inline state");
 
 /* Contended acquisition: link behind pred, wait, then own. */
-static __attribute__((noinline)) void mcs_wait(struct mcs *l, struct node *n, struct node *pred)
+static __attribute__((noinline)) void mcs_wait(struct mcs *l, struct ls_mcs_node *n, struct ls_mcs_node *pred)
 {
-	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
-	LS_INJECT();
-	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
-	LS_INJECT();
-	/* (C) release: publishes next and n->locked == 1 to the releaser's (D).
-	 * Our last access to pred. */
-	ls_word_publish(&pred->linked, 1);
-	LS_INJECT();
-	/* (A) acquire: pairs with (B) in mcs_unlock */
-	ls_wait_while_eq(&n->locked, 1);
+	ls_mcs_link(pred, n, WAITING);
+	ls_mcs_await(n, WAITING);
 	l->holder = n;
 	/* Keep the next waiter awake (wait.h): if our successor has linked
 	 * and sleeps, wake it now, so that its wake-up overlaps our critical
-	 * section. (D) acquire: pairs with (C). */
-	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 1)
-		ls_word_prewake(&atomic_load_explicit(&n->next, memory_order_relaxed)->locked);
+	 * section. */
+	struct ls_mcs_node *next = ls_mcs_linked_next(n);
+	if (next)
+		ls_word_prewake(&next->status);
 }
 
 /* Enqueue n; returns with the lock held. */
-static inline __attribute__((always_inline)) void mcs_acquire(struct mcs *l, struct node *n)
+static inline __attribute__((always_inline)) void mcs_acquire(struct mcs *l, struct ls_mcs_node *n)
 {
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	LS_INJECT();
-	/* release: a successor that gets n from its swap sees the stores above;
-	 * acquire: pairs with the release CAS in mcs_unlock when we get NULL. */
-	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	struct ls_mcs_node *pred = ls_mcs_enqueue(&l->tail, n);
 	if (LS_UNLIKELY(pred != NULL)) {
 		mcs_wait(l, n, pred); /* a tail call: the fast path stays a leaf */
 		return;
@@ -111,48 +91,27 @@ static void mcs_lock(void *state)
 static int mcs_trylock(void *state)
 {
 	struct mcs *l = state;
-	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+	struct ls_mcs_node *n = ls_mcs_trylock(&l->tail);
+	if (!n)
 		return EBUSY;
-	struct node *n = ls_node_alloc(), *expected = NULL;
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
-	LS_INJECT();
-	/* as the exchange in mcs_lock */
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
-						     memory_order_relaxed)) {
-		ls_node_free(n);
-		return EBUSY;
-	}
 	l->holder = n;
 	return 0;
 }
 
-static __attribute__((noinline)) void mcs_handover(struct node *n)
+/* A successor has linked or is linking in: hand the lock to it. */
+static __attribute__((noinline)) void mcs_handover(struct ls_mcs_node *n)
 {
-	LS_INJECT();
-	/* (D) acquire: pairs with (C); a successor is linking in */
-	ls_wait_while_eq(&n->linked, 0);
-	struct node *next = atomic_load_explicit(&n->next, memory_order_relaxed);
-	LS_INJECT();
-	/* (B) release: pairs with (A) */
-	ls_word_publish(&next->locked, 0);
+	ls_mcs_grant(ls_mcs_successor(n), GRANTED);
 	ls_node_free(n);
 }
 
 static void mcs_unlock(void *state)
 {
 	struct mcs *l = state;
-	struct node *n = l->holder, *expected = n;
-	/* (D) acquire: pairs with (C) */
-	if (LS_LIKELY(atomic_load_explicit(&n->linked, memory_order_acquire) == 0)) {
-		LS_INJECT();
-		/* No successor: empty the queue. release: pairs with the acquire
-		 * of the next swap or CAS that reads NULL. */
-		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
-			&l->tail, &expected, NULL, memory_order_release, memory_order_relaxed))) {
-			ls_node_free(n);
-			return;
-		}
+	struct ls_mcs_node *n = l->holder;
+	if (LS_LIKELY(ls_mcs_leave(&l->tail, n))) {
+		ls_node_free(n);
+		return;
 	}
 	mcs_handover(n);
 }
