@@ -7,7 +7,9 @@
 #   mcs-rw   FIFO: writers in arrival order, the readers between two
 #            writers together;
 #   c-rw-wp  writer preference, the readers' patience barrier, the cohort's
-#            locality on a fake topology (thread:2) and its pass bound;
+#            locality on a fake topology (thread:2) and its pass bound; with
+#            no address space left, no lines and no wait for memory
+#            (tests/unit/rw_nomem.c, for every rwlock with capability hier);
 #   bravo    a slow reader sets the bias, a writer revokes it and waits for
 #            the visible readers, a revocation that gives up leaves them to
 #            the next writer, and the bias comes back after the inhibition.
@@ -74,5 +76,14 @@ order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
     run timeout -k 5 "$TEST_TIMEOUT" "$REVOKE" -i "$inner"
     assert_success
     assert_output --partial "bravo_revoke: OK inner=$inner"
+  done
+}
+
+@test "c-rw-wp with no address space left: no lines, the global ticket lock and one inline indicator, nothing waits for memory; lines again after destroy" {
+  local a
+  for a in $("$LOCKSWAP" --names rwlock --cap hier); do
+    run timeout -k 5 "$TEST_TIMEOUT" "$UNIT/rw_nomem" -a "$a"
+    assert_success
+    assert_output --partial "every lock flat"
   done
 }
