@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "profile.h"
 #include "rwshim.h"
 #include "shim.h"
 #include "spin/spinlock.h"
@@ -28,7 +27,8 @@
 extern char **environ;
 
 struct ls_global ls_g = {.fast_kind = -1};
-struct ls_real ls_real;
+struct ls_glibc ls_real;
+int (*ls_real_setcanceltype)(int, int *);
 static bool verbose, stats;
 
 #define DEFAULT_ALGO "ttas"
@@ -67,7 +67,7 @@ static void resolve_glibc(void)
 	ls_real.cond_clockwait = real_sym("pthread_cond_clockwait", "GLIBC_2.34");
 	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
 	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
-	ls_real.setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
+	ls_real_setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
 	ls_rw_resolve_glibc();
 }
 
@@ -117,10 +117,12 @@ static void check_unknown_vars(void)
 		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
 		if (known_var(*e, len))
 			continue;
-		char list[1024];
+		/* every variable the library knows: with all the families'
+		 * tunables this is a few hundred bytes over 1 KiB */
+		char list[LS_SAY_MAX - 256];
 		size_t used = 0;
 		list[0] = '\0';
-		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
+		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0] && used < sizeof list; i++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
 						 own_vars[i]);
 		for (size_t i = 0; i < ls_option_count() && used < sizeof list; i++)
@@ -133,7 +135,7 @@ static void check_unknown_vars(void)
 					used +=
 					    (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
 		used = rw_list_params(list, used, sizeof list);
-		char msg[1400];
+		char msg[LS_SAY_MAX];
 		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
 		config_error(msg);
 	}
@@ -256,7 +258,7 @@ static void configure(void)
 	ls_g.trylock = ls_g.ext ? ls_ext_trylock : a->trylock;
 	ls_g.unlock = ls_g.ext ? ls_ext_unlock : a->unlock;
 	ls_g.timedlock = ls_timedlock_inline;
-	if (ls_profile_install(msg, sizeof msg)) /* LOCKSWAP_PROFILE: wraps the above */
+	if (ls_observe_setup(msg, sizeof msg)) /* the profiler may wrap the above */
 		config_error(msg);
 	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
 }

@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -170,8 +169,8 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
- * EINVAL. Through ls_g's operations, like the fast path (the profiler
- * wraps them). */
+ * EINVAL. Through ls_g's operations, like the fast path (an observer
+ * may wrap them). */
 static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
 							 const struct timed_arg *t)
 {
@@ -514,8 +513,8 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_init(mu);
+	if (LS_UNLIKELY(ls_events.init))
+		ls_events.init(LS_OBJ_MUTEX, mu);
 	return 0;
 }
 
@@ -546,8 +545,8 @@ static int destroy_mutex(struct ls_mutex *m)
 		}
 	}
 	m->kind = -1;
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_destroy((pthread_mutex_t *)m);
+	if (LS_UNLIKELY(ls_events.destroy))
+		ls_events.destroy(LS_OBJ_MUTEX, m);
 	return 0;
 }
 

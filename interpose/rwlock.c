@@ -631,8 +631,8 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 }
 
 LS_EXPORT
-    __attribute__((symver("pthread_rwlock_init@@GLIBC_2.34"), symver("pthread_rwlock_init@GLIBC_2.2.5"))) int
-    ls_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
+__attribute__((symver("pthread_rwlock_init@@GLIBC_2.34"), symver("pthread_rwlock_init@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 {
 	ls_ensure_init();
 	return LS_CANCEL_DEFERRED(init_rwlock(rw, attr));

@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "lock.h"
+#include "observe.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -71,6 +72,7 @@ _Static_assert(offsetof(struct ls_mutex, count) == offsetof(pthread_mutex_t, __d
 _Static_assert(offsetof(struct ls_mutex, owner) == offsetof(pthread_mutex_t, __data.__owner), "owner");
 _Static_assert(offsetof(struct ls_mutex, cond_users) == offsetof(pthread_mutex_t, __data.__nusers), "nusers");
 _Static_assert(offsetof(struct ls_mutex, alg) % 8 == 0, "state alignment");
+_Static_assert(offsetof(struct ls_mutex, alg) == LS_OBS_STATE_OFFSET, "observe.h");
 
 /* Header of an out-of-line state block; the state follows at +64. */
 struct ls_ext {
@@ -78,24 +80,11 @@ struct ls_ext {
 	char pad[LS_CACHELINE - sizeof(void *)];
 };
 
-/* glibc's functions, for the mutexes and condvars it keeps. */
-struct ls_real {
-	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
-	int (*mutex_destroy)(pthread_mutex_t *);
-	int (*mutex_lock)(pthread_mutex_t *);
-	int (*mutex_trylock)(pthread_mutex_t *);
-	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
-	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*mutex_unlock)(pthread_mutex_t *);
-	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
-	int (*cond_destroy)(pthread_cond_t *);
-	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*cond_signal)(pthread_cond_t *);
-	int (*cond_broadcast)(pthread_cond_t *);
-	int (*setcanceltype)(int, int *);
-};
+/* glibc's functions, for the mutexes and condvars it keeps (struct ls_glibc:
+ * an observer may wrap them, see observe.h), and glibc's
+ * pthread_setcanceltype (cancel.c, cond.c), which no observer sees. */
+extern struct ls_glibc ls_real;
+extern int (*ls_real_setcanceltype)(int, int *);
 
 /*
  * The configuration the entry points read, in one cache line. Until
@@ -111,15 +100,20 @@ struct ls_global {
 	void (*lock)(void *);
 	int (*trylock)(void *);
 	void (*unlock)(void *);
-	/* the slow path's timed attempt (ls_timedlock_inline); the profiler
-	 * wraps these four */
+	/* the slow path's timed attempt (ls_timedlock_inline); an observer
+	 * may wrap these four (observe.h) */
 	int (*timedlock)(void *, clockid_t, const struct timespec *);
 	const struct ls_algo *algo;
 	_Atomic int ready; /* 0 never, 1 in progress, 2 done */
 } __attribute__((aligned(LS_CACHELINE)));
 
 extern struct ls_global ls_g;
-extern struct ls_real ls_real;
+
+/* The observer's hooks (observe.h), NULL unless one was installed by
+ * ls_observe_setup(), which config.c calls once ls_g and ls_real are filled
+ * in and before they are published: 0, or -1 with one line in err. */
+extern struct ls_events ls_events;
+int ls_observe_setup(char *err, size_t errlen);
 
 void ls_init(void); /* idempotent, thread-safe */
 

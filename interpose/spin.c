@@ -5,16 +5,17 @@
  * algorithms of the family (LOCKSWAP_SPINALGO) are mutex algorithms whose
  * state fits it, or spin-only ones; the default, `pthread`, hands every
  * call to glibc. glibc 2.36's semantics:
- *   init     stores 0 (the unlocked state) and returns 0, whatever pshared
- *            says (glibc's word works across processes as it is; see
- *            README's Known limits for lockswap's algorithms under park);
+ *   init     stores the unlocked state (the algorithm's 0; glibc's is 1 on
+ *            x86-64) and returns 0, whatever pshared says (glibc's word
+ *            works across processes as it is; see README's Known limits
+ *            for lockswap's algorithms under park);
  *   destroy  returns 0 and changes nothing;
  *   lock     0; a second lock by the holder waits for ever, as in glibc;
  *   trylock  0 or EBUSY;
  *   unlock   0, by any thread; an unlock of a free spinlock leaves it free
  *            (every algorithm of the family tolerates it).
- * There is no static initialiser: a spinlock is zeroed or initialised
- * before use, and zero is every algorithm's unlocked state.
+ * There is no static initialiser: a spinlock is initialised before use
+ * (a zeroed one is free under lockswap's algorithms, held under glibc's).
  *
  * An asynchronously cancelable thread (cancel.c) takes a spinlock by
  * polling trylock under the waiting policy (ls_timedlock_fallback with no
@@ -51,8 +52,8 @@ static __attribute__((noinline)) int lock_slow(pthread_spinlock_t *s)
 }
 
 LS_EXPORT
-    __attribute__((symver("pthread_spin_lock@@GLIBC_2.34"), symver("pthread_spin_lock@GLIBC_2.2.5"))) int
-    ls_pthread_spin_lock(pthread_spinlock_t *s)
+__attribute__((symver("pthread_spin_lock@@GLIBC_2.34"), symver("pthread_spin_lock@GLIBC_2.2.5"))) int
+ls_pthread_spin_lock(pthread_spinlock_t *s)
 {
 	if (LS_UNLIKELY(!spin_on() || ls_async_cancel))
 		return lock_slow(s);
@@ -73,8 +74,8 @@ ls_pthread_spin_trylock(pthread_spinlock_t *s)
 }
 
 LS_EXPORT
-    __attribute__((symver("pthread_spin_unlock@@GLIBC_2.34"), symver("pthread_spin_unlock@GLIBC_2.2.5"))) int
-    ls_pthread_spin_unlock(pthread_spinlock_t *s)
+__attribute__((symver("pthread_spin_unlock@@GLIBC_2.34"), symver("pthread_spin_unlock@GLIBC_2.2.5"))) int
+ls_pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	if (LS_UNLIKELY(!spin_on())) {
 		ls_ensure_init();
@@ -86,8 +87,8 @@ LS_EXPORT
 }
 
 LS_EXPORT
-    __attribute__((symver("pthread_spin_init@@GLIBC_2.34"), symver("pthread_spin_init@GLIBC_2.2.5"))) int
-    ls_pthread_spin_init(pthread_spinlock_t *s, int pshared)
+__attribute__((symver("pthread_spin_init@@GLIBC_2.34"), symver("pthread_spin_init@GLIBC_2.2.5"))) int
+ls_pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	ls_ensure_init();
 	if (!spin_on())

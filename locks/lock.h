@@ -115,6 +115,7 @@ char *ls_algo_names(char *buf, size_t len);
 /* One line on stderr, newline added, by write(2): no locks, no buffering,
  * safe before main and inside the library. */
 void ls_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define LS_SAY_MAX 4096 /* longest line ls_say writes, newline included */
 int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen);
 /* Registered options (LS_REGISTER_OPTION), in link order. */
 size_t ls_option_count(void);

@@ -15,6 +15,19 @@
 #   native_passes PROG      every case of a tests/progs program (the list it
 #                           prints without arguments) passes under glibc
 #                           natively: the programs are the specification
+#   rwalgos [CAP...]        the reader-writer family's names having every CAP
+#                           (lockswap --names rwlock: NAME+WRAPPER compositions
+#                           included; caps also kind, exclusive, wrapper; "lock"
+#                           = not passthrough); RW_ALGOS="a b" keeps only those
+#   under_rw RWALGO [WAIT] -- CMD...
+#                           as under, with LOCKSWAP_RWALGO=RWALGO
+#   each_rwalgo "CAPS" [WAIT] -- CMD...
+#                           as each_algo, over rwalgos CAPS; a word @ARG@ in CMD
+#                           becomes "all", or "exclusive-ok" for an algorithm
+#                           whose readers exclude each other (the spec
+#                           programs' case lists for the mutex-serialised mode)
+#   spinalgos [CAP...], each_spinalgo "CAPS" [WAIT] -- CMD...
+#                           the same for the spinlock family (LOCKSWAP_SPINALGO)
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 B="$ROOT/build"
 LIB="$B/liblockswap.so"
@@ -76,4 +89,82 @@ native_passes() {
   for c in $("$p" 2>&1 | sed -n 's/^cases://p'); do
     out=$(timeout "$TEST_TIMEOUT" "$p" "$c" 2>&1) || { echo "native $c: $out"; return 1; }
   done
+}
+
+# ---- the reader-writer and spinlock families (issue 19) ----
+
+rwalgos() {
+  local caps=() c names n
+  for c in "$@"; do caps+=(--cap "$c"); done
+  names=$("$LOCKSWAP" --names rwlock "${caps[@]}") || return 1
+  if [ -n "${RW_ALGOS:-}" ]; then
+    for n in $names; do [[ " $RW_ALGOS " == *" $n "* ]] && echo "$n"; done
+    return 0
+  fi
+  printf '%s\n' "$names"
+}
+
+spinalgos() {
+  local caps=() c
+  for c in "$@"; do caps+=(--cap "$c"); done
+  "$LOCKSWAP" --names spin "${caps[@]}"
+}
+
+# under_family VAR ALGO [WAIT] -- CMD...: as under, with VAR=ALGO
+under_family() {
+  local var=$1 algo=$2 wait=
+  shift 2
+  if [ "$1" != "--" ]; then wait=$1; shift; fi
+  shift
+  local env=(LD_PRELOAD="$LIB" "$var=$algo")
+  [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
+  timeout -k 5 "$TEST_TIMEOUT" env "${env[@]}" "$@"
+}
+
+under_rw() {
+  under_family LOCKSWAP_RWALGO "$@"
+}
+
+# each_family LISTFN VAR "CAPS" [WAIT] -- CMD...
+each_family() {
+  local listfn=$1 var=$2 caps=$3 wait= failed=() a out rc names excl arg w
+  shift 3
+  if [ "$1" != "--" ]; then wait=$1; shift; fi
+  shift
+  # shellcheck disable=SC2086
+  names=$($listfn $caps)
+  [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
+  excl=" "
+  if [ "$listfn" = rwalgos ]; then excl=" $(rwalgos exclusive | tr '\n' ' ') "; fi
+  for a in $names; do
+    arg=all
+    [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
+    local cmd=()
+    for w in "$@"; do [ "$w" = @ARG@ ] && cmd+=("$arg") || cmd+=("$w"); done
+    if [ -n "$wait" ]; then
+      out=$(under_family "$var" "$a" "$wait" -- "${cmd[@]}" 2>&1) && rc=0 || rc=$?
+    else
+      out=$(under_family "$var" "$a" -- "${cmd[@]}" 2>&1) && rc=0 || rc=$?
+    fi
+    if [ $rc -ne 0 ]; then
+      failed+=("$a")
+      printf '=== %s (wait=%s) exit %d:\n%s\n' "$a" "${wait:-default}" "$rc" "$out" | tail -n 20
+    fi
+  done
+  if [ ${#failed[@]} -ne 0 ]; then
+    echo "failed under: ${failed[*]}"
+    return 1
+  fi
+}
+
+each_rwalgo() {
+  local caps=$1
+  shift
+  each_family rwalgos LOCKSWAP_RWALGO "$caps" "$@"
+}
+
+each_spinalgo() {
+  local caps=$1
+  shift
+  each_family spinalgos LOCKSWAP_SPINALGO "$caps" "$@"
 }

@@ -170,7 +170,7 @@ int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, ch
 
 void ls_say(const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[LS_SAY_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);

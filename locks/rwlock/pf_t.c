@@ -110,17 +110,23 @@ static uint32_t wait_until(_Atomic uint32_t *w, uint32_t mask, uint32_t val, boo
 
 /* ---- readers ---- */
 
-static inline bool too_many(struct pft *l, uint32_t rin)
+/* Readers inside, more than the limit? rout is read before rin: rout
+ * never passes rin, so a later rin is at least it (read the other way
+ * round, readers that came and went in between make the difference
+ * negative). Returns rin as read. */
+static inline bool too_many(struct pft *l, uint32_t *rin)
 {
 	uint32_t out = atomic_load_explicit(&l->rout, memory_order_relaxed);
-	return ((rin & ~0xffu) - (out & ~0xffu)) / RINC >= MAX_INSIDE;
+	*rin = atomic_load_explicit(&l->rin, memory_order_relaxed);
+	return ((*rin & ~0xffu) - (out & ~0xffu)) / RINC >= MAX_INSIDE;
 }
 
 static int pft_rdlock(void *st, unsigned how, void **token)
 {
 	struct pft *l = st;
+	uint32_t v;
 	(void)how, (void)token;
-	if (LS_UNLIKELY(too_many(l, atomic_load_explicit(&l->rin, memory_order_relaxed))))
+	if (LS_UNLIKELY(too_many(l, &v)))
 		return EAGAIN;
 	/* (A) acquire: pairs with (B) in pft_wrunlock */
 	uint32_t w = atomic_fetch_add_explicit(&l->rin, RINC, memory_order_acquire) & WBITS;
@@ -136,11 +142,12 @@ static int pft_tryrdlock(void *st, unsigned how, void **token)
 {
 	struct pft *l = st;
 	(void)how, (void)token;
-	uint32_t v = atomic_load_explicit(&l->rin, memory_order_relaxed);
 	for (;;) {
+		uint32_t v;
+		bool full = too_many(l, &v);
 		if (v & WBITS)
 			return EBUSY;
-		if (too_many(l, v))
+		if (full)
 			return EAGAIN;
 		/* (A) */
 		if (atomic_compare_exchange_weak_explicit(&l->rin, &v, v + RINC, memory_order_acquire,

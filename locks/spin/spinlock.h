@@ -3,9 +3,12 @@
  * pthread_spin_* (interpose/spin.c), chosen by LOCKSWAP_SPINALGO.
  *
  * A pthread_spinlock_t is a 4-byte int, 4-byte aligned, with no static
- * initialiser: pthread_spin_init stores 0 (glibc ignores pshared: the word
- * works across processes as it is), destroy does nothing, unlock stores 0
- * (so an unlock of a free spinlock is harmless), trylock says EBUSY.
+ * initialiser. glibc 2.36 on x86-64: pthread_spin_init stores 1 (free; a
+ * zeroed spinlock is HELD there) whatever pshared says (the word works
+ * across processes as it is), lock decrements it, unlock stores 1 (so an
+ * unlock of a free spinlock is harmless), destroy does nothing, trylock
+ * says EBUSY. lockswap's pthread_spin_init stores the algorithm's free
+ * state, 0, as lock.h's algorithms all take zero as unlocked.
  *
  * Its algorithms are lock.h algorithms (struct ls_algo, the mutex contract:
  * all-zero unlocked, copyable when unlocked, unlock from any thread, lock

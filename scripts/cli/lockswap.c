@@ -86,40 +86,45 @@ static const struct {
     {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
 
-/* The reader-writer family, rows "rwlock NAME CAPS DESC" (a prefix, so
- * that the mutex rows stay the only ones that start with a name). */
+/* The reader-writer family, rows "rwlock:NAME CAPS DESC": a name of its
+ * own in the list (and in lockswap(7), made from it), which the mutex
+ * rows' readers do not take for a mutex algorithm. */
 static void list_rw(void)
 {
 	char c[128];
-	printf("\nreader-writer locks (LOCKSWAP_RWALGO, -r; default pthread; NAME+WRAPPER composes a "
+	printf("\nReader-writer locks (LOCKSWAP_RWALGO, -r; default pthread; NAME+WRAPPER composes a "
 	       "wrapper):\n");
 	for (size_t i = 0; i < ls_rwalgo_count(); i++) {
 		const struct ls_rwalgo *a = ls_rwalgo_at(i);
 		char name[64];
-		snprintf(name, sizeof name, "%s%s", a->bind ? "+" : "", a->name);
-		printf("rwlock %-12s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
+		snprintf(name, sizeof name, "rwlock:%s%s", a->bind ? "+" : "", a->name);
+		printf("%-17s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
 		for (const struct ls_param *p = a->params; p && p->env; p++)
-			printf("%-19s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
+			printf("%-17s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
 			       p->desc);
 	}
-	printf("rwlock capabilities: kind = reader preference for the default kind, writer preference for\n"
-	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP (as glibc); exclusive = readers exclude each\n"
-	       "other; rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
+	printf("Capabilities of rwlocks: kind = reader preference for the default kind, writer preference "
+	       "for the\n"
+	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
+	       "each other.\n"
+	       "Rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
 }
 
-/* The spinlock family: the mutex algorithms that fit 4 bytes, and the
- * spin-only ones. */
+/* The spinlock family, rows "spin:NAME CAPS DESC": the mutex algorithms
+ * that fit 4 bytes, and the spin-only ones. */
 static void list_spin(void)
 {
 	char c[128];
 	printf(
-	    "\nspinlocks (LOCKSWAP_SPINALGO, --spinalgo; default pthread): algorithms whose state fits the\n"
+	    "\nSpinlocks (LOCKSWAP_SPINALGO, --spinalgo; default pthread): algorithms whose state fits the\n"
 	    "4 bytes of a pthread_spinlock_t:\n");
 	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
 		const struct ls_algo *a = ls_spinalgo_at(i);
-		printf("spin   %-12s %-24s %s\n", a->name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+		char name[64];
+		snprintf(name, sizeof name, "spin:%s", a->name);
+		printf("%-17s %-24s %s\n", name, ls_caps_string(a->caps, c, sizeof c), a->desc);
 	}
-	printf("mutex algorithms that do not fit:");
+	printf("Mutex algorithms that do not fit:");
 	const char *sep = " ";
 	for (size_t i = 0; i < ls_algo_count(); i++)
 		if (!ls_spin_fits(ls_algo_at(i)) && !(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH)) {

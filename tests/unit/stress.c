@@ -71,6 +71,7 @@
 #include "lock.h"
 #include "hier/topo.h"
 #include "pool.h"
+#include "spin/spinlock.h"
 #include "wait.h"
 
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
@@ -699,6 +700,8 @@ int main(int argc, char **argv)
 	if (!name)
 		usage_error("-a ALGO is required (valid: %s)", ls_algo_names(names, sizeof names));
 	algo = ls_algo_find(name);
+	if (!algo) /* a spin-only algorithm (locks/spin/spinlock.h) is a lock.h lock too */
+		algo = ls_spinalgo_find(name);
 	if (!algo)
 		usage_error("-a: unknown algorithm '%s' (valid: %s)", name,
 			    ls_algo_names(names, sizeof names));
