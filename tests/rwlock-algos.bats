@@ -25,10 +25,13 @@ PATIENT=LOCKSWAP_CRWWP_PATIENCE=10000000
 
 order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
 
-@test "mcs-rw serves writers in arrival order and the readers between them together" {
-  run order "$ORDER" -a mcs-rw -o r0w0r0r0w0r0w0w0r0r0 -F
-  assert_success
-  assert_line "order: w0 r0 w0 r0 r0 w0 r0 w0 w0 r0 r0"
+@test "every rwlock with capability fifo (mcs-rw) serves writers in arrival order and the readers between them together" {
+  local a
+  for a in $(rwalgos fifo); do
+    run order "$ORDER" -a "$a" -o r0w0r0r0w0r0w0w0r0r0 -F
+    assert_success
+    assert_line "order: w0 r0 w0 r0 r0 w0 r0 w0 w0 r0 r0"
+  done
 }
 
 @test "the FIFO check catches a lock that lets a writer pass a reader (c-rw-wp)" {
@@ -38,50 +41,62 @@ order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
 }
 
 @test "c-rw-wp: writers queued behind the holder go before readers that came first" {
-  run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o r0w1r0w0r1 -W
-  assert_success
+  local a
+  for a in c-rw-wp c-rw-wp+bravo; do
+    run order "$PATIENT" "$ORDER" -a "$a" -c 2 -o r0w1r0w0r1 -W
+    assert_success
+  done
   run order "$ORDER" -a mcs-rw -o r0w0 -W
   [ "$status" -eq 1 ]
   assert_output --partial "not writer preference"
 }
 
 @test "c-rw-wp: a reader out of patience holds back the writers that come after it" {
-  run order LOCKSWAP_CRWWP_PATIENCE=1 "$ORDER" -a c-rw-wp -c 2 -o r0w1r1w0 -R
-  assert_success
+  local a
+  for a in c-rw-wp c-rw-wp+bravo; do
+    run order LOCKSWAP_CRWWP_PATIENCE=1 "$ORDER" -a "$a" -c 2 -o r0w1r1w0 -R
+    assert_success
+  done
   run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o r0w1r1w0 -R
   [ "$status" -eq 1 ]
   assert_output --partial "which arrived after it"
 }
 
-@test "c-rw-wp: the write lock stays in a cluster while writers of it wait (thread:2)" {
-  run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o w1w0w1w0w1w0 -s 1
-  assert_success
-  assert_line "order: w0 w0 w0 w0 w1 w1 w1"
+@test "every rwlock with capability hier (c-rw-wp): the write lock stays in a cluster while writers of it wait (thread:2)" {
+  local a
+  for a in $(rwalgos hier); do
+    run order "$PATIENT" "$ORDER" -a "$a" -c 2 -o w1w0w1w0w1w0 -s 1
+    assert_success
+    assert_line "order: w0 w0 w0 w0 w1 w1 w1"
+  done
   run order "$ORDER" -a mcs-rw -c 2 -o w1w0w1w0w1w0 -s 1
   [ "$status" -eq 1 ]
   assert_output --partial "hand-offs of the write lock to another cluster"
 }
 
-@test "c-rw-wp: LOCKSWAP_COHORT_PASSES bounds the hand-offs inside a cluster while another waits" {
-  run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o w1w0w0w0w0 -b 1
-  assert_success
+@test "every rwlock with capability hier: LOCKSWAP_COHORT_PASSES bounds the hand-offs inside a cluster while another waits" {
+  local a
+  for a in $(rwalgos hier); do
+    run order "$PATIENT" "$ORDER" -a "$a" -c 2 -o w1w0w0w0w0 -b 1
+    assert_success
+  done
   run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o w1w0w0w0w0 -b 1 -P 64
   [ "$status" -eq 1 ]
   assert_output --partial "in a row inside one cluster"
 }
 
-@test "bravo: biased readers skip the inner lock; a writer revokes and waits for them; the bias returns after the inhibition" {
+@test "bravo over every lock: biased readers skip the inner lock; a writer revokes and waits for them; the bias returns after the inhibition" {
   local inner
-  for inner in mcs-rw c-rw-wp; do
+  for inner in $(rwalgos lock | grep -v +); do
     run timeout -k 5 "$TEST_TIMEOUT" "$REVOKE" -i "$inner"
     assert_success
     assert_output --partial "bravo_revoke: OK inner=$inner"
   done
 }
 
-@test "c-rw-wp with no address space left: no lines, the global ticket lock and one inline indicator, nothing waits for memory; lines again after destroy" {
+@test "every rwlock with capability hier, with no address space left: no lines, the global ticket lock and one inline indicator, nothing waits for memory; lines again after destroy" {
   local a
-  for a in $("$LOCKSWAP" --names rwlock --cap hier); do
+  for a in $(rwalgos hier); do
     run timeout -k 5 "$TEST_TIMEOUT" "$UNIT/rw_nomem" -a "$a"
     assert_success
     assert_output --partial "every lock flat"

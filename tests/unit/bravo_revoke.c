@@ -7,6 +7,8 @@
  *
  *   bravo_revoke [-i INNER(mcs-rw)] [-H HOLD_MS(30)] [-T SECONDS(20)]
  *
+ * INNER is any lock of the family (`mutex` over LOCKSWAP_ALGO's lock).
+ *
  * The wrapper is composed with "spy", a lock of this file that counts the
  * read acquisitions reaching it and passes everything to INNER: a read that
  * the spy does not see took BRAVO's fast path. Steps (policy park):
@@ -163,8 +165,11 @@ int main(int argc, char **argv)
 		}
 	}
 	char err[1400];
+	/* the mutex-serialised mode serves as LOCKSWAP_ALGO's lock (ttas, the shim's default) */
+	const char *m = getenv("LOCKSWAP_ALGO");
+	const struct ls_algo *mutex = ls_algo_find(m ? m : "ttas");
 	if (!(base = ls_rwalgo_lookup(inner_name, err, sizeof err)) ||
-	    ls_rwalgo_start(base, NULL, err, sizeof err)) {
+	    ls_rwalgo_start(base, mutex, err, sizeof err)) {
 		fprintf(stderr, "bravo_revoke: -i: %s\n", err);
 		return 2;
 	}

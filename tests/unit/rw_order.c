@@ -114,22 +114,24 @@ static unsigned number(const char *s)
 	return (unsigned)v;
 }
 
-/* The tunables, as the shim would set them, then the test's own. */
+/* The tunables, as the shim would set them (every algorithm's, so a
+ * composition's inner ones too), then the test's own. */
 static void params(long passes)
 {
 	char err[512];
-	for (const struct ls_param *p = algo->params; p && p->env; p++) {
-		const char *v = getenv(p->env);
-		uint64_t x;
-		if (v && ls_param_parse(p, v, &x, err, sizeof err))
-			usage(err);
-		if (v)
-			*p->value = x;
-		if (!strcmp(p->env, "LOCKSWAP_COHORT_PASSES") && passes >= 0)
-			*p->value = (uint64_t)(passes ? passes : 1);
-		if (!strcmp(p->env, "LOCKSWAP_HIER_FASTPATH"))
-			*p->value = 0;
-	}
+	for (size_t i = 0; i < ls_rwalgo_count(); i++)
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++) {
+			const char *v = getenv(p->env);
+			uint64_t x;
+			if (v && ls_param_parse(p, v, &x, err, sizeof err))
+				usage(err);
+			if (v)
+				*p->value = x;
+			if (!strcmp(p->env, "LOCKSWAP_COHORT_PASSES") && passes >= 0)
+				*p->value = (uint64_t)(passes ? passes : 1);
+			if (!strcmp(p->env, "LOCKSWAP_HIER_FASTPATH"))
+				*p->value = 0;
+		}
 }
 
 int main(int argc, char **argv)
