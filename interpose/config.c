@@ -360,12 +360,17 @@ int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t
 	}
 
 	ls_rwg.rw = rw;
+	ls_rwg.rdlock = rw->rdlock;
+	ls_rwg.rdunlock = rw->rdunlock;
+	ls_rwg.wrlock = rw->wrlock;
+	ls_rwg.wrunlock = rw->wrunlock;
 	ls_rwg.rw_size = rw->state_size;
 	ls_rwg.rw_ext = rw->state_size > LS_RW_INLINE_STATE;
 	ls_rwg.spin = sp;
 	/* release: the fields above are seen by whoever reads these with
 	 * acquire (the entry points' fast paths) */
 	__atomic_store_n(&ls_rwg.rw_on, !(rw->caps & LS_RWCAP_PASSTHROUGH), __ATOMIC_RELEASE);
+	__atomic_store_n(&ls_rwg.rw_glibc, (rw->caps & LS_RWCAP_PASSTHROUGH) != 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ls_rwg.spin_on, !(sp->caps & LS_CAP_PASSTHROUGH), __ATOMIC_RELEASE);
 	return 0;
 }

@@ -143,6 +143,20 @@ static inline bool is_glibc(const struct ls_rwlock *l)
 	return !__atomic_load_n(&ls_rwg.rw_on, __ATOMIC_ACQUIRE) || l->shared != 0;
 }
 
+/* The fast paths' test: lockswap's rwlock, a thread that is not
+ * asynchronously cancelable. */
+static inline bool fast(const struct ls_rwlock *l)
+{
+	return LS_LIKELY(!is_glibc(l) && !ls_async_cancel);
+}
+
+/* Under the passthrough, once ready: glibc's, at once (a tail call). */
+static inline bool all_glibc(void)
+{
+	/* acquire: pairs with the release in ls_rw_configure */
+	return __atomic_load_n(&ls_rwg.rw_glibc, __ATOMIC_ACQUIRE);
+}
+
 /* ---- out-of-line state ---- */
 
 static size_t ext_size(void)
@@ -421,14 +435,41 @@ static __attribute__((noinline)) int rdlock_slow(pthread_rwlock_t *rw)
 	return rd_acquire((struct ls_rwlock *)rw, LOCK, NULL);
 }
 
+/* A read lock by a thread that holds the write lock or some read lock:
+ * the checks and the recursion of rd_acquire. */
+static __attribute__((noinline)) int rdlock_general(struct ls_rwlock *l)
+{
+	return rd_acquire(l, LOCK, NULL);
+}
+
+/* pthread_rwlock_rdlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int rdlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return rdlock_slow(rw);
+	/* Fast: the caller holds no read lock (so none of this one) and no
+	 * write lock of this one (a writer's tid is never 0). */
+	if (LS_UNLIKELY((load_writer(l) | (int)rd.n) != 0))
+		return rdlock_general(l);
+	/* Registered before the call, which writes the token in place: the
+	 * call then keeps nothing of ours alive (no registers to save). */
+	rd.e[0] = (struct rdentry){l, NULL, 1};
+	rd.n = 1;
+	int r = ls_rwg.rdlock(state_of(l), how_of(l), &rd.e[0].token);
+	if (LS_UNLIKELY(r))
+		rd.n = 0;
+	return r;
+}
+
 LS_EXPORT __attribute__((symver("pthread_rwlock_rdlock@@GLIBC_2.34"),
 			 symver("pthread_rwlock_rdlock@GLIBC_2.2.5"))) int
 ls_pthread_rwlock_rdlock(pthread_rwlock_t *rw)
 {
-	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(is_glibc(l) || ls_async_cancel))
-		return rdlock_slow(rw);
-	return rd_acquire(l, LOCK, NULL);
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_rdlock(rw);
+	return rdlock_ls(rw);
 }
 
 static __attribute__((noinline)) int tryrdlock_slow(pthread_rwlock_t *rw)
@@ -441,14 +482,23 @@ static __attribute__((noinline)) int tryrdlock_slow(pthread_rwlock_t *rw)
 	return rd_acquire((struct ls_rwlock *)rw, TRY, NULL);
 }
 
+/* pthread_rwlock_tryrdlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int tryrdlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return tryrdlock_slow(rw);
+	return rd_acquire(l, TRY, NULL);
+}
+
 LS_EXPORT __attribute__((symver("pthread_rwlock_tryrdlock@@GLIBC_2.34"),
 			 symver("pthread_rwlock_tryrdlock@GLIBC_2.2.5"))) int
 ls_pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
 {
-	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(is_glibc(l) || ls_async_cancel))
-		return tryrdlock_slow(rw);
-	return rd_acquire(l, TRY, NULL);
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_tryrdlock(rw);
+	return tryrdlock_ls(rw);
 }
 
 /* The timed variants: EINVAL before anything else, as glibc. */
@@ -495,14 +545,28 @@ static __attribute__((noinline)) int wrlock_slow(pthread_rwlock_t *rw)
 	return wr_acquire((struct ls_rwlock *)rw, LOCK, NULL);
 }
 
+/* pthread_rwlock_wrlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int wrlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return wrlock_slow(rw);
+	int tid = ls_self_tid();
+	if (LS_UNLIKELY(load_writer(l) == tid))
+		return EDEADLK;
+	ls_rwg.wrlock(state_of(l), how_of(l));
+	store_writer(l, tid);
+	return 0;
+}
+
 LS_EXPORT __attribute__((symver("pthread_rwlock_wrlock@@GLIBC_2.34"),
 			 symver("pthread_rwlock_wrlock@GLIBC_2.2.5"))) int
 ls_pthread_rwlock_wrlock(pthread_rwlock_t *rw)
 {
-	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(is_glibc(l) || ls_async_cancel))
-		return wrlock_slow(rw);
-	return wr_acquire(l, LOCK, NULL);
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_wrlock(rw);
+	return wrlock_ls(rw);
 }
 
 static __attribute__((noinline)) int trywrlock_slow(pthread_rwlock_t *rw)
@@ -515,14 +579,23 @@ static __attribute__((noinline)) int trywrlock_slow(pthread_rwlock_t *rw)
 	return wr_acquire((struct ls_rwlock *)rw, TRY, NULL);
 }
 
+/* pthread_rwlock_trywrlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int trywrlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return trywrlock_slow(rw);
+	return wr_acquire(l, TRY, NULL);
+}
+
 LS_EXPORT __attribute__((symver("pthread_rwlock_trywrlock@@GLIBC_2.34"),
 			 symver("pthread_rwlock_trywrlock@GLIBC_2.2.5"))) int
 ls_pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
 {
-	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(is_glibc(l) || ls_async_cancel))
-		return trywrlock_slow(rw);
-	return wr_acquire(l, TRY, NULL);
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_trywrlock(rw);
+	return trywrlock_ls(rw);
 }
 
 LS_EXPORT __attribute__((symver("pthread_rwlock_timedwrlock@@GLIBC_2.34"),
@@ -547,13 +620,13 @@ ls_pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struc
 
 /* ---- unlock ---- */
 
-static inline int release(struct ls_rwlock *l)
+static __attribute__((noinline)) int release(struct ls_rwlock *l)
 {
 	int w = load_writer(l);
 	if (w != 0 && w == ls_self_tid()) {
 		/* before the release: afterwards the lock may be gone */
 		store_writer(l, 0);
-		ls_rwg.rw->wrunlock(state_of(l));
+		ls_rwg.wrunlock(state_of(l));
 		return 0;
 	}
 	struct rdentry *e = rd_find(l);
@@ -577,14 +650,30 @@ static __attribute__((noinline)) int unlock_slow(pthread_rwlock_t *rw)
 	return LS_CANCEL_DEFERRED(release((struct ls_rwlock *)rw));
 }
 
+/* pthread_rwlock_unlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int unlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return unlock_slow(rw);
+	/* Fast: the caller's only read hold, of this lock, not recursive (a
+	 * thread that holds a read lock of l holds no write lock of it). */
+	if (LS_LIKELY(rd.n == 1) && rd.e[0].lock == l && rd.e[0].count == 1) {
+		rd.n = 0;
+		ls_rwg.rdunlock(state_of(l), rd.e[0].token);
+		return 0;
+	}
+	return release(l);
+}
+
 LS_EXPORT __attribute__((symver("pthread_rwlock_unlock@@GLIBC_2.34"),
 			 symver("pthread_rwlock_unlock@GLIBC_2.2.5"))) int
 ls_pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
-	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(is_glibc(l) || ls_async_cancel))
-		return unlock_slow(rw);
-	return release(l);
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_unlock(rw);
+	return unlock_ls(rw);
 }
 
 /* ---- init / destroy ---- */

@@ -42,10 +42,16 @@ extern struct ls_rwreal ls_rwreal;
  * ls_init() has run, rw_on and spin_on are false, so every call takes the
  * slow path, which initialises first. */
 struct ls_rwglobal {
-	bool rw_on;   /* an rwlock algorithm (not the passthrough) is in use */
-	bool rw_ext;  /* its state lives out of line */
-	bool spin_on; /* a spinlock algorithm (not the passthrough) is in use */
+	bool rw_on;    /* an rwlock algorithm (not the passthrough) is in use */
+	bool rw_glibc; /* ready, and the passthrough is: every call goes to glibc */
+	bool rw_ext;   /* its state lives out of line */
+	bool spin_on;  /* a spinlock algorithm (not the passthrough) is in use */
 	const struct ls_rwalgo *rw;
+	/* rw's operations of the fast paths, one load away */
+	int (*rdlock)(void *, unsigned, void **);
+	void (*rdunlock)(void *, void *);
+	void (*wrlock)(void *, unsigned);
+	void (*wrunlock)(void *);
 	const struct ls_algo *spin;
 	size_t rw_size; /* rw->state_size, final once started */
 } __attribute__((aligned(LS_CACHELINE)));
