@@ -90,7 +90,7 @@
 struct ls_rwlock {
 	union {
 		unsigned char state[LS_RW_INLINE_STATE];
-		struct rwext *_Atomic ext;
+		ls_ext_word_t ext;
 	} alg;
 	int32_t cur_writer;
 	int32_t shared;
@@ -107,10 +107,11 @@ _Static_assert(offsetof(struct ls_rwlock, flags) == offsetof(pthread_rwlock_t, _
 _Static_assert(offsetof(struct ls_rwlock, alg) == 0 && offsetof(pthread_rwlock_t, __data.__pad4) + 4 == 24,
 	       "state");
 
-/* Header of an out-of-line state block; the state follows at +64. */
+/* Header of an out-of-line state block (pool.h's way to attach one: its
+ * owner is &rwlock->alg.ext); the state follows at +64. */
 struct rwext {
-	struct ls_rwlock *rw;
-	char pad[LS_CACHELINE - sizeof(void *)];
+	struct ls_ext_head h;
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head)];
 };
 
 static inline int load_writer(struct ls_rwlock *l)
@@ -168,26 +169,19 @@ static struct rwext *ext_new(struct ls_rwlock *l, bool wait)
 {
 	struct rwext *e = wait ? ls_ext_alloc_wait(ext_size()) : ls_ext_alloc(ext_size());
 	if (e) {
-		e->rw = l;
+		/* relaxed atomic: a stale copy of another rwlock may read it */
+		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
 		if (ls_rwg.rw->init)
 			ls_rwg.rw->init(e + 1);
 	}
 	return e;
 }
 
-static __attribute__((noinline)) void *ext_attach(struct ls_rwlock *l, struct rwext *seen)
+/* On a lock path, which cannot fail: the pool's reserve, or a wait. */
+static __attribute__((noinline)) void *ext_attach(struct ls_rwlock *l)
 {
-	for (;;) {
-		struct rwext *e = ext_new(l, true);
-		/* release: the initialised state is visible to whoever loads
-		 * the pointer with acquire (ext_state) */
-		if (atomic_compare_exchange_strong_explicit(&l->alg.ext, &seen, e, memory_order_acq_rel,
-							    memory_order_acquire))
-			return e + 1;
-		ls_ext_free(e, ext_size());
-		if (seen && seen->rw == l)
-			return seen + 1; /* another thread attached first */
-	}
+	struct rwext *e = ext_new(l, true);
+	return (struct rwext *)ls_ext_attach(&l->alg.ext, &e->h, ext_size(), NULL) + 1;
 }
 
 /* The pointer is NULL (static initialiser, zeroed memory) or was stored by
@@ -198,10 +192,10 @@ static inline void *state_of(struct ls_rwlock *l)
 {
 	if (!ls_rwg.rw_ext)
 		return l->alg.state;
-	struct rwext *e = atomic_load_explicit(&l->alg.ext, memory_order_acquire);
-	if (LS_LIKELY(e && e->rw == l))
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_LIKELY(e))
 		return e + 1;
-	return ext_attach(l, e);
+	return ext_attach(l);
 }
 
 /* ---- the calling thread's read holds ---- */
@@ -694,9 +688,9 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 	 * is garbage and is never dereferenced. */
 	struct rwext *old = NULL;
 	if (ls_rwg.rw_ext) {
-		struct rwext *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && e->rw == l)
-			old = e;
+		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && ls_ext_mine(&l->alg.ext, e))
+			old = (struct rwext *)e;
 	}
 	memset(l, 0, sizeof *l);
 	l->flags = (uint32_t)kind; /* as glibc: the kind itself */
@@ -704,7 +698,7 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 		memset(old + 1, 0, ls_rwg.rw_size);
 		if (ls_rwg.rw->init)
 			ls_rwg.rw->init(old + 1);
-		atomic_store_explicit(&l->alg.ext, old, memory_order_release);
+		atomic_store_explicit(&l->alg.ext, &old->h, memory_order_release);
 	} else if (ls_rwg.rw_ext) {
 		/* As for mutexes (mutex.c): where failing is allowed, no
 		 * memory without the pool's reserve is ENOMEM, and the rwlock
@@ -712,7 +706,7 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 		struct rwext *e = ext_new(l, false);
 		if (!e)
 			return ENOMEM;
-		atomic_store_explicit(&l->alg.ext, e, memory_order_release);
+		atomic_store_explicit(&l->alg.ext, &e->h, memory_order_release);
 	} else if (ls_rwg.rw->init) {
 		ls_rwg.rw->init(l->alg.state);
 	}
@@ -729,11 +723,8 @@ ls_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 
 static int destroy_rwlock(struct ls_rwlock *l)
 {
-	if (ls_rwg.rw_ext) {
-		struct rwext *e = atomic_load_explicit(&l->alg.ext, memory_order_acquire);
-		if (!e || e->rw != l)
-			return 0; /* never used here: nothing to give back */
-	}
+	if (ls_rwg.rw_ext && !ls_ext_load(&l->alg.ext))
+		return 0; /* never used here: nothing to give back */
 	void *st = state_of(l);
 	const struct ls_rwalgo *a = ls_rwg.rw;
 	if (a->trywrlock(st, 0))
@@ -742,11 +733,9 @@ static int destroy_rwlock(struct ls_rwlock *l)
 	if (a->destroy)
 		a->destroy(st);
 	if (ls_rwg.rw_ext) {
-		struct rwext *e = atomic_exchange_explicit(&l->alg.ext, NULL, memory_order_acq_rel);
-		if (e && e->rw == l) {
-			e->rw = NULL;
+		struct ls_ext_head *e = ls_ext_detach(&l->alg.ext);
+		if (ls_ext_mine(&l->alg.ext, e))
 			ls_ext_free(e, ext_size());
-		}
 	}
 	return 0;
 }

@@ -16,7 +16,10 @@
  *     unlocked state there (programs copy unlocked mutexes by value), so an
  *     inline state never points into itself;
  *   - init() may be NULL; it runs on pthread_mutex_init and after an
- *     out-of-line state is attached.
+ *     out-of-line state is attached;
+ *   - the 4 bytes just before the state are a wrapper's (locks/wrap/wrap.h:
+ *     LOCKSWAP_ALGO=mcs+gcr): no algorithm touches them; the shim zeroes
+ *     them with the state.
  *
  * Ownership. unlock() may be called by a thread other than the one that
  * locked (glibc tolerates it for NORMAL mutexes and programs rely on it), so

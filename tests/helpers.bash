@@ -28,6 +28,11 @@
 #                           programs' case lists for the mutex-serialised mode)
 #   spinalgos [CAP...], each_spinalgo "CAPS" [WAIT] -- CMD...
 #                           the same for the spinlock family (LOCKSWAP_SPINALGO)
+#   validate_each "NAMES" "SEEDS" VALIDATOR ARGS...
+#                           a validator (build/unit/stress, rwstress) with
+#                           -a NAME -s SEED -q for each name and seed, under
+#                           STRESS_TIMEOUT (default 120 s); fails naming each
+#                           failed run, with the end of its output
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 B="$ROOT/build"
 LIB="$B/liblockswap.so"
@@ -47,40 +52,14 @@ algos() {
 
 # under ALGO [WAIT] -- CMD...
 under() {
-  local algo=$1 wait=
-  shift
-  if [ "$1" != "--" ]; then wait=$1; shift; fi
-  shift
-  local env=(LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo")
-  [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
-  timeout -k 5 "$TEST_TIMEOUT" env "${env[@]}" "$@"
+  under_family LOCKSWAP_ALGO "$@"
 }
 
 # each_algo "CAPS" [WAIT] -- CMD...   (CAPS space-separated, may be "")
 each_algo() {
-  local caps=$1 wait= failed=() a out rc
+  local caps=$1
   shift
-  if [ "$1" != "--" ]; then wait=$1; shift; fi
-  shift
-  local names
-  # shellcheck disable=SC2086
-  names=$(algos $caps)
-  [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
-  for a in $names; do
-    if [ -n "$wait" ]; then
-      out=$(under "$a" "$wait" -- "$@" 2>&1) && rc=0 || rc=$?
-    else
-      out=$(under "$a" -- "$@" 2>&1) && rc=0 || rc=$?
-    fi
-    if [ $rc -ne 0 ]; then
-      failed+=("$a")
-      printf '=== %s (wait=%s) exit %d:\n%s\n' "$a" "${wait:-default}" "$rc" "$out" | tail -n 20
-    fi
-  done
-  if [ ${#failed[@]} -ne 0 ]; then
-    echo "failed under: ${failed[*]}"
-    return 1
-  fi
+  each_family algos LOCKSWAP_ALGO "$caps" "$@"
 }
 
 # native_passes PROG
@@ -167,4 +146,22 @@ each_spinalgo() {
   local caps=$1
   shift
   each_family spinalgos LOCKSWAP_SPINALGO "$caps" "$@"
+}
+
+validate_each() {
+  local names=$1 seeds=$2 a s rc out failed=()
+  shift 2
+  [ -n "$names" ] || { echo "no algorithm to run"; return 1; }
+  for a in $names; do
+    for s in $seeds; do
+      rc=0
+      out=$(timeout -k 2 "${STRESS_TIMEOUT:-120}" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      if [ "$rc" -ne 0 ]; then
+        failed+=("$a(seed $s)")
+        [ "$rc" -eq 124 ] && out+=$'\n(killed after '"${STRESS_TIMEOUT:-120}"' s: deadlock or lost wake-up?)'
+        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
+      fi
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }

@@ -17,19 +17,9 @@ S="$UNIT/rwstress"
 
 # rw_all "SEEDS" ARGS...: the validator over every rwlock algorithm.
 rw_all() {
-  local seeds=$1 a s rc out failed=()
+  local seeds=$1
   shift
-  for a in $(rwalgos lock); do
-    for s in $seeds; do
-      rc=0
-      out=$(timeout -k 2 "$STRESS_TIMEOUT" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
-      if [ "$rc" -ne 0 ]; then
-        failed+=("$a(seed $s)")
-        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
-      fi
-    done
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+  validate_each "$(rwalgos lock)" "$seeds" "$@"
 }
 
 @test "rwstress catches a writer beside readers, a timed-out writer's leftover claim, a leaked node" {
@@ -86,9 +76,9 @@ rw_all() {
   LOCKSWAP_YIELD=0 rw_all 10 "$S-inject" -w park -S 0 -t 6 -n 300 -m mix -l 3 -k writer
 }
 
-@test "the mutex-serialised mode over a queue lock, a try lock and an out-of-line lock (LOCKSWAP_ALGO)" {
+@test "the mutex-serialised mode over a queue lock, a try lock, an out-of-line lock and a wrapped lock (LOCKSWAP_ALGO)" {
   local m
-  for m in mcs clh-try alock; do
+  for m in mcs clh-try alock ticket+gcr; do
     LOCKSWAP_ALGO=$m RW_ALGOS=mutex rw_all 11 "$S" -w park -t 6 -n 500 -m mix -l 3 || return 1
   done
 }

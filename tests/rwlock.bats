@@ -72,9 +72,9 @@ P="$PROGS/rwlock_semantics"
   [ "$status" -ne 0 ]
 }
 
-@test "the mutex-serialised mode through the shim over inline, out-of-line, queue, try and hierarchical mutex locks" {
+@test "the mutex-serialised mode through the shim over inline, out-of-line, queue, try, hierarchical and wrapped mutex locks (the wrapper word before the state)" {
   local m
-  for m in alock mcs clh-try hmcs cal; do
+  for m in alock mcs clh-try hmcs cal mcs+gcr; do
     run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO="$m" timeout "$TEST_TIMEOUT" "$P" exclusive-ok
     [ "$status" -eq 0 ] || { echo "$m: $output"; return 1; }
   done

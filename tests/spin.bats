@@ -38,6 +38,9 @@ P="$PROGS/spin_semantics"
   run env LD_PRELOAD="$LIB" LOCKSWAP_SPINALGO=hbo /bin/true
   [ "$status" -eq 2 ]
   assert_output --partial "hbo is hierarchical"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_SPINALGO=tas+gcr /bin/true
+  [ "$status" -eq 2 ]
+  assert_output --partial "a wrapped lock keeps a word before its state"
   run env LD_PRELOAD="$LIB" LOCKSWAP_SPINALGO=nosuch /bin/true
   [ "$status" -eq 2 ]
   assert_output "lockswap: LOCKSWAP_SPINALGO: unknown algorithm 'nosuch' (valid: pthread, tas, ttas, backoff, ticket16)"

@@ -393,8 +393,14 @@ const struct ls_algo *ls_spinalgo_lookup(const char *name, char *err, size_t err
 	for (size_t i = 0; i < ls_spinalgo_count(); i++)
 		if (!strcmp(ls_spinalgo_at(i)->name, name))
 			return ls_spinalgo_at(i);
-	const struct ls_algo *m = ls_algo_find(name);
-	if (m && m->state_size > LS_SPIN_STATE)
+	const struct ls_algo *m = strchr(name, '+') ? NULL : ls_algo_find(name);
+	if (strchr(name, '+'))
+		snprintf(err, errlen,
+			 "'%.64s': a wrapped lock keeps a word before its state, which a pthread_spinlock_t "
+			 "has no "
+			 "room for (valid: %s)",
+			 name, ls_spinalgo_names(names, sizeof names));
+	else if (m && m->state_size > LS_SPIN_STATE)
 		snprintf(err, errlen, "%s needs %zu bytes of state, a pthread_spinlock_t has %d (valid: %s)",
 			 name, m->state_size, LS_SPIN_STATE, ls_spinalgo_names(names, sizeof names));
 	else if (m)

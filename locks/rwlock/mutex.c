@@ -7,8 +7,12 @@
  * pthread_rwlock_t is served by the chosen lock, so readers lose their
  * parallelism), kept for comparison: under it a read-mostly program shows
  * what reader parallelism is worth. The rwlock's state is the mutex
- * algorithm's own (inline if it fits in 24 bytes, else out of line, as
- * the shim does for mutexes); rdlock and wrlock are its lock, the try and
+ * algorithm's own, 8 bytes in (inline if that fits in 24 bytes, else out
+ * of line, as the shim does for mutexes): the 4 bytes just before it are
+ * the wrapper word a composition such as mcs+gcr keeps (locks/wrap/wrap.h:
+ * whoever hands states to a composed algorithm provides it, zero-filled
+ * and copied with the state, as pthread_mutex_t does); rdlock and wrlock
+ * are its lock, the try and
  * timed operations its trylock and timedlock (or the mutexes' timed
  * fallback), both unlocks its unlock. No token, no node of its own.
  *
@@ -29,34 +33,38 @@
 
 static const struct ls_algo *m; /* set once by start, before any lock is used */
 
+/* The mutex algorithm's state in ours, after the wrapper word's 8 bytes. */
+#define M_OFF 8
+#define MS(st) ((void *)((char *)(st) + M_OFF))
+
 static void m_init(void *st)
 {
 	if (m->init)
-		m->init(st);
+		m->init(MS(st));
 }
 
 static void m_destroy(void *st)
 {
 	if (m->destroy)
-		m->destroy(st);
+		m->destroy(MS(st));
 }
 
 static int m_rdlock(void *st, unsigned how, void **token)
 {
 	(void)how, (void)token;
-	m->lock(st);
+	m->lock(MS(st));
 	return 0;
 }
 
 static int m_tryrdlock(void *st, unsigned how, void **token)
 {
 	(void)how, (void)token;
-	return m->trylock(st);
+	return m->trylock(MS(st));
 }
 
 static int m_timedlock(void *st, uint64_t deadline)
 {
-	return m->timedlock ? m->timedlock(st, deadline) : ls_timedlock_fallback(m, st, deadline);
+	return m->timedlock ? m->timedlock(MS(st), deadline) : ls_timedlock_fallback(m, MS(st), deadline);
 }
 
 static int m_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token)
@@ -68,19 +76,19 @@ static int m_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token
 static void m_rdunlock(void *st, void *token)
 {
 	(void)token;
-	m->unlock(st);
+	m->unlock(MS(st));
 }
 
 static void m_wrlock(void *st, unsigned how)
 {
 	(void)how;
-	m->lock(st);
+	m->lock(MS(st));
 }
 
 static int m_trywrlock(void *st, unsigned how)
 {
 	(void)how;
-	return m->trylock(st);
+	return m->trylock(MS(st));
 }
 
 static int m_timedwrlock(void *st, unsigned how, uint64_t deadline)
@@ -91,7 +99,7 @@ static int m_timedwrlock(void *st, unsigned how, uint64_t deadline)
 
 static void m_wrunlock(void *st)
 {
-	m->unlock(st);
+	m->unlock(MS(st));
 }
 
 static int m_start(const struct ls_algo *mutex, char *err, size_t errlen);
@@ -125,7 +133,7 @@ static int m_start(const struct ls_algo *mutex, char *err, size_t errlen)
 		return -1;
 	}
 	m = mutex;
-	mutex_rwalgo.state_size = mutex->state_size;
+	mutex_rwalgo.state_size = M_OFF + mutex->state_size;
 	unsigned c = mutex->caps;
 	mutex_rwalgo.caps = LS_RWCAP_EXCLUSIVE | (c & LS_CAP_FIFO ? LS_RWCAP_FIFO : 0) |
 			    (c & LS_CAP_TIMEOUT ? LS_RWCAP_TIMEOUT : 0) |

@@ -2,7 +2,7 @@
  * lockswap - run a program with liblockswap preloaded, or list algorithms.
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
- *   lockswap --names [--cap CAP]...       names only, one per line
+ *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
  *   lockswap --names rwlock|spin [--cap CAP]...   the same for the other families
  *   lockswap --topology[=table]           clusters of the hierarchical locks
  *   lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
@@ -29,16 +29,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "lock.h"
 #include "hier/topo.h"
 #include "rwlock/rwlock.h"
 #include "spin/spinlock.h"
+#include "wrap/wrap.h"
 
 static const char usage[] =
     "usage: lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--]\n"
     "                PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
+    "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
     "       lockswap --names [mutex|rwlock|spin] [--cap CAP]...\n"
     "       lockswap --topology[=table]\n"
     "\n"
@@ -60,6 +63,8 @@ static const char usage[] =
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
     "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough;\n"
     "                     rwlock also: kind, exclusive, wrapper)\n"
+    "      --wrap WRAPPER with --names: the compositions NAME+WRAPPER instead (e.g. gcr:\n"
+    "                     mcs+gcr, ...), every one WRAPPER accepts, filtered by --cap\n"
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
     "                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
     "                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
@@ -85,6 +90,23 @@ static const struct {
     {"fifo", LS_CAP_FIFO}, {"timeout", LS_CAP_TIMEOUT},		{"qnode", LS_CAP_QNODE},
     {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
+
+/* The wrappers section of --list: rows start with "+NAME", so that no tool
+ * that reads the algorithm rows takes them for algorithms. */
+static void list_wrappers(void)
+{
+	if (!ls_wrap_count())
+		return;
+	printf("\nWrappers: LOCKSWAP_ALGO=NAME+WRAPPER (e.g. mcs+%s) wraps any algorithm but pthread; the\n"
+	       "  composition has NAME's capabilities but fifo, NAME's tunables and the wrapper's:\n",
+	       ls_wrap_at(0)->name);
+	for (size_t i = 0; i < ls_wrap_count(); i++) {
+		const struct ls_wrap *w = ls_wrap_at(i);
+		printf("+%-9s %s\n", w->name, w->desc);
+		for (const struct ls_param *p = w->params; p && p->env; p++)
+			printf("%-10s   %s=%llu: %s\n", "", p->env, (unsigned long long)*p->value, p->desc);
+	}
+}
 
 /* The reader-writer family, rows "rwlock:NAME CAPS DESC": a name of its
  * own in the list (and in lockswap(7), made from it), which the mutex
@@ -147,6 +169,7 @@ static void list(void)
 	}
 	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
+	list_wrappers();
 	list_rw();
 	list_spin();
 }
@@ -198,10 +221,19 @@ static void spin_names(unsigned want, int want_lock)
 	}
 }
 
-static void names(unsigned want, int want_lock)
+/* `lockswap --names [--cap CAP]... [--wrap W]`: bases, or their compositions
+ * BASE+W that W accepts (ls_algo_find composes them; their caps are the
+ * composition's). */
+static void names(unsigned want, int want_lock, const char *wrap)
 {
+	char name[256];
 	for (size_t i = 0; i < ls_algo_count(); i++) {
 		const struct ls_algo *a = ls_algo_at(i);
+		if (wrap) {
+			snprintf(name, sizeof name, "%s+%s", a->name, wrap);
+			if (!(a = ls_algo_find(name)))
+				continue;
+		}
 		if ((a->caps & want) != want)
 			continue;
 		if (want_lock && (a->caps & LS_CAP_PASSTHROUGH))
@@ -232,13 +264,11 @@ static char *find_lib(void)
 		return realpath(env, NULL);
 	}
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n < 0) {
+	char *dir = cli_self_dir(exe, sizeof exe);
+	if (!dir) {
 		fprintf(stderr, "lockswap: cannot find my own executable: %s\n", strerror(errno));
 		exit(2);
 	}
-	exe[n] = '\0';
-	char *dir = dirname(exe);
 	snprintf(path, sizeof path, "%s/liblockswap.so", dir);
 	if (access(path, R_OK) == 0)
 		return path;
@@ -251,24 +281,13 @@ static char *find_lib(void)
 	exit(2);
 }
 
-/* The directory this executable lives in, or NULL. */
-static char *self_dir(void)
-{
-	static char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return dirname(path);
-}
-
 static const char *const subcommands[] = {"compare", "profile", "report"};
 
 /* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program. */
 static int subcommand(int argc, char **argv)
 {
-	char prog[PATH_MAX], self[PATH_MAX];
-	const char *dir = self_dir();
+	char prog[PATH_MAX], self[PATH_MAX], exe[PATH_MAX];
+	const char *dir = cli_self_dir(exe, sizeof exe);
 	(void)argc;
 	if (!dir)
 		bad("cannot find my own directory to run '%s'", argv[1], NULL);
@@ -291,24 +310,23 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_SPINALGO };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP, OPT_SPINALGO };
 	static const struct option opts[] = {
-	    {"algo", required_argument, NULL, 'a'},
+	    CLI_RUN_LONG,
 	    {"rwalgo", required_argument, NULL, 'r'},
 	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
-	    {"wait", required_argument, NULL, 'w'},
-	    {"spin", required_argument, NULL, 's'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
 	    {"names", no_argument, NULL, OPT_NAMES},
 	    {"cap", required_argument, NULL, OPT_CAP},
+	    {"wrap", required_argument, NULL, OPT_WRAP},
 	    {"topology", optional_argument, NULL, OPT_TOPOLOGY},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL, *rwalgo = NULL, *spinalgo = NULL;
-	const char *family = "mutex";
+	struct cli_run run = {0};
+	const char *wrap = NULL, *rwalgo = NULL, *spinalgo = NULL, *family = "mutex";
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	const char *capnames[16];
@@ -317,22 +335,15 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+a:r:w:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:vh", opts, NULL)) != -1) {
+		if (cli_run_option(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'a':
-			algo = optarg;
-			break;
 		case 'r':
 			rwalgo = optarg;
 			break;
 		case OPT_SPINALGO:
 			spinalgo = optarg;
-			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 's':
-			spin = optarg;
 			break;
 		case 'v':
 			verbose = 1;
@@ -357,6 +368,11 @@ int main(int argc, char **argv)
 				bad("%s", "--cap: too many", NULL);
 			capnames[ncapnames++] = optarg;
 			break;
+		case OPT_WRAP:
+			if (!ls_wrap_find(optarg))
+				bad("--wrap: unknown wrapper '%s'", optarg, ls_wrap_names(buf, sizeof buf));
+			wrap = optarg;
+			break;
 		case OPT_TOPOLOGY:
 			if (optarg && strcmp(optarg, "table"))
 				bad("--topology: unknown form '%s'", optarg, "--topology, --topology=table");
@@ -366,11 +382,8 @@ int main(int argc, char **argv)
 			return 0;
 		case '?':
 		default:
-			if (optopt && optopt < 256)
-				snprintf(buf, sizeof buf, "-%c", optopt);
-			else
-				snprintf(buf, sizeof buf, "%s", argv[optind - 1]);
-			bad("bad option or missing argument: %s (see lockswap --help)", buf, NULL);
+			bad("bad option or missing argument: %s (see lockswap --help)",
+			    cli_refused(argv, buf, sizeof buf), NULL);
 		}
 	}
 	if (do_list) {
@@ -402,34 +415,34 @@ int main(int argc, char **argv)
 		want |= bit;
 	}
 	if (do_names) {
+		if (wrap && strcmp(family, "mutex"))
+			bad("--wrap: the %s family names its compositions itself (lockswap --names rwlock)",
+			    family, NULL);
 		if (rw)
 			rw_names(want, want_lock);
 		else if (!strcmp(family, "spin"))
 			spin_names(want, want_lock);
 		else
-			names(want, want_lock);
+			names(want, want_lock, wrap);
 		return 0;
 	}
 	if (want || want_lock)
 		bad("%s", "--cap is only meaningful with --names", NULL);
+	if (wrap)
+		bad("%s", "--wrap is only meaningful with --names", NULL);
 	if (optind >= argc)
 		bad("%s", "no program to run (see lockswap --help)", NULL);
 
-	if (algo && !ls_algo_find(algo))
-		bad("unknown algorithm '%s'", algo, ls_algo_names(buf, sizeof buf));
+	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
+		bad("-a: %s", buf, NULL);
 	if (rwalgo && !ls_rwalgo_lookup(rwalgo, buf, sizeof buf))
 		bad("-r: %s", buf, NULL);
 	if (spinalgo && !ls_spinalgo_lookup(spinalgo, buf, sizeof buf))
 		bad("--spinalgo: %s", buf, NULL);
-	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
-		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
-	if (spin) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(spin, &end, 10);
-		if (!*spin || *end || errno || spin[0] == '-' || v > 100000000ull)
-			bad("--spin: '%s' is not an unsigned integer", spin, "0..100000000");
-	}
+	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
+		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
+	if (run.spin && !cli_unsigned(run.spin, 0, 100000000))
+		bad("--spin: '%s' is not an unsigned integer", run.spin, "0..100000000");
 
 	const char *lib = find_lib();
 	const char *old = getenv("LD_PRELOAD");
@@ -439,16 +452,16 @@ int main(int argc, char **argv)
 	else
 		snprintf(preload, sizeof preload, "%s", lib);
 	setenv("LD_PRELOAD", preload, 1);
-	if (algo)
-		setenv("LOCKSWAP_ALGO", algo, 1);
+	if (run.algo)
+		setenv("LOCKSWAP_ALGO", run.algo, 1);
 	if (rwalgo)
 		setenv("LOCKSWAP_RWALGO", rwalgo, 1);
 	if (spinalgo)
 		setenv("LOCKSWAP_SPINALGO", spinalgo, 1);
-	if (wait)
-		setenv("LOCKSWAP_WAIT", wait, 1);
-	if (spin)
-		setenv("LOCKSWAP_SPIN", spin, 1);
+	if (run.wait)
+		setenv("LOCKSWAP_WAIT", run.wait, 1);
+	if (run.spin)
+		setenv("LOCKSWAP_SPIN", run.spin, 1);
 	if (verbose)
 		setenv("LOCKSWAP_VERBOSE", "1", 1);
 	if (stats)

@@ -530,27 +530,6 @@ static void destroy(void)
 
 /* ---- process-shared: glibc's, across a fork ---- */
 
-/* Waits (up to ms) for process pid to be asleep in the kernel. */
-static int await_child_sleeping(pid_t pid, int ms)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < ms; i++) {
-		FILE *f = fopen(path, "r");
-		if (!f)
-			FAIL("cannot open %s", path);
-		size_t n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[n] = 0;
-		char *p = strrchr(buf, ')');
-		if (p && p[1] == ' ' && p[2] == 'S')
-			return 1;
-		struct timespec t = {0, 1000000};
-		nanosleep(&t, NULL);
-	}
-	return 0;
-}
-
 static void pshared(void)
 {
 	pthread_rwlock_t *l =

@@ -90,12 +90,7 @@ static void *contend_fn(void *p)
 		} else {
 			CHECK_RC(pthread_spin_lock(&c->s), 0);
 		}
-		if (atomic_fetch_add_explicit(&c->inside, 1, memory_order_relaxed) != 0)
-			FAIL("two threads inside the critical section");
-		long v = c->counter;
-		__asm__ __volatile__("" ::: "memory");
-		c->counter = v + 1;
-		atomic_fetch_sub_explicit(&c->inside, 1, memory_order_relaxed);
+		critical_section(&c->inside, &c->counter);
 		CHECK_RC(pthread_spin_unlock(&c->s), 0);
 	}
 	return NULL;

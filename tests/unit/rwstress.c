@@ -65,9 +65,12 @@
 #include "rwlock/rwlock.h"
 #include "wait.h"
 
+#define OPT_PROG "rwstress"
+#include "harness.h"
+#include "opts.h"
+
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
 static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
-static const char *const wait_names[] = {"spin", "yield", "park"};
 static const char *const kind_names[] = {"reader", "writer"};
 
 static const struct ls_rwalgo *algo;
@@ -117,17 +120,6 @@ static void fail(bool always, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "rwstress: FAIL algo=%s: %s\n", algo ? algo->name : "?", msg);
-}
-
-static __attribute__((noreturn)) void usage_error(const char *fmt, ...)
-{
-	char msg[1400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "rwstress: %s\n", msg);
-	exit(2);
 }
 
 static uint64_t rnd(struct thr *t)
@@ -378,23 +370,6 @@ static void *worker(void *arg)
 
 /* ---- a hang: where every thread is (async-signal-safe: write only) ---- */
 
-static void put(const char *s)
-{
-	if (write(2, s, strlen(s)) < 0) {
-	}
-}
-
-static void put_u(unsigned long v)
-{
-	char b[24];
-	int i = sizeof b;
-	b[--i] = '\0';
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b + i);
-}
-
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -583,38 +558,14 @@ LS_REGISTER_RWALGO(selftest_leak);
 
 /* ---- set-up ---- */
 
-static unsigned long number(const char *opt, const char *s, unsigned long lo, unsigned long hi)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
-		usage_error("-%s: invalid value '%s' (valid: %lu..%lu)", opt, s, lo, hi);
-	return (unsigned long)v;
-}
-
-static int choose(const char *opt, const char *s, const char *const *names, int n)
-{
-	char valid[128] = "";
-	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	for (int i = 0; i < n; i++)
-		snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "",
-			 names[i]);
-	usage_error("-%s: unknown value '%s' (valid: %s)", opt, s, valid);
-}
-
-static void apply_params(const struct ls_param *p)
+/* An rwlock algorithm's tunables, as opt_params does a mutex algorithm's. */
+static void rw_params(const struct ls_param *p)
 {
 	for (; p && p->env; p++) {
 		const char *v = getenv(p->env);
 		char err[256];
-		uint64_t x;
-		if (v && ls_param_parse(p, v, &x, err, sizeof err))
-			usage_error("%s", err);
-		if (v)
-			*p->value = x;
+		if (v && ls_param_parse(p, v, p->value, err, sizeof err))
+			opt_error("%s", err);
 	}
 }
 
@@ -629,34 +580,34 @@ int main(int argc, char **argv)
 			name = optarg;
 			break;
 		case 't':
-			nthreads = (unsigned)number("t", optarg, 1, 1024);
+			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
 			break;
 		case 'n':
-			iters = number("n", optarg, 1, 100000000);
+			iters = opt_number("n", optarg, 1, 100000000);
 			break;
 		case 'l':
-			nlocks = (unsigned)number("l", optarg, 1, 100000);
+			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
 			break;
 		case 'r':
-			read_pct = (unsigned)number("r", optarg, 0, 100);
+			read_pct = (unsigned)opt_number("r", optarg, 0, 100);
 			break;
 		case 'm':
-			mode = (enum mode)choose("m", optarg, mode_names, 4);
+			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
 			break;
 		case 'p':
-			patience = number("p", optarg, 0, 100000000000ul);
+			patience = opt_number("p", optarg, 0, 100000000000ul);
 			break;
 		case 'k':
-			how = choose("k", optarg, kind_names, 2) ? LS_RW_PREFER_WRITER : 0;
+			how = opt_choose("k", "kind", optarg, kind_names, 2) ? LS_RW_PREFER_WRITER : 0;
 			break;
 		case 'w':
-			ls_wait_cfg.policy = (enum ls_policy)choose("w", optarg, wait_names, 3);
+			opt_policy(optarg);
 			break;
 		case 'S':
-			ls_wait_cfg.spin = (unsigned)number("S", optarg, 0, 100000000);
+			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
 			break;
 		case 's':
-			seed = number("s", optarg, 0, ~0ul);
+			seed = opt_number("s", optarg, 0, ~0ul);
 			break;
 		case 'q':
 			quiet = true;
@@ -669,37 +620,37 @@ int main(int argc, char **argv)
 			       "                [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]\n");
 			return 0;
 		default:
-			usage_error("usage: rwstress -a RWALGO [-t N] [-n N] [-l N] [-r PCT] [-m MODE] [-p "
-				    "NS] [-k KIND] "
-				    "[-w WAIT] [-S SPIN] [-s SEED] [-q]");
+			opt_error("usage: rwstress -a RWALGO [-t N] [-n N] [-l N] [-r PCT] [-m MODE] [-p "
+				  "NS] [-k KIND] "
+				  "[-w WAIT] [-S SPIN] [-s SEED] [-q]");
 		}
 	}
 	if (optind != argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		opt_error("unexpected argument '%s'", argv[optind]);
 	char err[1400];
 	if (!name)
-		usage_error("-a RWALGO is required (valid: %s)", ls_rwalgo_names(err, sizeof err));
+		opt_error("-a RWALGO is required (valid: %s)", ls_rwalgo_names(err, sizeof err));
 	algo = ls_rwalgo_lookup(name, err, sizeof err);
 	if (!algo)
-		usage_error("-a: %s", err);
+		opt_error("-a: %s", err);
 	if (algo->caps & LS_RWCAP_PASSTHROUGH)
-		usage_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
+		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
 	const char *mname = getenv("LOCKSWAP_ALGO");
 	const struct ls_algo *mutex = ls_algo_find(mname ? mname : "ttas");
 	if (!mutex)
-		usage_error("LOCKSWAP_ALGO: unknown algorithm '%s'", mname);
-	apply_params(mutex->params);
+		opt_error("LOCKSWAP_ALGO: unknown algorithm '%s'", mname);
+	opt_params(mutex);
 	for (size_t i = 0; i < ls_rwalgo_count(); i++)
-		apply_params(ls_rwalgo_at(i)->params);
+		rw_params(ls_rwalgo_at(i)->params);
 	if (ls_rwalgo_start(algo, (mutex->caps & LS_CAP_PASSTHROUGH) ? NULL : mutex, err, sizeof err))
-		usage_error("%s", err);
+		opt_error("%s", err);
 	if ((algo->caps & LS_RWCAP_HIER) || (mutex->caps & LS_CAP_HIER)) {
 		if (ls_topo_setup(getenv("LOCKSWAP_CLUSTER"), getenv("LOCKSWAP_TOPOLOGY"), err, sizeof err))
-			usage_error("%s", err);
+			opt_error("%s", err);
 	}
 	const char *y = getenv("LOCKSWAP_YIELD");
 	if (y)
-		ls_wait_cfg.yield = (unsigned)number("LOCKSWAP_YIELD", y, 0, 100000000);
+		ls_wait_cfg.yield = (unsigned)opt_number("LOCKSWAP_YIELD", y, 0, 100000000);
 	char sbuf[32];
 	snprintf(sbuf, sizeof sbuf, "%" PRIu64, seed);
 	setenv("LOCKSWAP_SEED", sbuf, 0);
@@ -714,25 +665,22 @@ int main(int argc, char **argv)
 	locks = aligned_alloc(LS_CACHELINE, sizeof *locks * nlocks);
 	thr = aligned_alloc(LS_CACHELINE, sizeof *thr * nthreads);
 	if (!locks || !thr)
-		usage_error("out of memory");
+		opt_error("out of memory");
 	memset(locks, 0, sizeof *locks * nlocks);
 	memset(thr, 0, sizeof *thr * nthreads);
 	for (unsigned i = 0; i < nlocks; i++) {
 		locks[i].state = aligned_alloc(LS_CACHELINE, ssize ? ssize : LS_CACHELINE);
 		if (!locks[i].state)
-			usage_error("out of memory");
+			opt_error("out of memory");
 		memset(locks[i].state, 0, ssize ? ssize : LS_CACHELINE);
 		if (algo->init)
 			algo->init(locks[i].state);
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		thr[i].id = i;
-		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		thr[i].rng = (z ^ (z >> 31)) | 1;
+		thr[i].rng = seed_stream(seed, i);
 		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i]))
-			usage_error("pthread_create failed");
+			opt_error("pthread_create failed");
 	}
 	long reads = 0, writes = 0, timeouts = 0, busy = 0;
 	for (unsigned i = 0; i < nthreads; i++) {
@@ -785,7 +733,7 @@ int main(int argc, char **argv)
 	snprintf(conf, sizeof conf,
 		 "algo=%s kind=%s wait=%s threads=%u locks=%u reads=%u%% mode=%s iters=%lu patience=%" PRIu64
 		 " seed=%" PRIu64 "%s",
-		 algo->name, kind_names[how ? 1 : 0], wait_names[ls_wait_cfg.policy], nthreads, nlocks,
+		 algo->name, kind_names[how ? 1 : 0], opt_policy_name(ls_wait_cfg.policy), nthreads, nlocks,
 		 read_pct, mode_names[mode], iters, patience, seed,
 #ifdef LS_FAULT_INJECT
 		 " inject=yes"
