@@ -272,7 +272,7 @@ static void crw_rdunlock(void *state, void *token)
 	struct crw *l = state;
 	unsigned i = (unsigned)(uintptr_t)token - 1;
 	/* relaxed: our acquisition loaded the block */
-	depart(indicator(l, atomic_load_explicit(&l->lines, memory_order_relaxed), i));
+	depart(indicator(l, (struct ls_hier_head *)atomic_load_explicit(&l->lines, memory_order_relaxed), i));
 }
 
 /* ---- writers ---- */

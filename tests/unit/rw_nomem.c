@@ -61,8 +61,8 @@ static size_t inner_at; /* where the cluster-aware lock's state starts */
 
 static bool flat(struct rw *l)
 {
-	return ls_hier_is_flat(
-	    atomic_load((ls_hier_lines_t *)(void *)(l->state + inner_at + LS_HIER_LINES_AT)));
+	return ls_hier_is_flat((struct ls_hier_head *)atomic_load(
+	    (ls_hier_lines_t *)(void *)(l->state + inner_at + LS_HIER_LINES_AT)));
 }
 
 static void read_once(struct rw *l, unsigned how)
