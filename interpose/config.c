@@ -347,11 +347,20 @@ static bool rw_known_var(const char *name, size_t len)
 	return false;
 }
 
+/* The rwlock algorithms' tunables, each once: c-rw-wp shares the cohort
+ * locks' LOCKSWAP_COHORT_PASSES and LOCKSWAP_HIER_FASTPATH with the mutex
+ * family (listed already), and algorithms of the family may share one too. */
 static size_t rw_list_params(char *list, size_t used, size_t size)
 {
 	for (size_t i = 0; i < ls_rwalgo_count() && used < size; i++)
-		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env && used < size; p++)
-			used += (size_t)snprintf(list + used, size - used, ", %s", p->env);
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env && used < size; p++) {
+			bool seen = first_with(p->env) != NULL;
+			for (size_t k = 0; k < i && !seen; k++)
+				for (const struct ls_param *q = ls_rwalgo_at(k)->params; q && q->env; q++)
+					seen |= !strcmp(q->env, p->env);
+			if (!seen)
+				used += (size_t)snprintf(list + used, size - used, ", %s", p->env);
+		}
 	return used;
 }
 

@@ -174,15 +174,38 @@ static void list(void)
 	list_spin();
 }
 
+/* The capabilities of a selectable name, as its composition would have
+ * them (rwregistry.c: the wrapper's, plus the inner's it keeps), without
+ * composing it: a process composes a wrapper with one inner algorithm only,
+ * so composing every NAME+WRAPPER here would list the first alone. */
+static bool rw_caps(const char *n, unsigned *caps)
+{
+	const char *plus = strchr(n, '+');
+	const struct ls_rwalgo *inner = NULL, *w = NULL;
+	for (size_t k = 0; k < ls_rwalgo_count(); k++) {
+		const struct ls_rwalgo *a = ls_rwalgo_at(k);
+		if (!plus && !strcmp(a->name, n))
+			return *caps = a->caps, true;
+		if (plus && strlen(a->name) == (size_t)(plus - n) && !strncmp(a->name, n, (size_t)(plus - n)))
+			inner = a;
+		if (plus && !strcmp(a->name, plus + 1))
+			w = a;
+	}
+	if (!inner || !w)
+		return false;
+	*caps = w->caps | (inner->caps & w->keep_caps);
+	return true;
+}
+
 static void rw_names(unsigned want, int want_lock)
 {
 	char buf[160];
 	const char *n;
 	for (size_t i = 0; (n = ls_rwalgo_selectable(i, buf, sizeof buf)); i++) {
-		const struct ls_rwalgo *a = ls_rwalgo_find(n);
-		if (!a || (a->caps & want) != want)
+		unsigned caps;
+		if (!rw_caps(n, &caps) || (caps & want) != want)
 			continue;
-		if (want_lock && (a->caps & LS_RWCAP_PASSTHROUGH))
+		if (want_lock && (caps & LS_RWCAP_PASSTHROUGH))
 			continue;
 		printf("%s\n", n);
 	}
