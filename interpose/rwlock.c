@@ -70,12 +70,12 @@
  * empty and at thread exit. A lookup is a scan, from the newest entry. The
  * table is what lets unlock tell a read unlock from a misuse without a
  * shared write, and what lets recursion be granted without any algorithm's
- * help. Its cost on the fast paths (a thread's only read hold, by far the
- * commonest): rdlock tests the count with the lock's writer, writes the
- * first entry's lock and token and the count; unlock compares the count,
- * the lock and the entry's recursion count, and writes the count. (A
- * direct-mapped table, or none for the algorithms that cannot block a
- * recursive reader, would cost no less there: the tokens must be kept and
+ * help. The commonest case, a thread's only read hold, not recursive, has
+ * a slot of its own in front of the table (rdtable.one), so that the fast
+ * paths cost little: rdlock tests that slot with the lock's writer word and
+ * writes it and the token's; unlock compares it with the lock and clears
+ * it. (A direct-mapped table, or none for the algorithms that cannot block
+ * a recursive reader, would cost no less there: the tokens must be kept and
  * a misuse told apart whatever the algorithm.)
  *
  * Asynchronous cancellation (cancel.c): once a thread has made itself
@@ -202,8 +202,19 @@ static inline void *ext_state(struct ls_rwlock *l)
 	return ext_attach(l);
 }
 
-/* The algorithm's state: ext says whether it is out of line (the fast
- * paths are compiled once for each answer, the others ask ls_rwg). */
+/* For the fast paths: the state if no block needs attaching (ext says
+ * whether it lives out of line; they are compiled once for each answer),
+ * else NULL (they leave the attaching to the general paths, so that their
+ * own code holds no call but the algorithm's). */
+static inline __attribute__((always_inline)) void *state_fast(struct ls_rwlock *l, bool ext)
+{
+	if (!ext)
+		return l->alg.state;
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	return LS_LIKELY(e) ? e + 1 : NULL;
+}
+
+/* The algorithm's state, attached if need be. */
 static inline __attribute__((always_inline)) void *state_in(struct ls_rwlock *l, bool ext)
 {
 	return ext ? ext_state(l) : l->alg.state;
@@ -231,12 +242,46 @@ struct rdblock {
 	struct rdentry e[RD_BLOCK];
 };
 
+/* one.lock says where the holds are:
+ *	NULL		none (n is 0, no block);
+ *	a lock		one hold, of that lock, not recursive, its token in
+ *			one.token (n is 0, no block): the fast paths' case;
+ *	RD_TABLE	in e[0..n) and the blocks.
+ * The general paths move a hold from `one` to the table before they look
+ * (rd_table), and back when one is left (rd_settle). */
+#define RD_TABLE ((const struct ls_rwlock *)1)
 struct rdtable {
+	struct rdentry one;   /* one.extra is always 0 */
 	unsigned n;	      /* entries in e[] */
 	struct rdblock *last; /* overflow blocks, newest last */
 	struct rdentry e[RD_INLINE];
 };
 static __thread struct rdtable rd __attribute__((tls_model("initial-exec")));
+
+/* The holds are in the table from now on. */
+static inline void rd_table(void)
+{
+	if (rd.one.lock == RD_TABLE)
+		return;
+	if (rd.one.lock)
+		rd.e[rd.n++] = rd.one; /* n was 0 */
+	rd.one.lock = RD_TABLE;
+}
+
+/* After a general path: `one` again when the table holds one hold that is
+ * not recursive, or none. */
+static inline void rd_settle(void)
+{
+	if (rd.one.lock != RD_TABLE || rd.last || rd.n > 1)
+		return;
+	if (rd.n == 0) {
+		rd.one.lock = NULL;
+	} else if (rd.e[0].extra == 0) {
+		rd.one.token = rd.e[0].token;
+		rd.one.lock = rd.e[0].lock;
+		rd.n = 0;
+	}
+}
 
 static __attribute__((noinline)) struct rdentry *rd_find_more(const struct ls_rwlock *l)
 {
@@ -247,8 +292,10 @@ static __attribute__((noinline)) struct rdentry *rd_find_more(const struct ls_rw
 	return NULL;
 }
 
+/* l's entry, in the table (the holds are moved there), or NULL. */
 static inline struct rdentry *rd_find(const struct ls_rwlock *l)
 {
+	rd_table();
 	for (unsigned i = rd.n; i-- > 0;)
 		if (rd.e[i].lock == l)
 			return &rd.e[i];
@@ -292,15 +339,18 @@ static __attribute__((noinline)) void rd_push_more(const struct ls_rwlock *l, vo
 
 static inline void rd_push(const struct ls_rwlock *l, void *token)
 {
+	if (!rd.one.lock) {
+		rd.one = (struct rdentry){l, token, 0};
+		return;
+	}
+	rd_table();
 	if (LS_LIKELY(rd.n < RD_INLINE && !rd.last))
 		rd.e[rd.n++] = (struct rdentry){l, token, 0};
 	else
 		rd_push_more(l, token);
 }
 
-/* Removes e (whose extra is 0): the newest entry takes its place. So an
- * emptied table's first entry always has extra 0, which the fast read path
- * relies on (it writes only lock and token). */
+/* Removes e, of the table: the newest entry takes its place. */
 static inline void rd_remove(struct rdentry *e)
 {
 	struct rdblock *b = rd.last;
@@ -390,14 +440,14 @@ static inline __attribute__((always_inline)) int rd_acquire(struct ls_rwlock *l,
 	if (LS_UNLIKELY(w != 0) && w == ls_self_tid())
 		return op == TRY ? EBUSY : EDEADLK;
 	unsigned how = how_of(l);
-	if (LS_UNLIKELY(rd.n != 0) && counts_recursion(how)) {
+	if (LS_UNLIKELY(rd.one.lock != NULL) && counts_recursion(how)) {
 		struct rdentry *e = rd_find(l);
-		if (e) {
-			if (e->extra >= LS_RW_MAX_RECURSION - 1)
-				return EAGAIN;
+		int r = !e ? -1 : e->extra >= LS_RW_MAX_RECURSION - 1 ? EAGAIN : 0;
+		if (r == 0)
 			e->extra++;
-			return 0;
-		}
+		rd_settle();
+		if (r >= 0)
+			return r;
 	}
 	void *token = NULL;
 	int r = attempt(state_of(l), false, how, op, t, &token);
@@ -481,14 +531,17 @@ static int unlock_write_ext(pthread_rwlock_t *rw);
 static inline __attribute__((always_inline)) int rdlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY((__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) | rd.n) != 0))
+	if (LS_UNLIKELY((__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) | (uintptr_t)rd.one.lock) != 0))
 		return rdlock_general(rw);
-	rd.e[0].lock = l;
-	rd.e[0].token = NULL;
-	rd.n = 1; /* e[0].extra is 0 (rd_remove) */
-	int r = ls_rwg.rdlock(state_in(l, ext), how_of(l), &rd.e[0].token);
+	/* (not before: a process-shared rwlock's first word is glibc's) */
+	void *st = state_fast(l, ext);
+	if (ext && LS_UNLIKELY(!st))
+		return rdlock_general(rw);
+	rd.one.token = NULL;
+	rd.one.lock = l;
+	int r = ls_rwg.rdlock(st, how_of(l), &rd.one.token);
 	if (LS_UNLIKELY(r))
-		rd.n = 0;
+		rd.one.lock = NULL;
 	return r;
 }
 
@@ -578,7 +631,10 @@ static inline __attribute__((always_inline)) int wrlock_fast(pthread_rwlock_t *r
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (LS_UNLIKELY(!plain(l)))
 		return wrlock_general(rw);
-	ls_rwg.wrlock(state_in(l, ext), how_of(l));
+	void *st = state_fast(l, ext); /* (not before: see rdlock_fast) */
+	if (ext && LS_UNLIKELY(!st))
+		return wrlock_general(rw);
+	ls_rwg.wrlock(st, how_of(l));
 	store_writer(l, ls_self_tid());
 	return 0;
 }
@@ -655,31 +711,37 @@ static __attribute__((noinline)) int release(struct ls_rwlock *l)
 		return 0;
 	}
 	struct rdentry *e = rd_find(l);
-	if (LS_UNLIKELY(!e))
-		return 0; /* not held by the caller: see "unlock" above */
-	if (e->extra) {
-		e->extra--;
+	if (LS_UNLIKELY(!e) || e->extra) {
+		if (e)
+			e->extra--;
+		/* else not held by the caller: see "unlock" above */
+		rd_settle();
 		return 0;
 	}
 	void *token = e->token;
 	rd_remove(e);
+	rd_settle();
 	ls_rwg.rw->rdunlock(state_of(l), token);
 	return 0;
 }
 
 /* The fast unlock: the caller's only read hold, of this lock, not
- * recursive (a thread that holds a read lock of l holds no write lock of
- * it); the rest, a write unlock first, out of line (so that the read path
- * saves no register). */
+ * recursive (so the lock is neither write-held nor process-shared); the
+ * rest, a write unlock first, out of line (so that the read path saves no
+ * register). */
 static inline __attribute__((always_inline)) int unlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_LIKELY(__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) == 0) && LS_LIKELY(rd.n == 1) &&
-	    rd.e[0].lock == l && rd.e[0].extra == 0) {
-		void *token = rd.e[0].token;
-		rd.n = 0;
-		ls_rwg.rdunlock(state_in(l, ext), token);
-		return 0;
+	if (LS_LIKELY(rd.one.lock == l)) {
+		/* l is lockswap's (so its first word is ours): a block was
+		 * attached when it was taken */
+		void *st = state_fast(l, ext);
+		if (!ext || LS_LIKELY(st != NULL)) {
+			void *token = rd.one.token;
+			rd.one.lock = NULL;
+			ls_rwg.rdunlock(st, token);
+			return 0;
+		}
 	}
 	return ext ? unlock_write_ext(rw) : unlock_write_in(rw);
 }

@@ -53,7 +53,8 @@ struct ls_rwglobal {
 	const struct ls_algo *spin;
 	size_t rw_size; /* rw->state_size, final once started */
 } __attribute__((aligned(LS_CACHELINE)));
-extern struct ls_rwglobal ls_rwg;
+/* hidden: the fast paths call through it with one instruction */
+extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
 
 /* config.c: glibc's functions, then LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO
  * (after LOCKSWAP_ALGO: the mutex-serialised mode uses its algorithm).
