@@ -114,6 +114,36 @@ EOF
 	assert_output --partial "lockswap compare: --algos: unknown algorithm '$a+nosuch' (valid: glibc, "
 }
 
+@test "--rwalgos sweeps the rwlock algorithms: each with the --algos ones (glibc's own mutex by default) as lockswap -a ALGO -r RWALGO, an rwalgo column in results.csv, the table and --report; an unknown name is one line, exit 2" {
+	run lc --rwalgos central,pf-t --reps 1 --dry-run -- true
+	assert_success
+	assert_line "cd $PWD && $LOCKSWAP -a pthread -r central -- true"
+	assert_line "cd $PWD && $LOCKSWAP -a pthread -r pf-t -- true"
+	run lc --rwalgos all --algos tas --reps 1 --dry-run -- true
+	assert_success
+	for a in $(rwalgos); do assert_line "cd $PWD && $LOCKSWAP -a tas -r $a -- true"; done
+	run lc --rwalgos nosuch -- true
+	assert_failure 2
+	assert_output "lockswap compare: --rwalgos: unknown rwlock algorithm 'nosuch' (valid: $(rwalgos | paste -sd, | sed 's/,/, /g'), all, locks)"
+	# a figure chosen by the rwlock algorithm the program runs under
+	cat >"$BATS_TEST_TMPDIR/rwscore" <<'EOF'
+#!/bin/sh
+case ${LOCKSWAP_RWALGO:-native} in native) echo "score: 100" ;; central) echo "score: 300" ;; *) echo "score: 50" ;; esac
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/rwscore"
+	run lc --rwalgos central,pf-t --reps 1 --metric 'score:?' --higher-is-better --out "$OUTD" -q -- "$BATS_TEST_TMPDIR/rwscore"
+	assert_success
+	[ "$(head -n 1 "$OUTD/results.csv")" = "algorithm,wait,rwalgo,load,rep,wall_s,user_s,sys_s,metric,status" ]
+	grep -qx 'pthread,default,central,0,1,[0-9.]*,[0-9.]*,[0-9.]*,300,ok' "$OUTD/results.csv"
+	assert_line --regexp '^ +1 +pthread +default +central +1/1 +300 +300 +300 +3\.000 '
+	assert_line --regexp '^ +3 +pthread +default +pf-t +1/1 +50 '
+	rm "$OUTD/summary.txt" "$OUTD/summary.csv"
+	run lc --report "$OUTD"
+	assert_success
+	assert_line --index 0 --regexp '^rank +algorithm +wait +rwalgo +ok +median'
+	assert_line --index 1 --regexp '^ +1 +pthread +default +central '
+}
+
 @test "ranking by a printed figure: best first, ratio to glibc, both directions" {
 	local prog
 	prog=$(score_prog)

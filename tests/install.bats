@@ -137,6 +137,8 @@ complete_words() {
   assert_output "mcs/yield "
   run complete_words "$LOCKSWAP" compare --wait spin,pa
   assert_output "spin,park "
+  run complete_words "$LOCKSWAP" compare --rwalgos central,pf-t+
+  assert_output "central,pf-t+bravo "
   # the program: after --, or the first operand, completed as a command
   run complete_words "$LOCKSWAP" -a mcs -- "$ROOT/scripts/run-te"
   assert_output "$ROOT/scripts/run-tests "

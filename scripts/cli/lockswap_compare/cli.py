@@ -31,6 +31,13 @@ What to run:
                      glibc (native, no preload) always runs. A name lockswap
                      does not list is passed to 'lockswap -a' if it accepts
                      it. Default: all
+  --rwalgos LIST     also sweep the reader-writer lock algorithms: comma-
+                     separated names from 'lockswap --names rwlock' (NAME+bravo
+                     too), 'locks' (every real rwlock), 'all' (pthread, glibc's
+                     rwlock through the shim, and every lock); each runs with
+                     every --algos algorithm (then by default pthread, glibc's
+                     own mutex) as 'lockswap -a ALGO -r RWALGO', named
+                     ALGO/RWALGO; results.csv gets an rwalgo column
   --wait LIST        waiting policies (spin, yield, park, default) for each
                      algorithm given without /WAIT (default: default, i.e.
                      lockswap's own, park)
@@ -87,14 +94,15 @@ options or a missing tool.
 """
 
 VALUED = frozenset(
-    "--algos --wait --reps --load --stdin --lockswap --metric --check --timeout --timeout-factor --hang --out "
+    "--algos --rwalgos --wait --reps --load --stdin --lockswap --metric --check --timeout --timeout-factor --hang --out "
     "--spread --report".split()
 )
 
 
 class Options:
     def __init__(self):
-        self.algos = "all"
+        self.algos = ""  # all, or pthread with --rwalgos
+        self.rwalgos = ""
         self.wait = "default"
         self.load = "0"
         self.stdin = "/dev/null"
@@ -137,7 +145,7 @@ def parse(args):
         if opt in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return None
-        elif opt in ("--algos", "--wait", "--load", "--stdin", "--check", "--out", "--report", "--reps", "--lockswap",
+        elif opt in ("--algos", "--rwalgos", "--wait", "--load", "--stdin", "--check", "--out", "--report", "--reps", "--lockswap",
                      "--metric", "--timeout", "--hang"):
             setattr(o, opt[2:], val)
         elif opt == "--timeout-factor":
@@ -224,8 +232,12 @@ def _compare(m, o, args):
     if not which("timeout"):
         die("timeout not found: install it (Debian: apt-get install coreutils)")
     waits = S.parse_waits(o.wait)
+    rwalgos = None
+    if o.rwalgos:
+        S.use_axis(S.RWALGO)
+        rwalgos = S.parse_rwalgos(o.rwalgos, m.lockswap)
     m.series.add(S.Series.native())
-    S.parse_algos(o.algos, waits, m.lockswap, m.series)
+    S.parse_algos(o.algos or ("pthread" if rwalgos else "all"), waits, m.lockswap, m.series, rwalgos)
     lockswap = m.lockswap.path()
 
     cwd = _pwd()
