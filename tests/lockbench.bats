@@ -406,3 +406,27 @@ shim_algos() {
   grep -q '^| glibc | ' "$out/table.md"
   [ "$(grep -c ',glibc,' "$out/raw.csv")" -eq 12 ]
 }
+
+@test "bench-rwlock: --help, bad options exit 2; a quick sweep writes raw.csv, the table with paired ratios and targets, and the plot" {
+  run "$ROOT/scripts/sweeps/bench-rwlock" --help
+  assert_success
+  assert_output --partial "usage: bench-rwlock"
+  run "$ROOT/scripts/sweeps/bench-rwlock" --parts everything
+  assert_failure 2
+  assert_output --partial "--parts: unknown part 'everything' (valid: counts, sweep, program)"
+  [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
+  run "$ROOT/scripts/sweeps/bench-rwlock" --algos nosuch --parts sweep --out "$BATS_TEST_TMPDIR/x"
+  assert_failure 2
+  assert_output --partial "unknown rwlock algorithm 'nosuch'"
+  local out="$BATS_TEST_TMPDIR/rw"
+  run timeout -k 5 120 "$ROOT/scripts/sweeps/bench-rwlock" --parts sweep --algos "central pf-t+bravo" --reps 2 \
+    --duration 0.05 --threads 2 --reads "0.5 0.99" --out "$out"
+  assert_success
+  # header + 2 repetitions x 2 configurations x 3 series
+  [ "$(wc -l <"$out/raw.csv")" -eq 13 ] && [ "$(grep -c ',ok$' "$out/raw.csv")" -eq 12 ] || { cat "$out/raw.csv"; return 1; }
+  grep -qE '^\| pf-t\+bravo \| [0-9.]+ \([0-9.]+-[0-9.]+\) \| [0-9.]+ \([0-9.]+-[0-9.]+\) \|$' "$out/table.md" || { cat "$out/table.md"; return 1; }
+  grep -qE '^- pf-t\+bravo, 2 threads, 99% reads: [0-9.]+x .* 2x: (hit|MISS)$' "$out/table.md" || { cat "$out/table.md"; return 1; }
+  grep -q '^load average after: ' "$out/machine.txt"
+  command -v gnuplot >/dev/null && { [ -s "$out/sweep.png" ] || return 1; }
+  true
+}
