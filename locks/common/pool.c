@@ -247,12 +247,26 @@ static char *take(_Atomic uint64_t *head, size_t link_off, uint32_t lines, bool 
 
 /* ---- nodes ---- */
 
+/* Nodes in the cache: the limit minus the room left. */
+static unsigned cached(const struct ls_node_cache *c)
+{
+	return (unsigned)((int)c->limit - c->room);
+}
+
+/* Sets the limit, keeping the nodes cached. */
+static void set_limit(struct ls_node_cache *c, unsigned limit)
+{
+	unsigned n = cached(c);
+	c->limit = limit;
+	c->room = (int)limit - (int)n;
+}
+
 static void cache_drain(struct ls_node_cache *c, unsigned keep)
 {
-	while (c->count > keep) {
+	while (cached(c) > keep) {
 		char *n = c->head;
 		c->head = (char *)*LINK(n);
-		c->count--;
+		c->room++;
 		stack_push(&node_head, n, LS_NODE_SIZE - 8);
 	}
 }
@@ -261,7 +275,7 @@ static void thread_exit(void *arg)
 {
 	struct ls_node_cache *c = arg;
 	cache_drain(c, 0);
-	c->limit = 0; /* frees after this point come back to the slow path */
+	set_limit(c, 0); /* frees after this point come back to the slow path */
 	c->registered = false;
 	c->hooked = false;
 }
@@ -277,7 +291,7 @@ static void cache_register(struct ls_node_cache *c)
 	c->registered = true;
 	/* pthread_setspecific may need memory (keys past the 32nd) */
 	c->hooked = exit_key_ok && pthread_setspecific(exit_key, c) == 0;
-	c->limit = ls_node_counting || !c->hooked ? 0 : CACHE_MAX;
+	set_limit(c, ls_node_counting || !c->hooked ? 0 : CACHE_MAX);
 }
 
 static void count_alloc(void)
@@ -317,7 +331,7 @@ void *ls_node_alloc_slow(void)
 			break;
 		__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 		c->head = n;
-		c->count++;
+		c->room--;
 	}
 	if (!c->head) {
 		/* new memory, a batch at a time; not from the reserve, which
@@ -330,7 +344,7 @@ void *ls_node_alloc_slow(void)
 			char *n = p + (size_t)i * LINE;
 			__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 			c->head = n;
-			c->count++;
+			c->room--;
 		}
 	}
 	return ls_node_alloc();
@@ -347,7 +361,7 @@ void ls_node_free_slow(void)
 		atomic_fetch_sub_explicit(&nodes_in_use, 1, memory_order_relaxed);
 		return;
 	}
-	if (c->count > c->limit)
+	if (c->room < 0)
 		cache_drain(c, c->limit / 2);
 }
 
