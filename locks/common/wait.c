@@ -58,6 +58,7 @@ int ls_futex_wait_bits(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_n
 		ts.tv_nsec = (long)(deadline_ns % 1000000000u);
 		tp = &ts;
 	}
+	LS_TEST_POINT(LS_POINT_PARKING);
 	/* Absolute CLOCK_MONOTONIC deadline: FUTEX_WAIT_BITSET without
 	 * FUTEX_CLOCK_REALTIME. */
 	long r =
