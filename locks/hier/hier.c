@@ -12,7 +12,8 @@ static size_t block_size(const struct ls_hier_head *h)
 	return (size_t)(1 + h->nclusters + h->ngroups) * LS_CACHELINE;
 }
 
-struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat)
+struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+				    void (*init)(struct ls_hier_head *))
 {
 	struct ls_hier_head *marker = (struct ls_hier_head *)flat; /* never written */
 	for (;;) {
@@ -33,6 +34,9 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
 		if (h) {
 			h->nclusters = n;
 			h->ngroups = g;
+			if (init)
+				init(h);
+			/* relaxed: published by the release CAS below */
 			__atomic_store_n(&h->owner, (void *)w, __ATOMIC_RELAXED);
 		}
 		/* release: the head and the zeroed lines are visible to whoever
