@@ -149,7 +149,11 @@ static int clh_nb_trylock(void *state)
 static void clh_nb_unlock(void *state)
 {
 	struct clh_nb *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = i;
+	if (LS_UNLIKELY(!i))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* No successor: token state 3 -> 1. Read first: under contention the
 	 * CAS would fail (the "Scott-AL-OPT" of paper 003, section 4.1). i is
@@ -158,12 +162,14 @@ static void clh_nb_unlock(void *state)
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
 	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						    memory_order_relaxed)) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ab_pool_free(i);
 		return;
 	}
 	LS_INJECT();
 	/* (B) release: token state 3 -> 2; the successor frees i */
 	ab_set(&i->status, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 }
 
 /* An unheld lock: free the chain the last timed-out waiters left. */

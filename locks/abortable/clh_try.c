@@ -226,14 +226,17 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 	for (;;) {
 		LS_INJECT();
 		/* (B) release: pairs with (A); the successor frees i */
-		if (ab_cas(&i->status, WAITING, AVAILABLE))
+		if (ab_cas(&i->status, WAITING, AVAILABLE)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			return;
+		}
 		/* A successor is leaving and holds our word: from now on the
 		 * next one stays (see the header); wait, retry. */
 		atomic_store_explicit(&i->releasing, 1, memory_order_seq_cst);
 		LS_TEST_POINT(LS_POINT_RELEASING);
 		ls_wait_while_eq(&i->status, TRANSIENT);
 		if (clh_try_empty(l, i)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			LS_INJECT();
 			ls_wait_while_eq(&i->status, TRANSIENT);
 			atomic_store_explicit(&i->releasing, 0, memory_order_relaxed);
@@ -246,9 +249,14 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 static void clh_try_unlock(void *state)
 {
 	struct clh_try *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (LS_UNLIKELY(!i))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	if (LS_LIKELY(clh_try_empty(l, i))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		/* A successor that linked itself out may still owe us its
 		 * restoring store (TRANSIENT -> WAITING). */
 		LS_INJECT();

@@ -247,12 +247,17 @@ static int mcs_nb_trylock(void *state)
 static void mcs_nb_unlock(void *state)
 {
 	struct mcs_nb *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *x = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = x;
+	if (LS_UNLIKELY(!x))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* release: pairs with the acquire of the swap that next reads NULL */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == x &&
 	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						    memory_order_relaxed)) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ab_pool_free(x);
 		return;
 	}
@@ -260,8 +265,12 @@ static void mcs_nb_unlock(void *state)
 	/* release: the critical section happens before the successor's
 	 * acquire of AVAILABLE (in x->next) or available (in its status) */
 	struct node *succ = swap_next(x, NX_AVAILABLE);
-	if (succ)
+	if (!succ)
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	if (succ) {
 		tell(succ, AVAILABLE);
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	}
 	/* x is freed by whoever takes the lock past it */
 }
 

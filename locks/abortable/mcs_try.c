@@ -471,6 +471,7 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 			ptr expected = (ptr)I;
 			if (atomic_compare_exchange_strong_explicit(
 				&l->tail, &expected, NIL, memory_order_seq_cst, memory_order_seq_cst)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
 				/* Make sure anybody who happened to sneak in
 				 * and leave again has finished looking at my
 				 * qnode. */
@@ -488,6 +489,7 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 			 * has the lock. */
 			LS_INJECT();
 			(void)sw(N(succ), &N(succ)->prev, granted((ptr)I));
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			/* Handshake with successor to make sure it won't try
 			 * to access my qnode any more (might have been
 			 * leaving). */
@@ -505,7 +507,11 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 static void mcs_try_unlock(void *state)
 {
 	struct mcs_try *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* No successor, and the tail swings back: the listing's first round
 	 * of the loop, peeled off so that it leaves `releasing` alone (never
@@ -514,6 +520,7 @@ static void mcs_try_unlock(void *state)
 	if (LS_LIKELY(ld(&I->next) == NIL &&
 		      atomic_compare_exchange_strong_explicit(&l->tail, &expected, NIL, memory_order_seq_cst,
 							      memory_order_seq_cst))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		AWAIT(I, is_transient(ld(&I->next)));
 		ab_node_free(I);
 		return;

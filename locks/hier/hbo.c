@@ -123,6 +123,7 @@ static void hbo_unlock(void *state)
 	struct hbo *l = state;
 	/* release: pairs with the acquiring CAS in hbo_try and hbo_wait */
 	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&l->word, 1);

@@ -197,7 +197,7 @@ static void grant(struct node *I, struct node *n)
 	n->ps_tail = I->ps_tail;
 	/* (B) in ls_mcs_grant: our critical section and the set happen before
 	 * n's; pairs with (A) in await_grant */
-	ls_mcs_grant(&n->q, GRANTED);
+	ls_mcs_grant_release(&n->q, GRANTED);
 }
 
 /* The chain is empty behind I but the passive set is not: re-admit its
@@ -220,6 +220,11 @@ static bool readmit(struct malthusian *l, struct node *I)
 
 static __attribute__((noinline)) void malthusian_release(struct malthusian *l, struct node *I)
 {
+	/* relaxed: the holder's own swap made it non-NULL; it is NULL only
+	 * when the lock is free (the passive set empty too) */
+	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return;	  /* free: I is stale (lock.h, misuse) */
+	l->holder = NULL; /* until the next holder writes its own */
 	/* Without a passive set we are here because a successor has linked or
 	 * swapped itself in (unlock's CAS failed: the tail never comes back to
 	 * I), so only a holder with passive waiters may find the chain empty. */
@@ -256,8 +261,13 @@ static void malthusian_unlock(void *state)
 {
 	struct malthusian *l = state;
 	struct node *I = l->holder;
-	/* No successor and no passive waiter: empty the chain. */
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
+	/* No successor and no passive waiter: empty the chain. A stale I
+	 * (after a release that emptied the chain) is only read (type-stable
+	 * memory); the CAS fails on the empty chain. */
 	if (LS_LIKELY(!I->ps_head && ls_mcs_leave(&l->tail, &I->q))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(I);
 		return;
 	}

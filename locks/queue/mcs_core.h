@@ -67,8 +67,8 @@ struct ls_mcs_node {
 /* Enqueues n at *tail; returns its predecessor, or NULL if the queue was
  * empty (n then holds it). With a predecessor the caller links n behind it
  * (ls_mcs_link), in the slow path, so that the fast path writes no status. */
-static inline __attribute__((always_inline)) struct ls_mcs_node *ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail,
-										struct ls_mcs_node *n)
+static inline __attribute__((always_inline)) struct ls_mcs_node *
+ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
@@ -132,6 +132,15 @@ static inline void ls_mcs_grant(struct ls_mcs_node *s, uint32_t v)
 	LS_INJECT();
 	/* (B) release: pairs with (A) */
 	ls_word_publish(&s->status, v);
+}
+
+/* ls_mcs_grant as the release of the whole lock (lock.h, "After the
+ * release": the test point sits between the store and the wake). */
+static inline void ls_mcs_grant_release(struct ls_mcs_node *s, uint32_t v)
+{
+	LS_INJECT();
+	/* (B) release: pairs with (A) */
+	ls_word_release(&s->status, v);
 }
 
 /* n's successor if its link is complete, else NULL; does not wait. */

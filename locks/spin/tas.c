@@ -110,6 +110,7 @@ static void tas_unlock(void *state)
 	struct tas *l = state;
 	/* release: pairs with the acquiring exchanges and CAS above */
 	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&l->word, 1);

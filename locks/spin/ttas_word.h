@@ -47,6 +47,7 @@ static inline void ls_ttas_release(struct ls_ttas *l)
 {
 	/* release: pairs with the acquiring CAS in ls_ttas_try, ls_ttas_wait */
 	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&l->word, 1);

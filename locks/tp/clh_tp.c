@@ -446,10 +446,17 @@ static int clhtp_timedlock(void *state, uint64_t deadline_ns)
 static void clhtp_unlock(void *state)
 {
 	struct clhtp *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
+	/* relaxed: as above; the store below publishes it */
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	LS_INJECT();
 	/* (B) release: our critical section happens before the successor's */
 	atomic_store_explicit(&I->prev, AVAILABLE, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	bump(I);
 }
 

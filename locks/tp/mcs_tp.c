@@ -424,6 +424,7 @@ static bool grant(struct node *n, bool live)
 		 * successor's; pairs with (A) */
 		if (atomic_compare_exchange_weak_explicit(&n->status, &s, AVAILABLE, memory_order_acq_rel,
 							  memory_order_acquire)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			if (s & LS_PARKED)
 				ls_futex_wake(&n->status, INT_MAX);
 			return true;
@@ -456,6 +457,11 @@ static bool asleep(struct node *n)
  */
 static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node *I)
 {
+	/* relaxed: the holder's own swap made it non-NULL */
+	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return; /* free: I is stale (lock.h, misuse) */
+	/* until the next holder writes its own; waiters read it for a hint */
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	struct node *cur = I, *hold = NULL, *sleeper = NULL, *before = NULL;
 	bool others = false; /* a waiter not asleep was passed over after `sleeper` */
 	uint64_t scanned = 0;
@@ -479,6 +485,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 			/* release: the next holder's exchange acquires it */
 			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
 								    memory_order_relaxed)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
 				LS_INJECT();
 				if (hold)
 					fail_range(hold, cur, &wk);
@@ -522,13 +529,20 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 static void mcstp_unlock(void *state)
 {
 	struct mcstp *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed), *e = I;
-	/* Nobody behind us: the queue empties (as the first step of the scan
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
+	/* A stale I (after a release that emptied the queue) is only read
+	 * (type-stable memory); the CAS fails on the empty queue.
+	 * Nobody behind us: the queue empties (as the first step of the scan
 	 * below does). acquire: pairs with (C); release: the next holder's
 	 * exchange acquires the CAS. */
 	if (LS_LIKELY(!atomic_load_explicit(&I->next, memory_order_acquire) &&
 		      atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
 							      memory_order_relaxed))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(I);
 		return;
 	}
