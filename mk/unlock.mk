@@ -12,3 +12,8 @@ $(B)/unit/unlock_misuse: tests/unit/unlock_misuse.c $(B)/liblocks-tpoint.a $(HDR
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive
+
+$(B)/unit/cna_scan: tests/unit/cna_scan.c $(B)/liblocks-tpoint.a $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
+		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive

@@ -424,7 +424,7 @@ static inline struct cal_node *cal_at(struct cal *l, uint32_t idx)
 /* One try at node idx (L23-37): F -> W, or, if it is released or aborted
  * and is the tail (nobody behind it), take it out of the queue. *wp: the
  * node word seen (for the backoff). */
-static bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp, bool fp)
+static inline __attribute__((always_inline)) bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp, bool fp)
 {
 	struct cal_node *n = cal_at(l, idx);
 	if (ab_cas(&n->word, CAL_F, CAL_W))
@@ -462,7 +462,7 @@ static inline _Atomic uint32_t *cal_tail_low(struct cal *l)
 #endif
 }
 
-static int cal_fp_wait(struct cal *l, uint64_t deadline)
+static __attribute__((noinline)) int cal_fp_wait(struct cal *l, uint64_t deadline)
 {
 	_Atomic uint32_t *lo = cal_tail_low(l);
 	struct ls_spin s = LS_SPIN_INIT;
@@ -486,8 +486,10 @@ static int cal_fp_wait(struct cal *l, uint64_t deadline)
 	}
 }
 
-/* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path. */
-static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
+/* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path (a
+ * constant in each copy: cal_acquire below). */
+static inline __attribute__((always_inline)) int cal_acquire_in(struct cal *l, uint32_t c, uint64_t deadline,
+								bool fp)
 {
 	uint32_t idx = 1 + ab_random() % c;
 	struct cal_node *n = cal_at(l, idx);
@@ -588,6 +590,21 @@ abort:
 	LS_INJECT();
 	ab_set(&n->word, CAL_A | pred << 8);
 	return ETIMEDOUT;
+}
+
+/* One copy of the acquisition per lock, with fp a constant in it (cal.c
+ * uses the first, cal_fp.c the second; the other is dropped). */
+static __attribute__((noinline, unused)) int cal_acquire_plain(struct cal *l, uint32_t c, uint64_t deadline)
+{
+	return cal_acquire_in(l, c, deadline, false);
+}
+static __attribute__((noinline, unused)) int cal_acquire_fp(struct cal *l, uint32_t c, uint64_t deadline)
+{
+	return cal_acquire_in(l, c, deadline, true);
+}
+static inline int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
+{
+	return fp ? cal_acquire_fp(l, c, deadline) : cal_acquire_plain(l, c, deadline);
 }
 
 /* cal-fp fast path (003 3.2, AMP Fig. 7.25): an idle lock in one CAS. */

@@ -46,8 +46,10 @@
  * the local lock with GO_ACQUIRE finds the global lock still held and
  * waits for it. A pass (GO_GLOBAL) is the lock's release itself. After
  * either, unlock touches only its node (freed) and the kernel. Misuse: an
- * unlock that finds the global word 0 (never locked, or unlocked already)
- * returns before it reads the block.
+ * unlock of a lock never locked finds no block and returns; of a free lock
+ * after the fast path, it releases the free global word again (no change);
+ * after the cohort path, it finds the global word 0 and returns before it
+ * follows the stale node.
  *
  * Without a block (no address space, hier.h): the lock is its global
  * backoff lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
@@ -173,6 +175,9 @@ static void local_release(struct local *s, struct ls_mcs_node *n, uint32_t go, b
 
 static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct head *h)
 {
+	/* relaxed: the cohort's own acquisition set it */
+	if (!atomic_load_explicit(&l->global.word, memory_order_relaxed))
+		return; /* free: holder and node are stale (lock.h, misuse) */
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
 	struct ls_mcs_node *n = h->node;
 	/* Cohort detection: a successor has swapped itself in behind n. */
@@ -189,11 +194,10 @@ static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct he
 static void cbm_unlock(void *state)
 {
 	struct cbm *l = state;
-	/* relaxed: the holder's own acquisition set it */
-	if (LS_UNLIKELY(!atomic_load_explicit(&l->global.word, memory_order_relaxed)))
-		return; /* free: an unlock too many (lock.h), before the block is read */
 	/* relaxed: the lock attached it, and this thread holds the lock */
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(!h))
+		return; /* never locked: free (lock.h, misuse) */
 	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
 		cbm_unlock_cohort(l, h);
 		return;
