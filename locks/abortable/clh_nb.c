@@ -51,6 +51,11 @@
  * type-stable memory: a stale read can only give EBUSY during a hand-off);
  * otherwise one attempt with zero patience. lock() is an attempt with
  * infinite patience: it never leaves the queue, so it never fails.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the store
+ * of AVAILABLE into the holder's node, is the last access to the lock.
+ * Misuse: unlock takes the holder field and clears it, so an unlock of a
+ * free lock finds NULL and returns.
  */
 #include "abortable.h"
 

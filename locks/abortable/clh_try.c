@@ -54,6 +54,12 @@
  * the departures already under way, no more. `releasing` is cleared before
  * the node is freed (by the acquirer, or by the releaser that emptied the
  * queue), so a node from the pool has it 0 (pool.h).
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the CAS
+ * of the holder's status to AVAILABLE, is the last access to the lock;
+ * what follows (waiting for a departing successor's restoring store,
+ * freeing the node) touches only the node. Misuse: unlock takes the holder
+ * field and clears it, so an unlock of a free lock finds NULL and returns.
  */
 #include "abortable.h"
 

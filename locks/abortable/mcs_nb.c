@@ -63,6 +63,12 @@
  * lock() is an attempt with infinite patience (never leaves the queue);
  * trylock is EBUSY when the tail node is visibly held or queued (a hint
  * read from type-stable memory), else one attempt with zero patience.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the swap
+ * of AVAILABLE into the holder's next (with no successor) or of available
+ * into the successor's status, is the last access to the lock. Misuse:
+ * unlock takes the holder field and clears it, so an unlock of a free lock
+ * finds NULL and returns.
  */
 #include "abortable.h"
 

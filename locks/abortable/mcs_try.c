@@ -63,6 +63,12 @@
  * `releasing` is 1 only between that store and the node's free (release
  * clears it first), so a node from the pool has it 0: carved memory is
  * zero and the pool writes only a free node's last 8 bytes (pool.h).
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * (the swap into the successor's prev), is the last access to the lock;
+ * the handshakes after it wait on our own node only. Misuse: unlock takes
+ * the holder field and clears it, so an unlock of a free lock finds NULL
+ * and returns.
  */
 #include "abortable.h"
 

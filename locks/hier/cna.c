@@ -46,6 +46,20 @@
  * the lock on (the holder's node is never in either queue by then). Waiting
  * policy: ls_wait_while_eq / ls_word_publish on status and linked, one
  * waiter per word. trylock: a CAS on an empty queue. No native timeout.
+ *
+ * Bounded work: a release looks at most at LOCKSWAP_CNA_SCAN waiters
+ * (default 64) for one of the cluster it wants, then gives up as if there
+ * were none. The paper walks the main queue to its end, and with the pass
+ * bound reached and a single cluster it did so at every release (each
+ * found nobody of another cluster, handed on with the count still past the
+ * bound, and the next release walked again): O(waiters) per release.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * to the next holder (hand), is the last access to the lock; the node is
+ * freed after it. Misuse: the holder field is NULL in a lock never locked
+ * and after a hand-over (cleared before it), and stale only after a
+ * release that emptied the queue: the stale node is only read, the queue
+ * is empty, and an unlock of a free lock returns.
  */
 #include <errno.h>
 #include <stdatomic.h>

@@ -25,6 +25,10 @@
  * acquires with its value | LS_PARKED, so that a wake-up it may have
  * consumed is passed on (ttas_word.h's protocol, and its reasons). Native
  * timeout: the same loop with a deadline. No queue nodes.
+ *
+ * After the release (lock.h): the exchange that frees the word is the last
+ * access; a futex wake on its address may follow. Misuse: an unlock of a
+ * free lock exchanges 0 for 0.
  */
 #include <errno.h>
 #include <stdatomic.h>

@@ -64,6 +64,17 @@
  * No native timeout. If the record of a thread cannot be allocated (address
  * space exhausted), lock() waits and retries (1 ms naps); trylock() returns
  * EBUSY.
+ *
+ * After the release (lock.h): the CAS that empties Tail, or the CAS that
+ * writes the lock's address into the holder's Grant, is the last access to
+ * the lock; the bump and the accounting that follow touch the record only
+ * (type-stable, freed as said above). Misuse: an unlock of a lock never
+ * locked finds no holder; one after a release that emptied the queue finds
+ * its CAS fail on NULL; one after a hand-over whose grant is not yet taken
+ * finds that grant pending in the record (a record cannot hold the lock
+ * again before it is taken: see rec_for) and returns. Once the successor
+ * has taken it and written its own holder, such an unlock releases the
+ * successor's hold, as glibc's would.
  */
 #include <errno.h>
 #include <limits.h>

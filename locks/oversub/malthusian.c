@@ -45,6 +45,14 @@
  * re-admission hands the lock to a sleeper: its wake-up is in the critical
  * path (waking it ahead, when the chain behind the new holder is empty, was
  * measured and did not help: results/oversub). Not FIFO.
+ *
+ * After the release (lock.h): the CAS that empties the chain, or the grant
+ * to the next holder (from the chain, the passive set, or a re-admission),
+ * is the last access to the lock; the holder's node is freed after it.
+ * Misuse: the holder field is NULL in a lock never locked and after a
+ * hand-over (cleared before it), and stale only after a release that
+ * emptied the chain (the passive set is then empty too): an unlock of a
+ * free lock returns.
  */
 #include <errno.h>
 #include <stdatomic.h>

@@ -45,6 +45,11 @@
  * An algorithm's node starts with a `struct ls_mcs_node` (its first member:
  * a pointer to one is a pointer to the other) and adds its own fields; a
  * node from ls_node_alloc must leave the pool's last 8 bytes (pool.h).
+ *
+ * After the release (lock.h) is each algorithm's: ls_mcs_grant_release is
+ * ls_mcs_grant when the grant releases the whole lock (the test point sits
+ * between its store and its wake), and a successful ls_mcs_leave is the
+ * last access of a release that empties the lock's only queue.
  */
 #ifndef LS_QUEUE_MCS_CORE_H
 #define LS_QUEUE_MCS_CORE_H

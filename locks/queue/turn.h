@@ -31,7 +31,7 @@
  *
  * Two wakers per turn, as "keep the next waiter awake" (wait.h) asks: the
  * releaser, and the holder of turn t as soon as it has waited for and got
- * the lock, for turn t+1 (turn_prewake): it clears t+1's bit (which
+ * the lock, for turn t+1 (the end of ls_tkt_wait, ls_slot_prewake): it clears t+1's bit (which
  * changes the futex half) and wakes its sleepers, so that the next wake-up
  * overlaps the critical section instead of following the release. Only
  * holders clear bits; a bit left set by a sleeper that was woken by a
@@ -228,7 +228,7 @@ static inline void ls_slot_release(_Atomic uint64_t *w, uint32_t t)
 }
 
 /* The holder of a slot's turn wakes the sleeper of the next turn, class
- * `lap`, on that ticket's slot (turn_prewake above). */
+ * `lap`, on that ticket's slot (see "Two wakers per turn" above). */
 void ls_slot_prewake_slow(_Atomic uint64_t *w, uint32_t bit);
 static inline void ls_slot_prewake(_Atomic uint64_t *w, uint32_t lap)
 {

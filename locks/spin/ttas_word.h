@@ -16,6 +16,10 @@
  * that has slept may have consumed the only wake-up, so it then acquires
  * with HELD|PARKED, and if it leaves with ETIMEDOUT it passes one wake-up
  * on. Nothing but unlock clears PARKED, and unlock wakes.
+ *
+ * After the release (lock.h): the exchange that frees the word is the last
+ * access; a futex wake on its address may follow. Misuse: an unlock of a
+ * free lock exchanges 0 for 0.
  */
 #ifndef LS_TTAS_WORD_H
 #define LS_TTAS_WORD_H

@@ -92,6 +92,12 @@
  * removed: it is woken by its predecessor's release, as in plain CLH.
  * A bump may land on a node just freed and reused: event is not the pool's
  * link word, so that is a spurious wake-up.
+ *
+ * After the release (lock.h): the store of AVAILABLE into the holder's
+ * node is the last access to the lock; the bump that follows is on that
+ * node (type-stable). Misuse: unlock takes the holder field and clears it
+ * (the node then belongs to its successor), so an unlock of a free lock
+ * finds NULL and returns.
  */
 #include <errno.h>
 #include <limits.h>

@@ -67,6 +67,15 @@
  * hand-off. A sleeper stays asleep until granted, removed, or its deadline.
  * The yields on a stalled holder are the algorithm's own and happen under
  * every policy.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * (the CAS of a successor's status to AVAILABLE), is the last access to the
+ * lock; marking passed-over nodes FAILED, the deferred wake-ups and the
+ * free of the holder's node come after it, on nodes only. Misuse: the
+ * holder field is NULL in a lock never locked and after a hand-over (the
+ * release clears it before it scans), and stale only after a release that
+ * emptied the queue, where the CAS finds NULL: an unlock of a free lock
+ * returns.
  */
 #include <errno.h>
 #include <limits.h>
