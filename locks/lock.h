@@ -41,6 +41,14 @@
  * and may be touched. trylock() of an unlocked lock never returns EBUSY for
  * want of a step an unlocker has still to take.
  *
+ * Memory orders (DEVELOPERS.md, Conventions). Every atomic access names its
+ * order. A relaxed one says why next to it (a hint a CAS then decides, a
+ * field published by the release that follows, the holder field that only
+ * an unlock ordered after this acquisition reads, a statistic...), except
+ * the failure order of a compare-exchange, relaxed throughout: a failed CAS
+ * only tells that the word has changed, and what the code does next is
+ * ordered by its next access.
+ *
  * Results. lock() never fails. trylock() returns 0 or EBUSY. timedlock()
  * returns 0 or ETIMEDOUT; the deadline is absolute, in ls_now_ns() time
  * (CLOCK_MONOTONIC nanoseconds); the shim has already validated the caller's

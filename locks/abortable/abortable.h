@@ -60,10 +60,12 @@
 /* A deliberate read of a node that may have been freed (type-stable). */
 static inline AB_NOSAN uint32_t ab_peek32(_Atomic uint32_t *w)
 {
+	/* relaxed: a deliberate look at memory that may have been reused: a hint, re-checked */
 	return atomic_load_explicit(w, memory_order_relaxed) & ~LS_PARKED;
 }
 static inline AB_NOSAN void *ab_peek_ptr(void *_Atomic *w)
 {
+	/* relaxed: as ab_peek32 */
 	return atomic_load_explicit(w, memory_order_relaxed);
 }
 
@@ -100,6 +102,7 @@ static inline uint32_t ab_set(_Atomic uint32_t *w, uint32_t v)
  * succeeds over a parked value. acq_rel like ab_set. */
 static inline bool ab_cas(_Atomic uint32_t *w, uint32_t expect, uint32_t v)
 {
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t cur = atomic_load_explicit(w, memory_order_relaxed);
 	for (;;) {
 		if ((cur & ~LS_PARKED) != expect)
@@ -259,6 +262,8 @@ static __attribute__((unused, noinline)) void *ab_pool_grow(struct ab_pool *p)
 {
 	void *n = ls_node_alloc();
 	AB_UNPOISON(n, LS_NODE_SIZE - 8);
+	/* relaxed: the node is this thread's; the pool word is read by others only with the exchange of
+	 * ab_pool_free */
 	atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
 	if (!p->cursor) {
 		pthread_once(&ab_pool_once, ab_pool_make_key);
@@ -283,6 +288,8 @@ static __attribute__((unused)) void *ab_pool_alloc(void)
 			n = AB_PF(n)->next;
 			/* acquire: pairs with the release exchange in ab_pool_free */
 			if (atomic_load_explicit(&AB_PF(n)->pstate, memory_order_acquire) == AB_FREE) {
+				/* relaxed: the owner's own mark; the acquire above ordered the freer's
+				 * accesses */
 				atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
 				AB_UNPOISON(n, AB_POOL_OFF);
 				p->cursor = n;
@@ -536,6 +543,7 @@ static inline __attribute__((always_inline)) int cal_acquire_in(struct cal *l, u
 	/* Splice it in (L44-51). The CAS comes before the deadline check so
 	 * that zero patience (trylock) still gets one try. release: our W is
 	 * visible to the successor that gets idx from the tail. */
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	t = atomic_load_explicit(&l->tail, memory_order_relaxed);
 	for (;;) {
 		LS_INJECT();
@@ -628,6 +636,8 @@ static inline bool cal_fast(struct cal *l)
 		return false;
 	if (idx) /* it left the queue with our CAS: nobody else frees it */
 		ab_set(&cal_at(l, idx)->word, CAL_F);
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
 	return true;
 }

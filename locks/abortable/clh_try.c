@@ -138,6 +138,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 		break; /* WAITING: the word is ours until we restore it */
 	}
 	LS_TEST_POINT(LS_POINT_LEAVING);
+	/* relaxed: published by the release CAS that marks us LEAVING */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed); /* so the successor can find it */
 	LS_INJECT();
 
@@ -166,8 +167,11 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 
 got:
 	/* The predecessor released and returned: nobody else can reach it. */
+	/* relaxed: nobody else reaches pred now; its next owner's allocation is ordered by the pool */
 	atomic_store_explicit(&pred->releasing, 0, memory_order_relaxed);
 	ab_node_free(pred);
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
@@ -175,12 +179,15 @@ got:
 static int acquire(struct clh_try *l, uint64_t deadline)
 {
 	struct node *i = ab_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets i from its swap sees WAITING;
 	 * acquire: pairs with the release CAS in unlock when we get NULL. */
 	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
 	if (LS_LIKELY(pred == NULL)) {
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 		return 0;
 	}
@@ -201,9 +208,11 @@ static int clh_try_timedlock(void *state, uint64_t deadline_ns)
 static int clh_try_trylock(void *state)
 {
 	struct clh_try *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
 	struct node *i = ab_node_alloc(), *expected = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	/* as the exchange in acquire */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, i, memory_order_acq_rel,
@@ -211,6 +220,8 @@ static int clh_try_trylock(void *state)
 		ab_node_free(i);
 		return EBUSY;
 	}
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
@@ -220,6 +231,7 @@ static int clh_try_trylock(void *state)
 static inline bool clh_try_empty(struct clh_try *l, struct node *i)
 {
 	struct node *expected = i;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	return atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
 	       atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						       memory_order_relaxed);
@@ -245,6 +257,7 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 			LS_TEST_POINT(LS_POINT_RELEASED);
 			LS_INJECT();
 			ls_wait_while_eq(&i->status, TRANSIENT);
+			/* relaxed: we are the node's last user; the pool orders its next allocation */
 			atomic_store_explicit(&i->releasing, 0, memory_order_relaxed);
 			ab_node_free(i);
 			return;

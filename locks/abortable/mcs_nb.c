@@ -112,6 +112,7 @@ static void tell(struct node *succ, uint32_t status)
  * mark i LEAVING, hand pred on, and go. */
 static int leave(struct mcs_nb *l, struct node *i, struct node *pred)
 {
+	/* relaxed: published by the acq_rel swap of LEAVING into our next (swap_next) */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
 	LS_INJECT();
 	struct node *succ = swap_next(i, NX_LEAVING);
@@ -162,11 +163,13 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 			/* leaving / transient: pred's owner left. Nobody's next
 			 * refers to i now, so a plain reset is safe; the swap
 			 * that relinks us publishes it. */
+			/* relaxed: published by the swap that relinks us */
 			atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 			pn = s == LEAVING ? NX_LEAVING : NX_TRANSIENT;
 		}
 		/* pred's owner timed out: LEAVING or TRANSIENT. */
 		LS_INJECT();
+		/* relaxed: ordered by the acq_rel swap that returned LEAVING or TRANSIENT */
 		struct node *pp = atomic_load_explicit(&pred->prev, memory_order_relaxed);
 		if (pn == NX_LEAVING)
 			ab_pool_free(pred);
@@ -189,6 +192,7 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 
 timeout:
 	/* Timeout in the inner loop. Try to destroy pred's reference to i. */
+	/* relaxed: published by the acq_rel CAS below, or by the swap of TRANSIENT */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
 	LS_INJECT();
 	struct node *expected = i;
@@ -205,6 +209,8 @@ timeout:
 	return ETIMEDOUT;
 
 won:
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
@@ -212,13 +218,17 @@ won:
 static int acquire(struct mcs_nb *l, uint64_t deadline)
 {
 	struct node *i = ab_pool_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->next, NULL, memory_order_relaxed);
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
 	/* release: our fields are initialised for whoever gets i; acquire:
 	 * pairs with the release CAS in unlock when we get NULL */
 	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
 	if (LS_LIKELY(pred == NULL)) {
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 		return 0;
 	}
@@ -260,6 +270,7 @@ static void mcs_nb_unlock(void *state)
 		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* release: pairs with the acquire of the swap that next reads NULL */
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == x &&
 	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						    memory_order_relaxed)) {
@@ -288,9 +299,11 @@ static void mcs_nb_destroy(void *state)
 	struct node *n = atomic_load_explicit(&l->tail, memory_order_acquire);
 	if (!n || atomic_load_explicit(&n->next, memory_order_acquire) == NULL)
 		return; /* empty, or held / queued: not ours to touch */
+	/* relaxed: destroy runs with the lock unheld and unused */
 	atomic_store_explicit(&l->tail, NULL, memory_order_relaxed);
 	while (n) {
 		struct node *nx = atomic_load_explicit(&n->next, memory_order_acquire);
+		/* relaxed: ordered by the acquire load of next just above */
 		struct node *p = nx == NX_LEAVING || nx == NX_TRANSIENT
 				     ? atomic_load_explicit(&n->prev, memory_order_relaxed)
 				     : NULL;

@@ -157,6 +157,7 @@ static void mark_releasing(struct node *I)
 /* Before the releaser frees its node: no successor looks at it any more. */
 static void release_free(struct node *I)
 {
+	/* relaxed: we are the node's last user; the pool orders its next allocation */
 	atomic_store_explicit(&I->releasing, 0, memory_order_relaxed);
 	ab_node_free(I);
 }
@@ -256,6 +257,8 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 	/* Handshake with predecessor. */
 	pred = cleaned(temp);
 	st(N(pred), &N(pred)->next, NIL);
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	return 0;
 
@@ -408,6 +411,8 @@ serendipity: /* I got the lock after all; temp holds a granted value read
 		st(I, &I->next, succ);
 		st(N(succ), &N(succ)->prev, restored((ptr)I));
 	}
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	return 0;
 }
@@ -415,10 +420,13 @@ serendipity: /* I got the lock after all; temp holds a granted value read
 static int acquire(struct mcs_try *l, uint64_t deadline)
 {
 	struct node *I = ab_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
 	LS_INJECT();
 	ptr pred = atomic_exchange_explicit(&l->tail, (ptr)I, memory_order_seq_cst);
 	if (LS_LIKELY(pred == NIL)) { /* lock was free */
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 		return 0;
 	}
@@ -438,16 +446,20 @@ static int mcs_try_timedlock(void *state, uint64_t deadline_ns)
 static int mcs_try_trylock(void *state)
 {
 	struct mcs_try *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NIL)
 		return EBUSY;
 	struct node *I = ab_node_alloc();
 	ptr expected = NIL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, (ptr)I, memory_order_seq_cst,
 						     memory_order_relaxed)) {
 		ab_node_free(I);
 		return EBUSY;
 	}
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	return 0;
 }

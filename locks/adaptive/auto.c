@@ -132,6 +132,7 @@ static _Atomic uint32_t fork_gen;
 
 static void fork_child(void)
 {
+	/* relaxed: fork's child is single-threaded */
 	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
 }
 
@@ -174,6 +175,7 @@ static void list_remove(struct autolock *l, struct node *n)
  * it changed the list (the head, then, is a new one and not woken). */
 static bool purge_stale(struct autolock *l)
 {
+	/* relaxed: written once, in fork's child, before any other thread exists */
 	uint32_t gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	struct node *h = l->head;
 	if (!h || h->gen == gen)
@@ -198,12 +200,14 @@ static void qlock_wait(struct ls_spin *s)
 static bool qlock(struct autolock *l, uint32_t bail_set, uint32_t bail_clear, uint32_t add)
 {
 	struct ls_spin s = LS_SPIN_INIT;
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
 		if ((v & bail_set) || (v & bail_clear) != bail_clear)
 			return false;
 		if (v & QLOCK) {
 			qlock_wait(&s);
+			/* relaxed: the CAS below orders; a stale value only fails it */
 			v = atomic_load_explicit(&l->word, memory_order_relaxed);
 			continue;
 		}
@@ -218,6 +222,7 @@ static bool qlock(struct autolock *l, uint32_t bail_set, uint32_t bail_clear, ui
  * the new word. release: pairs with the acquire of the next QLOCK CAS. */
 static uint32_t qunlock(struct autolock *l, bool new_head, uint32_t clear)
 {
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), nv;
 	do {
 		nv = v & ~(QLOCK | clear);
@@ -278,6 +283,7 @@ static void hand_off(struct autolock *l)
 static bool spin_acquire(struct autolock *l, struct node *me, unsigned budget, uint64_t deadline, bool *late)
 {
 	for (unsigned i = 0;; i++) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (!(v & LOCKED)) {
 			if (!me) {
@@ -317,7 +323,9 @@ static bool enqueue(struct autolock *l, struct node *me)
 	if (!qlock(l, 0, LOCKED, WAITERS))
 		return false;
 	bool purged = purge_stale(l);
+	/* relaxed: published by qunlock's release of QLOCK */
 	atomic_store_explicit(&me->state, WAITING, memory_order_relaxed);
+	/* relaxed: as in purge_stale */
 	me->gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	list_append(l, me);
 	uint32_t nv = qunlock(l, l->head == me, purged ? WOKEN : 0);
@@ -343,6 +351,7 @@ static int leave(struct autolock *l, struct node *me)
 		return 0;
 	}
 	bool was_head = l->head == me;
+	/* relaxed: under QLOCK, which orders every change of it */
 	uint32_t st = atomic_load_explicit(&me->state, memory_order_relaxed) & ~LS_PARKED;
 	list_remove(l, me);
 	uint32_t nv = qunlock(l, was_head, st == NODE_WOKEN ? WOKEN : 0);
@@ -360,6 +369,7 @@ static int leave(struct autolock *l, struct node *me)
 static bool park_again(struct autolock *l, struct node *me, bool *retry)
 {
 	*retry = false;
+	/* relaxed: a hint for the fairness request; the CASes below order */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	if (fair_ns != UINT64_MAX && ls_now_ns() - me->since >= fair_ns) {
 		while ((v & (WOKEN | LOCKED)) == (WOKEN | LOCKED) && (v & PASS_MASK) != PASS_MASK &&
@@ -372,6 +382,7 @@ static bool park_again(struct autolock *l, struct node *me, bool *retry)
 						     memory_order_acquire))
 		return true; /* OWNER */
 	LS_INJECT();
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
 		/* Free, or QLOCK held: a release may be waking us right now (it
@@ -484,6 +495,7 @@ static int auto_timedlock(void *state, uint64_t deadline)
 static int auto_trylock(void *state)
 {
 	struct autolock *l = state;
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	while (!(v & LOCKED))
 		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
@@ -544,6 +556,7 @@ static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l)
 			/* A hand-off, or a head to wake: the list, under QLOCK. */
 			if (v & QLOCK) {
 				qlock_wait(&s);
+				/* relaxed: the CAS below orders; a stale value only fails it */
 				v = atomic_load_explicit(&l->word, memory_order_relaxed);
 				continue;
 			}

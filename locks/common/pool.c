@@ -122,6 +122,7 @@ void ls_pool_fork_child(void)
  * (address space, the directory or the 32-bit index space is exhausted). */
 static bool map_chunk(size_t need)
 {
+	/* relaxed: under the region lock, which orders every change of it */
 	uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
 	if (n == MAX_CHUNKS)
 		return false;
@@ -150,6 +151,7 @@ static bool map_chunk(size_t need)
 static char *carve_from(uint32_t k, uint32_t lines)
 {
 	struct chunk *c = &chunks[k];
+	/* relaxed: under the region lock; readers outside it use acquire */
 	uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
 	if (c->lines - used < lines)
 		return NULL;
@@ -201,8 +203,11 @@ static char *at(uint32_t idx)
 static void stack_push(_Atomic uint64_t *head, char *p, size_t link_off)
 {
 	uint32_t idx = index_of(p);
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint64_t old = atomic_load_explicit(head, memory_order_relaxed), nw;
 	do {
+		/* relaxed atomic: published by the release CAS below; atomic so that a popper's stale read is
+		 * defined */
 		__atomic_store_n((uint64_t *)(p + link_off), (uint32_t)old, __ATOMIC_RELAXED);
 		nw = ((old >> 32) + 1) << 32 | idx;
 		/* release: the link store is visible to the popper */
@@ -219,6 +224,7 @@ static char *stack_pop(_Atomic uint64_t *head, size_t link_off)
 			return NULL;
 		/* The line may be popped and reused under us: then the tag has
 		 * moved and the CAS fails. Reading it is safe (type-stable). */
+		/* relaxed: a stale link only fails the CAS, whose tag has moved */
 		uint64_t next = __atomic_load_n((uint64_t *)(at(idx) + link_off), __ATOMIC_RELAXED);
 		nw = ((old >> 32) + 1) << 32 | (uint32_t)next;
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_acquire,
@@ -296,6 +302,7 @@ static void cache_register(struct ls_node_cache *c)
 
 static void count_alloc(void)
 {
+	/* relaxed: statistics */
 	long n = atomic_fetch_add_explicit(&nodes_in_use, 1, memory_order_relaxed) + 1;
 	long m = atomic_load_explicit(&nodes_max, memory_order_relaxed);
 	while (n > m && !atomic_compare_exchange_weak_explicit(&nodes_max, &m, n, memory_order_relaxed,
@@ -309,6 +316,7 @@ static char *node_one(void)
 {
 	bool fresh;
 	char *n = take(&node_head, LS_NODE_SIZE - 8, 1, &fresh);
+	/* relaxed: statistics */
 	if (fresh)
 		atomic_fetch_add_explicit(&nodes_carved, 1, memory_order_relaxed);
 	return n;
@@ -329,6 +337,7 @@ void *ls_node_alloc_slow(void)
 		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
 		if (!n)
 			break;
+		/* relaxed atomic: the cache is this thread's; atomic for a popper's stale read */
 		__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 		c->head = n;
 		c->room--;
@@ -339,9 +348,11 @@ void *ls_node_alloc_slow(void)
 		char *p = carve(BATCH, false);
 		if (!p)
 			return node_one();
+		/* relaxed: statistics */
 		atomic_fetch_add_explicit(&nodes_carved, BATCH, memory_order_relaxed);
 		for (unsigned i = 0; i < BATCH; i++) {
 			char *n = p + (size_t)i * LINE;
+			/* relaxed atomic: as above */
 			__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 			c->head = n;
 			c->room--;
@@ -358,6 +369,7 @@ void ls_node_free_slow(void)
 	if (ls_node_counting) {
 		/* the node just freed is at the head of the cache */
 		cache_drain(c, 0);
+		/* relaxed: statistics */
 		atomic_fetch_sub_explicit(&nodes_in_use, 1, memory_order_relaxed);
 		return;
 	}
@@ -367,6 +379,7 @@ void ls_node_free_slow(void)
 
 void ls_node_stats(struct ls_node_stats *out)
 {
+	/* relaxed: statistics, read once the threads are done */
 	out->in_use = atomic_load_explicit(&nodes_in_use, memory_order_relaxed);
 	out->max_in_use = atomic_load_explicit(&nodes_max, memory_order_relaxed);
 	out->carved = atomic_load_explicit(&nodes_carved, memory_order_relaxed);

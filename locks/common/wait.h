@@ -166,6 +166,7 @@ void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v);
 static inline void ls_word_prewake(_Atomic uint32_t *w)
 {
 #ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
+	/* relaxed: a hint; the CAS of ls_word_prewake_slow decides */
 	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
 	if (LS_UNLIKELY(v & LS_PARKED))
 		ls_word_prewake_slow(w, v);

@@ -173,6 +173,7 @@ static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct he
 		 * it; ours queues again now, before its next holder has woken
 		 * up, so that no cluster can overtake it meanwhile. */
 		ls_tkt_take(&l->global, &s->ticket);
+		/* relaxed: published by the local lock's release that follows */
 		atomic_store_explicit(&s->granted, QUEUED, memory_order_relaxed);
 	}
 	ls_tkt_release(&s->t, false);

@@ -168,6 +168,7 @@ static inline struct node *linked_next(struct node *m)
  * queue or a splice of it, whose owners only watch `status`). */
 static void set_next(struct node *m, struct node *x)
 {
+	/* relaxed: published by the grant (release) that hands the lock on */
 	atomic_store_explicit(&m->q.next, &x->q, memory_order_relaxed);
 	atomic_store_explicit(&m->q.linked, 1, memory_order_relaxed);
 }
@@ -177,6 +178,7 @@ static void set_next(struct node *m, struct node *x)
  * the run is complete, so nobody else writes these next/linked fields. */
 static void to_secondary(struct node **sh, struct node *first, struct node *last)
 {
+	/* relaxed: as in set_next */
 	atomic_store_explicit(&last->q.next, NULL, memory_order_relaxed);
 	atomic_store_explicit(&last->q.linked, 0, memory_order_relaxed);
 	if (*sh)

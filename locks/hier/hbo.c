@@ -62,6 +62,7 @@ static __attribute__((noinline)) int hbo_wait(struct hbo *l, uint32_t mine, uint
 	uint64_t local = local_min, remote = remote_min;
 	struct ls_spin s = LS_SPIN_INIT;
 	for (;;) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (v == 0) {
 			LS_INJECT();

@@ -142,6 +142,7 @@ static uint64_t combine_ns = 0;
  * lock (the test point, before the wake; lock.h). */
 static uint32_t update(_Atomic uint32_t *w, uint32_t set, uint32_t clear, bool last)
 {
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t old = atomic_load_explicit(w, memory_order_relaxed), v;
 	LS_INJECT();
 	do
@@ -209,6 +210,7 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	struct local *q = ls_hier_line(&h->h, 1 + c);
 	struct node *n = ls_node_alloc(), *pred, *gpred, *ltail;
 	uint32_t v;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->state, c | SMW, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets n sees its state; acquire: pairs with
@@ -228,6 +230,7 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	 * is busy, the master lets its cluster-mates join its batch for up to
 	 * LOCKSWAP_HCLH_COMBINE_NS before it splices (each pause a step of
 	 * the waiting policy). */
+	/* relaxed: a hint: how long to combine */
 	if (combine_ns && atomic_load_explicit(&l->global, memory_order_relaxed)) {
 		struct ls_spin sp = LS_SPIN_INIT;
 		uint64_t until = ls_now_ns() + combine_ns;
@@ -237,6 +240,7 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	}
 	/* Splice the local queue onto the global queue (lines 18-22). */
 	LS_INJECT();
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	gpred = atomic_load_explicit(&l->global, memory_order_relaxed);
 	do
 		ltail = atomic_load_explicit(&q->tail, memory_order_acquire);
@@ -282,6 +286,7 @@ static void hclh_lock(void *state)
 {
 	struct hclh *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (LS_LIKELY(h) && ls_hier_fastpath &&
 	    atomic_load_explicit(&l->global, memory_order_relaxed) == NULL && LS_LIKELY(global_try(l, h)))
 		return;
@@ -295,6 +300,7 @@ static int hclh_trylock(void *state)
 	if (LS_UNLIKELY(!h) &&
 	    (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, init_block)) == &flat)
 		return ls_tkt_try(&l->tkt) ? 0 : EBUSY;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->global, memory_order_relaxed) != NULL || !global_try(l, h))
 		return EBUSY;
 	return 0;
@@ -349,6 +355,7 @@ static void hclh_destroy(void *state)
 {
 	struct hclh *l = state;
 	if (ls_hier_detach(&l->lines) == &flat.h)
+		/* relaxed: destroy runs with the lock unheld and unused */
 		atomic_store_explicit(&l->tkt, 0, memory_order_relaxed); /* the all-zero state */
 }
 

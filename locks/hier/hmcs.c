@@ -184,6 +184,7 @@ static void climb(struct hmcs *l, const struct path *p, unsigned i, struct ls_mc
 		if (st != COHORT_START && st != ACQUIRE_PARENT && st != QUEUED)
 			return; /* passed inside the cohort: the parents are held */
 		struct level *t = p->lv[i];
+		/* relaxed: published by the grant (release) that hands the level on */
 		atomic_store_explicit(&n->status, COHORT_START, memory_order_relaxed);
 		n = &t->q[t->cur];
 		if (st == QUEUED) /* the releaser queued n for us */
@@ -216,6 +217,7 @@ static void release(struct hmcs *l, const struct path *p, unsigned i, struct ls_
 		return;
 	}
 	struct level *t = p->lv[i];
+	/* relaxed: our own node's status, written by the grant we acquired */
 	uint32_t cur = atomic_load_explicit(&n->status, memory_order_relaxed) & ~LS_PARKED;
 	uint32_t c = t->cur;
 	struct ls_mcs_node *next = ls_mcs_linked_next(n);
@@ -364,6 +366,7 @@ static void hmcs_destroy(void *state)
 {
 	struct hmcs *l = state;
 	if (ls_hier_detach(&l->lines) == &flat.h)
+		/* relaxed: destroy runs with the lock unheld and unused */
 		atomic_store_explicit(&l->tkt, 0, memory_order_relaxed); /* the all-zero state */
 }
 

@@ -234,6 +234,7 @@ static __attribute__((noinline)) void hemlock_wait(struct hemlock *l, struct rec
 	/* Keep the next waiter awake: a successor asleep on our record is
 	 * woken now, so that its wake-up overlaps our critical section. */
 #ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
+	/* relaxed: a hint; bump's seq_cst load decides */
 	if (atomic_load_explicit(&I->seq, memory_order_relaxed) & LS_PARKED)
 		bump(I);
 #endif
@@ -249,6 +250,7 @@ static inline __attribute__((always_inline)) void acquire(struct hemlock *l, str
 		hemlock_wait(l, I, pred); /* a tail call: the fast path stays a leaf */
 		return;
 	}
+	/* relaxed: our own grant is not pending (the CAS from NULL found an empty queue) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	I->held++;
 }
@@ -276,6 +278,7 @@ static void hemlock_lock(void *state)
 static int hemlock_trylock(void *state)
 {
 	struct hemlock *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return EBUSY;
 	struct rec *I = rec_for(l), *empty = NULL; /* l has no queue: the first record */
@@ -284,6 +287,7 @@ static int hemlock_trylock(void *state)
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &empty, I, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return EBUSY;
+	/* relaxed: the CAS from NULL found an empty queue: no grant of ours is pending */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	I->held++;
 	return 0;

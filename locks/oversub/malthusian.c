@@ -215,6 +215,7 @@ static bool readmit(struct malthusian *l, struct node *I)
 {
 	struct node *p = I->ps_tail;
 	struct ls_mcs_node *e = &I->q;
+	/* relaxed: published by the acq_rel CAS of the tail below */
 	atomic_store_explicit(&p->q.linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->q.next, NULL, memory_order_relaxed);
 	/* release: a newcomer that swaps p out of tail sees the stores above */
@@ -249,6 +250,7 @@ static __attribute__((noinline)) void malthusian_release(struct malthusian *l, s
 		 * with the chain behind it. */
 		struct node *p = I->ps_head;
 		ps_remove(I, p);
+		/* relaxed: p's owner only watches its status; published by the grant */
 		atomic_store_explicit(&p->q.next, &s->q, memory_order_relaxed);
 		atomic_store_explicit(&p->q.linked, 1, memory_order_relaxed);
 		grant(I, p);
@@ -257,6 +259,7 @@ static __attribute__((noinline)) void malthusian_release(struct malthusian *l, s
 		 * cull it to the passive set, grant t. t never touches s again
 		 * (its link was its last access); s's owner keeps waiting. */
 		ps_push(I, s);
+		/* relaxed: s's owner only compares it; its waiting loop re-reads it with acquire */
 		atomic_fetch_add_explicit(&s->q.status, PASSIVE - WAITING, memory_order_relaxed);
 		grant(I, t);
 	} else {

@@ -90,6 +90,7 @@ static const struct ls_param mutexee_params[] = {
     {0},
 };
 
+/* relaxed: the adaptation fields are the holder's (see the header), read by spinners for a budget */
 #define LOAD(f) atomic_load_explicit(&(f), memory_order_relaxed)
 #define STORE(f, v) atomic_store_explicit(&(f), (v), memory_order_relaxed)
 

@@ -115,6 +115,7 @@ static void shuffle(struct shfl *l, struct node *me)
 			struct node *next = atomic_load_explicit(&cur->next, memory_order_acquire);
 			if (!next || cur == atomic_load_explicit(&l->tail, memory_order_acquire))
 				return;
+			/* relaxed: only the head moves these links; a waiter reads its own status only */
 			atomic_store_explicit(&prev->next, next, memory_order_relaxed);
 			atomic_store_explicit(&cur->next,
 					      atomic_load_explicit(&last->next, memory_order_relaxed),
@@ -135,6 +136,7 @@ static void head_acquire(struct shfl *l, struct node *me)
 	struct ls_spin s = LS_SPIN_INIT;
 	uint32_t keep = 0; /* NOSTEAL once we have slept */
 	for (;;) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (!(v & LOCKED)) {
 			/* acquire: pairs with the release in unlock; we are the only
@@ -146,6 +148,7 @@ static void head_acquire(struct shfl *l, struct node *me)
 		}
 		LS_INJECT();
 		if (keep && !(v & NOSTEAL)) {
+			/* relaxed: a hint to stealers; the head's acquiring CAS orders */
 			atomic_fetch_or_explicit(&l->word, NOSTEAL, memory_order_relaxed);
 			continue;
 		}
@@ -167,6 +170,7 @@ static void head_acquire(struct shfl *l, struct node *me)
 static __attribute__((noinline)) void shfl_lock_slow(struct shfl *l)
 {
 	struct node *me = ls_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&me->status, WAITING, memory_order_relaxed);
 	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
 	me->cluster = clusters > 1 ? (uint32_t)((unsigned)sched_getcpu() % clusters) : 0;

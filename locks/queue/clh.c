@@ -75,6 +75,7 @@ static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, st
 /* Enqueue n; returns with the lock held. */
 static inline __attribute__((always_inline)) void clh_acquire(struct clh *l, struct node *n)
 {
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets n from its swap sees locked == 1;
@@ -107,9 +108,11 @@ static void clh_lock(void *state)
 static int clh_trylock(void *state)
 {
 	struct clh *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
 	struct node *n = ls_node_alloc(), *expected = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
 	LS_INJECT();
 	/* as the exchange in clh_lock */

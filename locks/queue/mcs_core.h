@@ -75,6 +75,7 @@ struct ls_mcs_node {
 static inline __attribute__((always_inline)) struct ls_mcs_node *
 ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	LS_INJECT();
@@ -88,6 +89,7 @@ ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 static inline bool ls_mcs_try_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
 	struct ls_mcs_node *expected = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	LS_INJECT();
@@ -100,6 +102,7 @@ static inline bool ls_mcs_try_enqueue(struct ls_mcs_node *_Atomic *tail, struct 
  * an empty queue, or NULL (the queue is busy; nothing allocated then). */
 static inline struct ls_mcs_node *ls_mcs_trylock(struct ls_mcs_node *_Atomic *tail)
 {
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(tail, memory_order_relaxed) != NULL)
 		return NULL;
 	struct ls_mcs_node *n = ls_node_alloc();
@@ -114,6 +117,7 @@ static inline struct ls_mcs_node *ls_mcs_trylock(struct ls_mcs_node *_Atomic *ta
  * n->status = wait: the value n's owner then waits on. */
 static inline void ls_mcs_link(struct ls_mcs_node *pred, struct ls_mcs_node *n, uint32_t wait)
 {
+	/* relaxed: published by (C), the release that follows */
 	atomic_store_explicit(&n->status, wait, memory_order_relaxed);
 	LS_INJECT();
 	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
@@ -154,6 +158,7 @@ static inline struct ls_mcs_node *ls_mcs_linked_next(struct ls_mcs_node *n)
 	/* (D) acquire: pairs with (C) */
 	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0)
 		return NULL;
+	/* relaxed: ordered by (D) */
 	return atomic_load_explicit(&n->next, memory_order_relaxed);
 }
 
@@ -181,6 +186,7 @@ static inline struct ls_mcs_node *ls_mcs_successor(struct ls_mcs_node *n)
 	LS_INJECT();
 	/* (D) acquire: pairs with (C); a successor is linking in */
 	ls_wait_while_eq(&n->linked, 0);
+	/* relaxed: ordered by (D) */
 	return atomic_load_explicit(&n->next, memory_order_relaxed);
 }
 

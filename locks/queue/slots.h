@@ -108,6 +108,7 @@ static inline int slots_trylock(struct slots *l, uint32_t n)
 	if (ls_slot_go(atomic_load_explicit(&slot_of(l, n, t)->word, memory_order_acquire)) != t)
 		return EBUSY;
 	LS_INJECT();
+	/* relaxed: the ticket orders nothing; (A) did */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &raw, raw + 1, memory_order_relaxed,
 						     memory_order_relaxed))
 		return EBUSY;

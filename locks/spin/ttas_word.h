@@ -70,6 +70,7 @@ static inline __attribute__((always_inline)) int ls_ttas_wait(struct ls_ttas *l,
 	uint64_t limit = limit0;
 	struct ls_spin s = LS_SPIN_INIT;
 	for (unsigned i = 1;; i++) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (v == 0) {
 			LS_INJECT();

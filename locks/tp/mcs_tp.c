@@ -207,6 +207,7 @@ static inline void acquired(struct mcstp *l, struct node *I, uint64_t now)
  * (type-stable memory): then one yield is misguided, nothing worse. */
 static bool holder_stalled(struct mcstp *l)
 {
+	/* relaxed: a heuristic (a yield); the node is type-stable */
 	struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	return h && ls_tp_older(atomic_load_explicit(&h->cs_start, memory_order_relaxed), ls_tp_now(),
 				ls_tp_max_cs_ns);
@@ -226,12 +227,14 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 	if (deadline && deadline < end)
 		end = deadline;
 	uint32_t s = TIMEOUT;
+	/* relaxed: a timestamp, published by the release that enqueues or rejoins */
 	atomic_store_explicit(&I->time, now, memory_order_relaxed);
 	/* Rejoin (TIMEOUT -> WAITING). release: the time above is seen by a
 	 * releaser that reads WAITING with acquire (grant). */
 	if (!rejoin || !atomic_compare_exchange_strong_explicit(&I->status, &s, WAITING, memory_order_acq_rel,
 								memory_order_relaxed)) {
 		/* A fresh attempt; a failed rejoin means I was removed (FAILED). */
+		/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 		atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
 		atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
 		LS_INJECT();
@@ -272,6 +275,7 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 			/* Publish at most every UPDATE_DELAY/8: fresh enough for
 			 * the releaser, and fewer stores on the line it reads. */
 			if (now - published >= ls_tp_update_delay_ns / 8) {
+				/* relaxed: a timestamp; a stale one only makes us look preempted */
 				atomic_store_explicit(&I->time, now, memory_order_relaxed);
 				published = now;
 			}
@@ -341,9 +345,11 @@ static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
 static int mcstp_trylock(void *state)
 {
 	struct mcstp *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return EBUSY;
 	struct node *I = ls_node_alloc(), *empty = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
 	atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
@@ -362,6 +368,7 @@ static int mcstp_trylock(void *state)
 static void mcstp_lock(void *state)
 {
 	struct mcstp *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (LS_LIKELY(!atomic_load_explicit(&l->tail, memory_order_relaxed)) && mcstp_trylock(state) == 0)
 		return;
 	mcstp_acquire(l, 0);
@@ -426,6 +433,7 @@ static bool grant(struct node *n, bool live)
 {
 	uint32_t s = atomic_load_explicit(&n->status, memory_order_acquire);
 	while ((s & ~LS_PARKED) == WAITING) {
+		/* relaxed: a timestamp; ordered enough by the acquire of the status above */
 		if (live && ls_tp_older(atomic_load_explicit(&n->time, memory_order_relaxed), ls_tp_now(),
 					ls_tp_update_delay_ns))
 			return false; /* seems preempted, or asleep */
@@ -445,6 +453,7 @@ static bool grant(struct node *n, bool live)
 /* n waits asleep in the kernel (LOCKSWAP_WAIT=park). */
 static bool asleep(struct node *n)
 {
+	/* relaxed: a heuristic (whom to grant) */
 	return atomic_load_explicit(&n->status, memory_order_relaxed) == (WAITING | LS_PARKED);
 }
 
