@@ -4,7 +4,8 @@
 #                   every program README tells users to run (build/lockbench)
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=DIR]   (mk/man.mk: man pages, completion)
+#   make deb        a Debian package, in build/deb/ (mk/deb.mk)
 #   make format, make format-check   (clang-format; the tree is kept formatted)
 #   make bench, make core-bench   (mk/lockbench.mk), make splash2 (mk/splash2.mk),
 #   make asan (mk/abortable.mk)
@@ -22,7 +23,7 @@ B := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose -Iprofile
+ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose
 # The shim is compiled without -fexceptions: pthread_cleanup_push in the
 # condvar wait is then glibc's setjmp-based kind, which the forced unwind of
 # pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
@@ -76,7 +77,7 @@ $(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
 	$(CC) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
 		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
 
-$(CMD): scripts/cli/lockswap.c $(B)/liblocks.a $(HDRS)
+$(CMD): scripts/cli/lockswap.c scripts/cli/cli.h $(B)/liblocks.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
 
@@ -120,11 +121,20 @@ demo: deps-demo
 $(B)/demo-contend: scripts/demo.c
 	$(CC) -std=gnu11 -O2 -pthread $(WARN) -o $@ $<
 
+# PREFIX/bin: lockswap and its subcommands (INSTALL_BINS, from mk/*.mk);
+# PREFIX/lib: the library (lockswap finds it in ../lib); the man pages and
+# the bash completion (mk/man.mk). DESTDIR stages it (make deb does).
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/liblockswap.so
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/liblockswap.so
 	install -m 0755 $(CMD) $(DESTDIR)$(PREFIX)/bin/lockswap
 	$(if $(strip $(INSTALL_BINS)),install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/)
+	install -m 0644 $(B)/man/lockswap.1 $(DESTDIR)$(MANDIR)/man1/lockswap.1
+	install -m 0644 $(B)/man/lockswap.7 $(DESTDIR)$(MANDIR)/man7/lockswap.7
+	install -m 0644 scripts/completion/lockswap $(DESTDIR)$(BASHCOMPDIR)/lockswap
 
 # The tree follows .clang-format: `make format` rewrites nothing, and
 # `make format-check` (run by tests/format.bats) fails on any file that

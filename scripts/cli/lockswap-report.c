@@ -2,9 +2,18 @@
  * lockswap-report - `lockswap report`: re-render a profile saved as JSON by
  * LOCKSWAP_PROFILE_OUT (or `lockswap profile -o`), with every frame
  * resolved to function and file:line by addr2line (binutils), every call
- * site, the creation stack and the wait and hold histograms of each mutex.
+ * site, the creation stack and the wait and hold histograms of each mutex;
+ * or as flame graphs (report_flame.c: --folded, --svg).
  *
- *   lockswap report FILE [--sort wait|hold|contended|acquisitions] [--top N] [--csv]
+ *   lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT]
+ *
+ * Debug information, per module (each module once, never per frame): its
+ * own DWARF, a file under /usr/lib/debug (by build-id or .gnu_debuglink),
+ * which addr2line finds by itself; else, when DEBUGINFOD_URLS is set, the
+ * debug file that elfutils' libdebuginfod fetches by the module's build-id
+ * (one library call, kept in debuginfod's own cache, DEBUGINFOD_CACHE_PATH
+ * or ~/.cache/debuginfod_client, so the next report asks no server). A
+ * module left without file:line gets one line on stderr saying why.
  *
  * The rendering is the library's own (profile/profile_table.c); this file
  * reads the JSON back into its rows. Bad options or a file that is not a
@@ -14,35 +23,58 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <elfutils/debuginfod.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "profile_table.h"
+#include "report_flame.h"
 
 static const char usage[] =
-    "usage: lockswap report FILE [--sort wait|hold|contended|acquisitions] [--top N] [--csv]\n"
+    "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT]\n"
     "\n"
     "Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
     "the top N mutexes (and condvars) with where each was created, the wait and hold\n"
     "histograms, and every call site of its contended acquisitions, each frame resolved\n"
-    "to function and file:line with addr2line (binutils).\n"
+    "to function and file:line with addr2line (binutils). A module without local debug\n"
+    "information is looked up by its build-id through debuginfod when DEBUGINFOD_URLS is\n"
+    "set (elfutils' client, cached in DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client).\n"
     "\n"
     "  --sort KEY   wait (total wait time, the default), hold (total hold time),\n"
     "               contended (contended acquisitions), acquisitions\n"
-    "  --top N      how many mutexes and condvars (default 10; 0: all)\n"
+    "  --top N      how many mutexes and condvars (default 10; 0: all); with --svg,\n"
+    "               how many mutexes get a flame graph of their own\n"
     "  --csv        all of it as CSV on stdout instead (one row per mutex, condvar and\n"
     "               call site, as LOCKSWAP_PROFILE_OUT=FILE.csv writes it)\n"
-    "  -h, --help   this text\n";
+    "  --folded     folded stacks on stdout instead, for flamegraph.pl or inferno: one line\n"
+    "               per stack, \"outer;...;inner;mutex #N where VALUE\"\n"
+    "  --weight W   what --folded counts: wait (ns waited, the default), contended\n"
+    "               (acquisitions and timed attempts that waited), hold (ns held, by the\n"
+    "               stack that created each mutex: holds have no stack of their own)\n"
+    "  --svg OUT    flame graphs as one SVG file OUT (opens in a browser): wait time by call\n"
+    "               stack for the whole program and for each top mutex, hold time by mutex\n"
+    "  -h, --help   this text\n"
+    "\n"
+    "Exit status: 0, 1 if the output could not be written, 2 for bad options or a file\n"
+    "that is not a lockswap profile.\n";
 
 static const char *file_name;
+static const char *svg_name; /* --svg's file, removed if the report dies */
 
 static __attribute__((noreturn)) void die(const char *fmt, const char *arg)
 {
+	if (svg_name)
+		unlink(svg_name);
 	fprintf(stderr, "lockswap report: ");
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
@@ -415,6 +447,183 @@ static void resolve_module(const char *module, struct ls_prof_frame **frames, si
 	}
 }
 
+/* ---- where a module's debug information is ---- */
+
+struct elf_info {
+	bool dwarf;	      /* has its own .debug_info */
+	unsigned char id[64]; /* NT_GNU_BUILD_ID */
+	size_t idlen;
+	char link[256]; /* .gnu_debuglink's file name, or "" */
+};
+
+/* The GNU build-id among the notes in [p, p + n), aligned to `align`. */
+static void build_id_in(const char *p, size_t n, size_t align, struct elf_info *e)
+{
+	align = align == 8 ? 8 : 4;
+	while (n >= sizeof(Elf64_Nhdr) && !e->idlen) {
+		const Elf64_Nhdr *h = (const Elf64_Nhdr *)p;
+		size_t name = (h->n_namesz + align - 1) & ~(align - 1);
+		size_t desc = (h->n_descsz + align - 1) & ~(align - 1);
+		if (name > n - sizeof *h || desc > n - sizeof *h - name)
+			return;
+		const char *nm = p + sizeof *h;
+		if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 && !memcmp(nm, "GNU", 4) &&
+		    h->n_descsz > 0 && h->n_descsz <= sizeof e->id) {
+			memcpy(e->id, nm + name, h->n_descsz);
+			e->idlen = h->n_descsz;
+		}
+		p += sizeof *h + name + desc;
+		n -= sizeof *h + name + desc;
+	}
+}
+
+/* Reads what decides where module's debug information is: its own DWARF,
+ * its build-id, its debug link. Every offset is checked against the file's
+ * size. False if it is no readable 64-bit ELF file. */
+static bool elf_inspect(const char *path, struct elf_info *e)
+{
+	memset(e, 0, sizeof *e);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return false;
+	}
+	size_t size = (size_t)st.st_size;
+	const char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED)
+		return false;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+	bool ok = !memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64;
+	if (ok && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff <= size &&
+	    (size - eh->e_shoff) / sizeof(Elf64_Shdr) >= eh->e_shnum && eh->e_shstrndx < eh->e_shnum) {
+		const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+		const Elf64_Shdr *names = &sh[eh->e_shstrndx];
+		for (unsigned i = 0;
+		     names->sh_offset <= size && names->sh_size <= size - names->sh_offset && i < eh->e_shnum;
+		     i++) {
+			const Elf64_Shdr *s = &sh[i];
+			bool in_file = s->sh_type != SHT_NOBITS && s->sh_offset <= size &&
+				       s->sh_size <= size - s->sh_offset;
+			if (s->sh_name >= names->sh_size || !in_file)
+				continue;
+			const char *name = f + names->sh_offset + s->sh_name;
+			if (!memchr(name, '\0', names->sh_size - s->sh_name))
+				continue;
+			if (!strcmp(name, ".debug_info") && s->sh_size > 0)
+				e->dwarf = true;
+			else if (!strcmp(name, ".gnu_debuglink") && s->sh_size > 0 &&
+				 memchr(f + s->sh_offset, '\0', s->sh_size) &&
+				 strlen(f + s->sh_offset) < sizeof e->link)
+				strcpy(e->link, f + s->sh_offset);
+			else if (s->sh_type == SHT_NOTE)
+				build_id_in(f + s->sh_offset, s->sh_size, s->sh_addralign, e);
+		}
+	}
+	/* no section headers left (sstrip): the notes' segments */
+	if (ok && !e->idlen && eh->e_phentsize == sizeof(Elf64_Phdr) && eh->e_phoff <= size &&
+	    (size - eh->e_phoff) / sizeof(Elf64_Phdr) >= eh->e_phnum) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(f + eh->e_phoff);
+		for (unsigned i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == PT_NOTE && ph[i].p_offset <= size &&
+			    ph[i].p_filesz <= size - ph[i].p_offset)
+				build_id_in(f + ph[i].p_offset, ph[i].p_filesz, ph[i].p_align, e);
+	}
+	munmap((void *)f, size);
+	return ok;
+}
+
+static char *hex(const unsigned char *id, size_t n, char *buf)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", id[i]);
+	buf[2 * n] = '\0';
+	return buf;
+}
+
+/* Whether addr2line finds debug information for module by itself: its own
+ * DWARF, /usr/lib/debug/.build-id/xx/yyyy.debug, or the debug link's file
+ * beside it, in .debug/ beside it, or under /usr/lib/debug (binutils'
+ * search order). */
+static bool local_debug(const char *module, const struct elf_info *e)
+{
+	char path[PATH_MAX + 300], id[2 * sizeof e->id + 1];
+	if (e->dwarf)
+		return true;
+	if (e->idlen >= 2) {
+		hex(e->id, e->idlen, id);
+		snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+		if (access(path, R_OK) == 0)
+			return true;
+	}
+	if (*e->link) {
+		const char *slash = strrchr(module, '/');
+		int dir = slash ? (int)(slash - module) : 0;
+		static const char *const forms[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
+		for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+			snprintf(path, sizeof path, forms[i], dir, module, e->link);
+			if (strcmp(path, module) != 0 && access(path, R_OK) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+static debuginfod_client *dbgclient;
+
+/* The file addr2line reads for module's frames: the module itself (its own
+ * DWARF, or a local debug file addr2line finds from it), or the debug file
+ * debuginfod fetched (malloc'd). NULL: the module is not here. A module left
+ * without debug information gets one line on stderr. */
+static char *debug_source(const char *module)
+{
+	struct elf_info e;
+	char id[2 * sizeof e.id + 1];
+	if (access(module, R_OK) != 0) {
+		fprintf(stderr,
+			"lockswap report: %s: not found here: its frames stay as saved, without file:line\n",
+			module);
+		return NULL;
+	}
+	if (!elf_inspect(module, &e) || local_debug(module, &e))
+		return strdup(module);
+	hex(e.id, e.idlen, id);
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (!e.idlen) {
+		fprintf(stderr,
+			"lockswap report: %s: no debug information, and no build-id to look it up by: "
+			"its frames stay without file:line\n",
+			module);
+	} else if (!urls || !*urls) {
+		fprintf(stderr,
+			"lockswap report: %s: no debug information (build-id %s): its frames stay without "
+			"file:line; set DEBUGINFOD_URLS to fetch it, or install its debug symbols\n",
+			module, id);
+	} else {
+		if (!dbgclient && !(dbgclient = debuginfod_begin())) {
+			fprintf(stderr, "lockswap report: cannot start the debuginfod client: %s\n",
+				strerror(errno));
+			return strdup(module);
+		}
+		/* one call per module: the cache, then each server */
+		char *path = NULL;
+		int fd = debuginfod_find_debuginfo(dbgclient, e.id, (int)e.idlen, &path);
+		if (fd >= 0) {
+			close(fd);
+			return path;
+		}
+		fprintf(
+		    stderr,
+		    "lockswap report: %s: no debug information here, and debuginfod did not get it (build-id "
+		    "%s: %s): its frames stay without file:line\n",
+		    module, id, fd == -ENOENT ? "no server in DEBUGINFOD_URLS has it" : strerror(-fd));
+	}
+	return strdup(module);
+}
+
 static int by_module(const void *a, const void *b)
 {
 	const struct ls_prof_frame *x = *(struct ls_prof_frame *const *)a,
@@ -422,6 +631,8 @@ static int by_module(const void *a, const void *b)
 	return strcmp(x->module, y->module);
 }
 
+/* Resolves every frame, one module at a time: one debug file lookup and
+ * one addr2line per module (per 256 of its frames). */
 static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
 {
 	size_t n = 0;
@@ -438,10 +649,15 @@ static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
 		size_t j = i;
 		while (j < k && !strcmp(all[j]->module, all[i]->module))
 			j++;
-		if (access(all[i]->module, R_OK) == 0)
-			resolve_module(all[i]->module, all + i, j - i);
+		char *src = debug_source(all[i]->module);
+		if (src)
+			resolve_module(src, all + i, j - i);
+		free(src);
 		i = j;
 	}
+	if (dbgclient)
+		debuginfod_end(dbgclient);
+	dbgclient = NULL;
 	free(all);
 }
 
@@ -450,15 +666,16 @@ static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"sort", required_argument, NULL, 'S'},
-	    {"top", required_argument, NULL, 'T'},
-	    {"csv", no_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"sort", required_argument, NULL, 'S'},   {"top", required_argument, NULL, 'T'},
+	    {"csv", no_argument, NULL, 'C'},	      {"folded", no_argument, NULL, 'F'},
+	    {"weight", required_argument, NULL, 'W'}, {"svg", required_argument, NULL, 'G'},
+	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	int key = LS_SORT_WAIT, c;
 	unsigned long top = 10;
-	bool csv = false;
+	bool csv = false, fold = false, weight_set = false;
+	enum flame_weight weight = FLAME_WAIT;
+	const char *svg = NULL;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -475,16 +692,32 @@ int main(int argc, char **argv)
 				die("--sort: unknown key '%s' (valid: wait, hold, contended, acquisitions)",
 				    optarg);
 			break;
-		case 'T': {
-			char *end;
-			errno = 0;
-			top = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || optarg[0] == '-' || top > 100000000)
+		case 'T':
+			if (!cli_unsigned(optarg, 0, 100000000))
 				die("--top: invalid value '%s' (valid: 0..100000000, 0 for all)", optarg);
+			top = strtoul(optarg, NULL, 10);
 			break;
-		}
 		case 'C':
 			csv = true;
+			break;
+		case 'F':
+			fold = true;
+			break;
+		case 'W':
+			weight_set = true;
+			if (!strcmp(optarg, "wait"))
+				weight = FLAME_WAIT;
+			else if (!strcmp(optarg, "contended"))
+				weight = FLAME_CONTENDED;
+			else if (!strcmp(optarg, "hold"))
+				weight = FLAME_HOLD;
+			else
+				die("--weight: unknown weight '%s' (valid: wait, contended, hold)", optarg);
+			break;
+		case 'G':
+			if (!*optarg)
+				die("%s", "--svg: an output file is needed (see lockswap report --help)");
+			svg = optarg;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -497,7 +730,18 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		die("%s", optind >= argc ? "no profile file given (see lockswap report --help)"
 					 : "one profile file only (see lockswap report --help)");
+	if (csv + fold + (svg != NULL) > 1)
+		die("%s", "--csv, --folded and --svg: one of them at a time (see lockswap report --help)");
+	if (weight_set && !fold)
+		die("%s", "--weight is only meaningful with --folded");
 	file_name = argv[optind];
+	/* before the profile is read and resolved, which may take a while */
+	FILE *svg_out = NULL;
+	if (svg) {
+		if (!(svg_out = fopen(svg, "w")))
+			die("--svg: cannot write %s", svg);
+		svg_name = svg;
+	}
 
 	FILE *f = fopen(file_name, "r");
 	if (!f)
@@ -568,6 +812,22 @@ int main(int argc, char **argv)
 	ls_prof_sort(p.mutex, p.h.nmutex, key);
 	ls_prof_sort(p.cond, p.h.ncond, key);
 
+	if (fold) {
+		if (flame_folded(stdout, &p, weight) != 0) {
+			fprintf(stderr, "lockswap report: cannot write the folded stacks: %s\n",
+				strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	if (svg_out) {
+		int rc = flame_svg(svg_out, &p, top ? (unsigned)top : UINT32_MAX);
+		if (fclose(svg_out) != 0 || rc != 0) {
+			fprintf(stderr, "lockswap report: cannot write %s: %s\n", svg, strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
 	struct ls_out *o = xcalloc(1, sizeof *o);
 	ls_out_init(o, 1);
 	if (csv)

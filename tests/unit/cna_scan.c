@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 		else if (c == 'W' && v >= 1)
 			watchdog = v;
 		else {
-			fprintf(stderr, "usage: cna_scan [-n WAITERS(1..%d)] [-s SCAN(>= 1)] [-W SECONDS]\n", MAXW);
+			fprintf(stderr, "usage: cna_scan [-n WAITERS(1..%d)] [-s SCAN(>= 1)] [-W SECONDS]\n",
+				MAXW);
 			return 2;
 		}
 	}
@@ -120,7 +121,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	if (atomic_load(&worst) > (unsigned)scan)
-		fail("a release looked at %u waiters, more than LOCKSWAP_CNA_SCAN=%d", atomic_load(&worst), scan);
+		fail("a release looked at %u waiters, more than LOCKSWAP_CNA_SCAN=%d", atomic_load(&worst),
+		     scan);
 	printf("cna_scan: OK max=%u\n", atomic_load(&worst));
 	return 0;
 }
