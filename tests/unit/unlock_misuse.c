@@ -52,7 +52,7 @@
 static const struct ls_algo *algo;
 static const char *wait_name = "?", *case_name = "?";
 static void *L;
-static char *block; /* out of line: the shim's block (header + state) */
+static char *block; /* out of line: the shim's block (header + state); inline: the memory */
 static const char *volatile phase = "start";
 
 static void on_alarm(int sig)
@@ -217,7 +217,10 @@ static bool inline_state(void)
 static void new_lock(bool init)
 {
 	if (inline_state()) {
-		L = calloc(1, LS_CACHELINE);
+		/* where the shim puts it in a pthread_mutex_t, after a wrapper's
+		 * word (locks/wrap/wrap.h) */
+		block = calloc(1, LS_CACHELINE);
+		L = block ? block + 24 : NULL;
 	} else {
 		block = ls_ext_alloc(LS_CACHELINE + algo->state_size);
 		L = block ? block + LS_CACHELINE : NULL;
@@ -233,7 +236,7 @@ static void drop_lock(void)
 	if (algo->destroy)
 		algo->destroy(L);
 	if (inline_state())
-		free(L);
+		free(block);
 	else
 		ls_ext_free(block, LS_CACHELINE + algo->state_size);
 }
