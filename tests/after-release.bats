@@ -58,7 +58,7 @@ all_ok() {
   run "$A" -a nosuch
   [ "$status" -eq 2 ]
   [ "${#lines[@]}" -eq 1 ]
-  [[ "$output" == *"unknown lock 'nosuch' (valid: "* ]]
+  [[ "$output" == *"unknown algorithm 'nosuch' (valid: "* ]]
   run "$A" -w nap
   [ "$status" -eq 2 ]
   [[ "$output" == *"(valid: spin, yield, park, all)"* ]]

@@ -60,6 +60,8 @@
 #include "wait.h"
 
 #include "fail.h"
+#define OPT_PROG "after_release"
+#include "opts.h"
 
 #define MAXT 4
 #define PATTERN 0xa5
@@ -268,6 +270,17 @@ static void *new_state(void)
 	if (algo->init)
 		algo->init(L);
 	return L;
+}
+
+/* Destroys the lock of new_state() and frees its memory. */
+static void drop_state(void)
+{
+	if (algo->destroy)
+		algo->destroy(L);
+	if (inline_state())
+		munmap(page, 4096);
+	else
+		ls_ext_free(block, block_size);
 }
 
 /* The lines block of a hierarchical lock (attached at its first use). */
@@ -484,12 +497,7 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 		free(snap);
 		L = L2;
 		later_use();
-		if (algo->destroy)
-			algo->destroy(L);
-		if (inline_state())
-			munmap(page, 4096);
-		else
-			ls_ext_free(block, block_size);
+		drop_state();
 	}
 	role = OTHER;
 }
@@ -541,7 +549,6 @@ static void set_param(const char *env, uint64_t v)
 
 int main(int argc, char **argv)
 {
-	static const char *const waits[] = {"spin", "yield", "park"};
 	const char *names = "all", *wait = "all";
 	int c, watchdog = 120;
 	while ((c = getopt(argc, argv, "a:w:W:")) != -1) {
@@ -553,48 +560,17 @@ int main(int argc, char **argv)
 			wait = optarg;
 			break;
 		case 'W':
-			watchdog = atoi(optarg);
-			if (watchdog < 1) {
-				fprintf(stderr,
-					"after_release: -W: invalid value '%s' (valid: seconds >= 1)\n",
-					optarg);
-				return 2;
-			}
+			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
-			fprintf(stderr,
-				"usage: after_release [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
-				"[-W SECONDS]\n");
-			return 2;
+			opt_error("usage: after_release [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
+				  "[-W SECONDS]");
 		}
 	}
-	int p0 = 0, p1 = 2;
-	if (strcmp(wait, "all")) {
-		for (p0 = 0; p0 < 3 && strcmp(wait, waits[p0]); p0++) {
-		}
-		if (p0 == 3) {
-			fprintf(stderr,
-				"after_release: -w: unknown policy '%s' (valid: spin, yield, park, all)\n",
-				wait);
-			return 2;
-		}
-		p1 = p0;
-	}
-	char list[1024], valid[1024];
-	snprintf(list, sizeof list, "%s", names);
-	if (!strcmp(names, "all")) {
-		list[0] = 0;
-		for (size_t i = 0; i < ls_algo_count(); i++)
-			if (!(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH))
-				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-					 list[0] ? "," : "", ls_algo_at(i)->name);
-	}
-	for (char *a = strtok(strdup(list), ","); a; a = strtok(NULL, ","))
-		if (!ls_algo_find(a) || (ls_algo_find(a)->caps & LS_CAP_PASSTHROUGH)) {
-			fprintf(stderr, "after_release: -a: unknown lock '%s' (valid: %s)\n", a,
-				ls_algo_names(valid, sizeof valid));
-			return 2;
-		}
+	enum ls_policy p0, p1;
+	opt_policy_range(wait, &p0, &p1);
+	char list[1024];
+	opt_algo_list(names, list, sizeof list);
 
 	char err[256];
 	if (ls_topo_setup("thread:4/2", NULL, err, sizeof err))
@@ -623,9 +599,9 @@ int main(int argc, char **argv)
 		set_param("LOCKSWAP_TP_PATIENCE_NS", 1000000000);
 		set_param("LOCKSWAP_TP_UPDATE_DELAY_NS", 1000000000);
 		set_param("LOCKSWAP_TP_MAX_CS_NS", 1000000000);
-		for (int p = p0; p <= p1; p++) {
+		for (int p = (int)p0; p <= (int)p1; p++) {
 			static char prefix[256];
-			wait_name = waits[p];
+			wait_name = opt_policy_name((enum ls_policy)p);
 			snprintf(prefix, sizeof prefix, "after_release: FAIL algo=%s wait=%s: ", algo->name,
 				 wait_name);
 			fail_prefix = prefix;
@@ -640,12 +616,7 @@ int main(int argc, char **argv)
 				if (algo->trylock(L) == 0)
 					algo->unlock(L);
 			}
-			if (algo->destroy)
-				algo->destroy(L);
-			if (inline_state())
-				munmap(page, 4096);
-			else
-				ls_ext_free(block, block_size);
+			drop_state();
 			struct ls_node_stats before, after;
 			ls_node_stats(&before);
 			int runs = run_algo(p);

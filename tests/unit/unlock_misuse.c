@@ -48,11 +48,12 @@
 #include "wait.h"
 
 #include "fail.h"
+#define OPT_PROG "unlock_misuse"
+#include "opts.h"
 
 static const struct ls_algo *algo;
 static const char *wait_name = "?", *case_name = "?";
 static void *L;
-static char *block; /* out of line: the shim's block (header + state); inline: the memory */
 static const char *volatile phase = "start";
 
 static void on_alarm(int sig)
@@ -209,22 +210,9 @@ static void usable(void)
 
 /* ---- the lock's memory ---- */
 
-static bool inline_state(void)
-{
-	return algo->state_size <= LS_INLINE_STATE;
-}
-
 static void new_lock(bool init)
 {
-	if (inline_state()) {
-		/* where the shim puts it in a pthread_mutex_t, after a wrapper's
-		 * word (locks/wrap/wrap.h) */
-		block = calloc(1, LS_CACHELINE);
-		L = block ? block + 24 : NULL;
-	} else {
-		block = ls_ext_alloc(LS_CACHELINE + algo->state_size);
-		L = block ? block + LS_CACHELINE : NULL;
-	}
+	L = opt_state(algo); /* as the shim places it (opts.h) */
 	if (!L)
 		fail("cannot allocate the lock state");
 	if (init && algo->init)
@@ -235,10 +223,7 @@ static void drop_lock(void)
 {
 	if (algo->destroy)
 		algo->destroy(L);
-	if (inline_state())
-		free(block);
-	else
-		ls_ext_free(block, LS_CACHELINE + algo->state_size);
+	opt_state_free(algo, L);
 }
 
 /* H holds, W waits; H's unlock hands over to W, which takes the lock and
@@ -308,85 +293,39 @@ static int run_algo(int policy)
 
 int main(int argc, char **argv)
 {
-	static const char *const waits_[] = {"spin", "yield", "park"};
 	const char *names = "all", *wait = "all", *which = NULL;
 	int c, watchdog = 60;
 	while ((c = getopt(argc, argv, "a:w:c:W:")) != -1) {
 		switch (c) {
-		case 'c':
-			which = optarg;
-			break;
 		case 'a':
 			names = optarg;
 			break;
 		case 'w':
 			wait = optarg;
 			break;
+		case 'c':
+			which = optarg;
+			break;
 		case 'W':
-			watchdog = atoi(optarg);
-			if (watchdog < 1) {
-				fprintf(stderr,
-					"unlock_misuse: -W: invalid value '%s' (valid: seconds >= 1)\n",
-					optarg);
-				return 2;
-			}
+			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
-			fprintf(stderr,
-				"usage: unlock_misuse [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
-				"[-c CASE[,CASE...]] [-W SECONDS]\n");
-			return 2;
+			opt_error("usage: unlock_misuse [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
+				  "[-c CASE[,CASE...]] [-W SECONDS]");
 		}
 	}
 	for (int k = 0; k < NCASES; k++)
 		want[k] = !which;
 	if (which) {
-		char *cs = strdup(which);
-		for (char *x = strtok(cs, ","); x; x = strtok(NULL, ",")) {
-			int k = 0;
-			while (k < NCASES && strcmp(x, cases[k]))
-				k++;
-			if (k == NCASES) {
-				fprintf(stderr,
-					"unlock_misuse: -c: unknown case '%s' (valid: fresh, init, twice, "
-					"thrice, "
-					"handover)\n",
-					x);
-				return 2;
-			}
-			want[k] = true;
-		}
+		char *cs = strdup(which), *save = NULL;
+		for (char *x = strtok_r(cs, ",", &save); x; x = strtok_r(NULL, ",", &save))
+			want[opt_choose("c", "case", x, cases, NCASES)] = true;
 		free(cs);
 	}
-	int p0 = 0, p1 = 2;
-	if (strcmp(wait, "all")) {
-		for (p0 = 0; p0 < 3 && strcmp(wait, waits_[p0]); p0++) {
-		}
-		if (p0 == 3) {
-			fprintf(stderr,
-				"unlock_misuse: -w: unknown policy '%s' (valid: spin, yield, park, all)\n",
-				wait);
-			return 2;
-		}
-		p1 = p0;
-	}
-	char list[1024], valid[1024];
-	snprintf(list, sizeof list, "%s", names);
-	if (!strcmp(names, "all")) {
-		list[0] = 0;
-		for (size_t i = 0; i < ls_algo_count(); i++)
-			if (!(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH))
-				snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-					 list[0] ? "," : "", ls_algo_at(i)->name);
-	}
-	char *copy = strdup(list);
-	for (char *a = strtok(copy, ","); a; a = strtok(NULL, ","))
-		if (!ls_algo_find(a) || (ls_algo_find(a)->caps & LS_CAP_PASSTHROUGH)) {
-			fprintf(stderr, "unlock_misuse: -a: unknown lock '%s' (valid: %s)\n", a,
-				ls_algo_names(valid, sizeof valid));
-			return 2;
-		}
-	free(copy);
+	enum ls_policy p0, p1;
+	opt_policy_range(wait, &p0, &p1);
+	char list[1024];
+	opt_algo_list(names, list, sizeof list);
 
 	char err[256];
 	if (ls_topo_setup("thread:2", NULL, err, sizeof err))
@@ -400,8 +339,8 @@ int main(int argc, char **argv)
 
 	for (char *a = strtok(list, ","); a; a = strtok(NULL, ",")) {
 		algo = ls_algo_find(a);
-		for (int p = p0; p <= p1; p++) {
-			wait_name = waits_[p];
+		for (int p = (int)p0; p <= (int)p1; p++) {
+			wait_name = opt_policy_name((enum ls_policy)p);
 			alarm((unsigned)watchdog);
 			/* the first use: per-thread pools (abortable.h) keep nodes */
 			new_lock(true);
