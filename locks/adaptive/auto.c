@@ -50,8 +50,9 @@
  *	NODE_WOKEN  the head, competing for the lock; the word has WOKEN
  *	OWNER	handed the lock by a release; already unlinked
  * Transitions: enqueue (free -> WAITING at the tail, WAITERS); a release
- * with WAITERS and no WOKEN wakes the head (WAITING -> NODE_WOKEN, sets
- * WOKEN); the woken head takes the lock and unlinks itself in one CAS
+ * with WAITERS and no WOKEN wakes the head (sets WOKEN, WAITING ->
+ * NODE_WOKEN, then releases); the woken head takes the lock and unlinks
+ * itself in one CAS
  * (LOCKED|QLOCK, clears WOKEN), or parks again (NODE_WOKEN -> WAITING,
  * then clears WOKEN); a release whose passes reached the limit unlinks the
  * head and hands it the lock (-> OWNER, LOCKED stays set); a timed-out
@@ -65,6 +66,18 @@
  *
  * All-zero is unlocked with an empty list; an unlocked mutex without
  * waiters holds no pointer, so a byte copy is a free lock of its own.
+ *
+ * After the release (lock.h): every release is one CAS of the word that
+ * clears LOCKED (or, for a hand-off, the store of OWNER into the head's
+ * node, the lock staying LOCKED for it); after it the unlocker touches at
+ * most the head's node (on its waiter's stack, not the lock's memory) and
+ * the kernel. So a release that wakes the head does it BEFORE it releases:
+ * holding LOCKED, it takes QLOCK and sets WOKEN in one CAS, marks the head
+ * NODE_WOKEN, and then clears LOCKED and QLOCK in one CAS; the futex wake
+ * follows, on the node. (It used to release and then take QLOCK to wake the
+ * head: a late CAS on the word and a read of its list, in memory that a
+ * destroy may have freed by then.) Misuse: an unlock that finds LOCKED
+ * clear returns; it must not count a pass or hand the lock to the head.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -119,6 +132,7 @@ static _Atomic uint32_t fork_gen;
 
 static void fork_child(void)
 {
+	/* relaxed: fork's child is single-threaded */
 	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
 }
 
@@ -161,6 +175,7 @@ static void list_remove(struct autolock *l, struct node *n)
  * it changed the list (the head, then, is a new one and not woken). */
 static bool purge_stale(struct autolock *l)
 {
+	/* relaxed: written once, in fork's child, before any other thread exists */
 	uint32_t gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	struct node *h = l->head;
 	if (!h || h->gen == gen)
@@ -185,12 +200,14 @@ static void qlock_wait(struct ls_spin *s)
 static bool qlock(struct autolock *l, uint32_t bail_set, uint32_t bail_clear, uint32_t add)
 {
 	struct ls_spin s = LS_SPIN_INIT;
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
 		if ((v & bail_set) || (v & bail_clear) != bail_clear)
 			return false;
 		if (v & QLOCK) {
 			qlock_wait(&s);
+			/* relaxed: the CAS below orders; a stale value only fails it */
 			v = atomic_load_explicit(&l->word, memory_order_relaxed);
 			continue;
 		}
@@ -205,6 +222,7 @@ static bool qlock(struct autolock *l, uint32_t bail_set, uint32_t bail_clear, ui
  * the new word. release: pairs with the acquire of the next QLOCK CAS. */
 static uint32_t qunlock(struct autolock *l, bool new_head, uint32_t clear)
 {
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), nv;
 	do {
 		nv = v & ~(QLOCK | clear);
@@ -246,6 +264,7 @@ static void hand_off(struct autolock *l)
 	struct node *h = l->head;
 	if (!h) {
 		qunlock(l, true, LOCKED | WOKEN);
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		return;
 	}
 	list_remove(l, h);
@@ -253,7 +272,7 @@ static void hand_off(struct autolock *l)
 	LS_INJECT();
 	/* release: the critical section before this is visible to h, which
 	 * reads OWNER with acquire */
-	ls_word_publish(&h->state, OWNER);
+	ls_word_release(&h->state, OWNER);
 }
 
 /* ---- acquisition ---- */
@@ -264,6 +283,7 @@ static void hand_off(struct autolock *l)
 static bool spin_acquire(struct autolock *l, struct node *me, unsigned budget, uint64_t deadline, bool *late)
 {
 	for (unsigned i = 0;; i++) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (!(v & LOCKED)) {
 			if (!me) {
@@ -303,7 +323,9 @@ static bool enqueue(struct autolock *l, struct node *me)
 	if (!qlock(l, 0, LOCKED, WAITERS))
 		return false;
 	bool purged = purge_stale(l);
+	/* relaxed: published by qunlock's release of QLOCK */
 	atomic_store_explicit(&me->state, WAITING, memory_order_relaxed);
+	/* relaxed: as in purge_stale */
 	me->gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	list_append(l, me);
 	uint32_t nv = qunlock(l, l->head == me, purged ? WOKEN : 0);
@@ -329,6 +351,7 @@ static int leave(struct autolock *l, struct node *me)
 		return 0;
 	}
 	bool was_head = l->head == me;
+	/* relaxed: under QLOCK, which orders every change of it */
 	uint32_t st = atomic_load_explicit(&me->state, memory_order_relaxed) & ~LS_PARKED;
 	list_remove(l, me);
 	uint32_t nv = qunlock(l, was_head, st == NODE_WOKEN ? WOKEN : 0);
@@ -346,6 +369,7 @@ static int leave(struct autolock *l, struct node *me)
 static bool park_again(struct autolock *l, struct node *me, bool *retry)
 {
 	*retry = false;
+	/* relaxed: a hint for the fairness request; the CASes below order */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	if (fair_ns != UINT64_MAX && ls_now_ns() - me->since >= fair_ns) {
 		while ((v & (WOKEN | LOCKED)) == (WOKEN | LOCKED) && (v & PASS_MASK) != PASS_MASK &&
@@ -358,9 +382,13 @@ static bool park_again(struct autolock *l, struct node *me, bool *retry)
 						     memory_order_acquire))
 		return true; /* OWNER */
 	LS_INJECT();
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
-		if (!(v & LOCKED)) {
+		/* Free, or QLOCK held: a release may be waking us right now (it
+		 * holds LOCKED and QLOCK while it does, see the header), and a
+		 * head that parked again then would miss it: compete again. */
+		if (!(v & LOCKED) || (v & QLOCK)) {
 			st = WAITING;
 			if (!atomic_compare_exchange_strong_explicit(
 				&me->state, &st, NODE_WOKEN, memory_order_acquire, memory_order_acquire))
@@ -467,6 +495,7 @@ static int auto_timedlock(void *state, uint64_t deadline)
 static int auto_trylock(void *state)
 {
 	struct autolock *l = state;
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	while (!(v & LOCKED))
 		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
@@ -475,37 +504,78 @@ static int auto_trylock(void *state)
 	return EBUSY;
 }
 
+/* Holding LOCKED, QLOCK and WOKEN, from a release that overtakes the head:
+ * tell the head to compete, then release. */
+static void release_waking(struct autolock *l)
+{
+	bool purged = purge_stale(l);
+	struct node *h = l->head;
+	uint32_t old = 0;
+	/* The head is WAITING: WOKEN was clear, and a head sets its state to
+	 * WAITING before it clears WOKEN. */
+	if (h)
+		old = atomic_exchange_explicit(&h->state, NODE_WOKEN, memory_order_acq_rel);
+	LS_INJECT();
+	/* relaxed: the CAS below releases; a stale value only fails it */
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), nv;
+	do {
+		nv = (v & ~(LOCKED | QLOCK)) + PASS_ONE;
+		if (!h)
+			nv &= ~(WAITERS | WOKEN | PASS_MASK);
+		else if (purged)
+			nv &= ~PASS_MASK; /* a new head starts with no passes */
+					  /* release: pairs with the acquiring CAS of lock and of QLOCK */
+	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, nv, memory_order_release,
+							memory_order_relaxed));
+	LS_TEST_POINT(LS_POINT_RELEASED);
+	/* The node may have been unlinked and its stack reused by now: a
+	 * spurious wake-up at worst, which every waiter re-checks. */
+	if (old & LS_PARKED)
+		ls_futex_wake(&h->state, 1);
+}
+
 static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l)
 {
 	struct ls_spin s = LS_SPIN_INIT;
+	/* relaxed: every CAS below orders; a stale value only fails one */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
+		if (!(v & LOCKED))
+			return; /* free: an unlock too many (lock.h, misuse) */
 		if (!(v & WAITERS)) {
 			/* release: pairs with the acquiring CAS of lock */
-			if (atomic_compare_exchange_weak_explicit(&l->word, &v, v & ~LOCKED,
-								  memory_order_release, memory_order_relaxed))
+			if (atomic_compare_exchange_weak_explicit(
+				&l->word, &v, v & ~LOCKED, memory_order_release, memory_order_relaxed)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
 				return;
+			}
 			continue;
 		}
-		if ((v >> PASS_SHIFT) >= pass_limit) {
+		bool hand = (v >> PASS_SHIFT) >= pass_limit;
+		if (hand || !(v & WOKEN)) {
+			/* A hand-off, or a head to wake: the list, under QLOCK. */
 			if (v & QLOCK) {
 				qlock_wait(&s);
+				/* relaxed: the CAS below orders; a stale value only fails it */
 				v = atomic_load_explicit(&l->word, memory_order_relaxed);
 				continue;
 			}
-			if (atomic_compare_exchange_weak_explicit(
-				&l->word, &v, v | QLOCK, memory_order_acquire, memory_order_relaxed)) {
+			/* acquire: pairs with qunlock's release (the list) */
+			if (!atomic_compare_exchange_weak_explicit(
+				&l->word, &v, v | QLOCK | (hand ? 0 : WOKEN), memory_order_acquire,
+				memory_order_relaxed))
+				continue;
+			if (hand)
 				hand_off(l);
-				return;
-			}
-			continue;
+			else
+				release_waking(l);
+			return;
 		}
-		uint32_t nv = (v & ~LOCKED) + PASS_ONE;
-		if (atomic_compare_exchange_weak_explicit(&l->word, &v, nv, memory_order_release,
-							  memory_order_relaxed)) {
-			LS_INJECT();
-			if (!(nv & WOKEN))
-				wake_head(l);
+		/* The head was woken and competes: just release, and count the
+		 * pass. release: pairs with the acquiring CAS of lock. */
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, (v & ~LOCKED) + PASS_ONE,
+							  memory_order_release, memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			return;
 		}
 	}
@@ -517,8 +587,10 @@ static void auto_unlock(void *state)
 	uint32_t held = LOCKED;
 	/* release: pairs with the acquiring CAS of lock */
 	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &held, 0, memory_order_release,
-							      memory_order_relaxed)))
+							      memory_order_relaxed))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		return;
+	}
 	auto_unlock_slow(l);
 }
 
