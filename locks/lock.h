@@ -144,6 +144,9 @@ enum ls_test_point {
 	LS_POINT_LEAVING,   /* a waiter out of patience has told its predecessor it leaves */
 	LS_POINT_RELEASING, /* a releaser that cannot hand over at once has marked its node */
 	LS_POINT_STAYING,   /* a waiter out of patience stays for its releasing predecessor */
+	LS_POINT_SPIN,	    /* a waiter spins a step on a held lock (auto) */
+	LS_POINT_QUEUED,    /* a queued waiter takes a step of its waiting policy (auto) */
+	LS_POINT_WATCH,	    /* a probing waiter watches a lock it saw released (auto) */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);
