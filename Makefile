@@ -23,7 +23,7 @@ B := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose -Iprofile
+ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose
 # The shim is compiled without -fexceptions: pthread_cleanup_push in the
 # condvar wait is then glibc's setjmp-based kind, which the forced unwind of
 # pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
@@ -77,7 +77,7 @@ $(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
 	$(CC) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
 		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
 
-$(CMD): scripts/cli/lockswap.c $(B)/liblocks.a $(HDRS)
+$(CMD): scripts/cli/lockswap.c scripts/cli/cli.h $(B)/liblocks.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
 

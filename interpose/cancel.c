@@ -45,13 +45,13 @@ __thread bool ls_async_cancel __attribute__((tls_model("initial-exec")));
 int ls_cancel_defer(void)
 {
 	int old;
-	ls_real.setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
+	ls_real_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
 	return old;
 }
 
 void ls_cancel_restore(int old)
 {
-	ls_real.setcanceltype(old, &old);
+	ls_real_setcanceltype(old, &old);
 }
 
 LS_EXPORT __attribute__((symver("pthread_setcanceltype@@GLIBC_2.2.5"))) int
@@ -67,7 +67,7 @@ ls_pthread_setcanceltype(int type, int *oldtype)
 		if (__atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
 			__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
 	}
-	int r = ls_real.setcanceltype(type, oldtype);
+	int r = ls_real_setcanceltype(type, oldtype);
 	if (r == 0 && type == PTHREAD_CANCEL_DEFERRED)
 		ls_async_cancel = false;
 	return r; /* EINVAL for any other type: nothing changed */

@@ -45,7 +45,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -216,10 +215,10 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
 		}
 		/* glibc's own, not the interposed one (cancel.c) */
 		int oldtype;
-		ls_real.setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		ls_real_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
 		long rc = futex(&w.state, op, 0, abs);
 		int err = errno;
-		ls_real.setcanceltype(oldtype, &oldtype);
+		ls_real_setcanceltype(oldtype, &oldtype);
 		if (rc != 0 && err == ETIMEDOUT) {
 			timed_out = true;
 			break;
@@ -260,14 +259,21 @@ static int wait_cancel_safe(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t cl
 	return r;
 }
 
+/* A wait an observer sees (observe.h), out of line. */
+static __attribute__((noinline)) int wait_observed(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock,
+						   const struct timespec *abs)
+{
+	uint64_t token = ls_events.cond_wait_begin(cv);
+	int r = wait_cancel_safe(cv, m, clock, abs);
+	ls_events.cond_wait_end(cv, token, r);
+	return r;
+}
+
 static int wait_common(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
-	if (LS_LIKELY(!ls_prof_on))
+	if (LS_LIKELY(!ls_events.cond_wait_begin))
 		return wait_cancel_safe(cv, m, clock, abs);
-	uint64_t token = ls_prof_cond_wait_begin();
-	int r = wait_cancel_safe(cv, m, clock, abs);
-	ls_prof_cond_wait_end(cv, token, r);
-	return r;
+	return wait_observed(cv, m, clock, abs);
 }
 
 /* A process-shared condvar is glibc's, and glibc's wait would unlock the
@@ -347,8 +353,8 @@ ls_pthread_cond_signal(pthread_cond_t *cv)
 	ls_ensure_init();
 	if (is_glibc(c))
 		return ls_real.cond_signal(cv);
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_cond_signal(cv, false);
+	if (LS_UNLIKELY(ls_events.cond_signal))
+		ls_events.cond_signal(cv, false);
 	/* No waiter, no lock: a waiter that enqueued before the signaller
 	 * took the mutex is visible here through that mutex. */
 	if (!__atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
@@ -363,8 +369,8 @@ ls_pthread_cond_broadcast(pthread_cond_t *cv)
 	ls_ensure_init();
 	if (is_glibc(c))
 		return ls_real.cond_broadcast(cv);
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_cond_signal(cv, true);
+	if (LS_UNLIKELY(ls_events.cond_signal))
+		ls_events.cond_signal(cv, true);
 	if (!__atomic_load_n(&c->head, __ATOMIC_ACQUIRE))
 		return 0;
 	return LS_CANCEL_DEFERRED(broadcast_locked(c));
@@ -385,8 +391,8 @@ ls_pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *attr)
 		return ls_real.cond_init(cv, attr);
 	memset(c, 0, sizeof *c);
 	c->flags = clock == CLOCK_MONOTONIC ? COND_MONOTONIC : 0;
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_cond_init(cv);
+	if (LS_UNLIKELY(ls_events.init))
+		ls_events.init(LS_OBJ_COND, cv);
 	return 0;
 }
 
@@ -420,7 +426,7 @@ static int destroy_cond(struct ls_cond *c)
 			continue;
 		futex(&c->refs, FUTEX_WAIT, r | REFS_DESTROYING, NULL);
 	}
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_cond_destroy((pthread_cond_t *)c);
+	if (LS_UNLIKELY(ls_events.destroy))
+		ls_events.destroy(LS_OBJ_COND, c);
 	return 0;
 }

@@ -31,7 +31,6 @@
 #include <unistd.h>
 
 #include "pool.h"
-#include "profile.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -93,7 +92,8 @@ static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
 	size_t size = sizeof(struct ls_ext) + a->state_size;
 	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
 	if (e) {
-		e->mutex = m;
+		/* relaxed atomic: a stale copy of another mutex may read it */
+		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -101,20 +101,12 @@ static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
 }
 
 /* On a lock path, which cannot fail: the pool's reserve, or a wait. */
-static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
+static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
 {
-	const struct ls_algo *a = ls_g.algo;
-	for (;;) {
-		struct ls_ext *e = ext_new(m, true);
-		/* release: the initialised state is visible to whoever loads
-		 * the pointer with acquire (ext_state) */
-		if (atomic_compare_exchange_strong_explicit(&m->alg.ext, &seen, e, memory_order_acq_rel,
-							    memory_order_acquire))
-			return e + 1;
-		ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
-		if (seen && seen->mutex == m)
-			return seen + 1; /* another thread attached first */
-	}
+	struct ls_ext *e = ext_new(m, true);
+	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h,
+					      sizeof(struct ls_ext) + ls_g.algo->state_size, NULL) +
+	       1;
 }
 
 /* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
@@ -123,10 +115,10 @@ static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
  * (which may meet garbage) checks ls_ext_owns. */
 static inline void *ext_state(struct ls_mutex *m)
 {
-	struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_acquire);
-	if (LS_LIKELY(e && e->mutex == m))
+	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
+	if (LS_LIKELY(e))
 		return e + 1;
-	return ext_attach(m, e);
+	return ext_attach(m);
 }
 
 /* The fast path's operations for an algorithm whose state is out of line:
@@ -168,8 +160,8 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
- * EINVAL. Through ls_g's operations, like the fast path (the profiler
- * wraps them). */
+ * EINVAL. Through ls_g's operations, like the fast path (an observer
+ * may wrap them). */
 static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
 							 const struct timed_arg *t)
 {
@@ -490,17 +482,18 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	 * outside the region is garbage and is never dereferenced. */
 	struct ls_ext *old = NULL;
 	if (ls_g.ext) {
-		struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && e->mutex == m)
-			old = e;
+		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type & KIND_TYPE_MASK;
 	if (old) {
-		memset(old + 1, 0, ls_g.algo->state_size);
+		/* the state and the wrapper word before it (shim.h) */
+		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + ls_g.algo->state_size);
 		if (ls_g.algo->init)
 			ls_g.algo->init(old + 1);
-		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
+		atomic_store_explicit(&m->alg.ext, &old->h, memory_order_release);
 	} else if (ls_g.ext) {
 		/* The out-of-line state is attached here, where failing is
 		 * allowed: without memory for it (the pool's reserve is kept
@@ -512,12 +505,12 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		struct ls_ext *e = ext_new(m, false);
 		if (!e)
 			return ENOMEM;
-		atomic_store_explicit(&m->alg.ext, e, memory_order_release);
+		atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
 	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_init(mu);
+	if (LS_UNLIKELY(ls_events.init))
+		ls_events.init(LS_OBJ_MUTEX, mu);
 	return 0;
 }
 
@@ -541,15 +534,13 @@ static int destroy_mutex(struct ls_mutex *m)
 	if (ls_g.algo->destroy)
 		ls_g.algo->destroy(state);
 	if (ls_g.ext) {
-		struct ls_ext *e = atomic_exchange_explicit(&m->alg.ext, NULL, memory_order_acq_rel);
-		if (e && e->mutex == m) {
-			e->mutex = NULL;
+		struct ls_ext_head *e = ls_ext_detach(&m->alg.ext);
+		if (ls_ext_mine(&m->alg.ext, e))
 			ls_ext_free(e, sizeof(struct ls_ext) + ls_g.algo->state_size);
-		}
 	}
 	m->kind = -1;
-	if (LS_UNLIKELY(ls_prof_on))
-		ls_prof_mutex_destroy((pthread_mutex_t *)m);
+	if (LS_UNLIKELY(ls_events.destroy))
+		ls_events.destroy(LS_OBJ_MUTEX, m);
 	return 0;
 }
 

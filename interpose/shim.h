@@ -15,7 +15,9 @@
  *				is EBUSY while it is not 0 (mutex.c)
  *	16	__kind		type in bits 0-1; a glibc bit (robust 16, PI 32, PP 64,
  *				process-shared 128) means "glibc's mutex"; -1 destroyed
- *	20	__spins...	unused
+ *	20	__spins...	the wrapper word (locks/wrap/wrap.h: the 4 bytes
+ *				before the state belong to a wrapper such as
+ *				LOCKSWAP_ALGO=mcs+gcr; 0 when idle)
  *	24	__list		algorithm state, 16 bytes (LS_INLINE_STATE), or, for an
  *				algorithm whose state is larger, a pointer to an
  *				out-of-line block (struct ls_ext) in type-stable memory
@@ -24,8 +26,9 @@
  * state, which every algorithm takes as unlocked, so there is nothing to do
  * at first use: the mapping from mutex to lock is the address itself, O(1),
  * with no table and no global lock. An out-of-line block records the mutex
- * it belongs to; a mutex copied by value (or memory reused without destroy)
- * finds a block that is not its own and attaches a fresh one.
+ * it belongs to (the address of its state word: pool.h, ls_ext_*); a mutex
+ * copied by value (or memory reused without destroy) finds a block that is
+ * not its own and attaches a fresh one.
  *
  * Mutexes glibc must own (process-shared: the lock must live in the shared
  * memory itself and work across processes, which lockswap's per-process
@@ -45,6 +48,8 @@
 #include <time.h>
 
 #include "lock.h"
+#include "observe.h"
+#include "pool.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -59,10 +64,10 @@ struct ls_mutex {
 	int32_t owner;
 	uint32_t cond_users;
 	int32_t kind;
-	uint32_t unused2;
+	uint32_t wrap_word; /* LS_WRAP_WORD(alg.state): a wrapper's, never the shim's */
 	union {
 		unsigned char state[LS_INLINE_STATE];
-		struct ls_ext *_Atomic ext;
+		ls_ext_word_t ext; /* the block: struct ls_ext */
 	} alg;
 };
 _Static_assert(sizeof(struct ls_mutex) == sizeof(pthread_mutex_t), "layout");
@@ -71,31 +76,25 @@ _Static_assert(offsetof(struct ls_mutex, count) == offsetof(pthread_mutex_t, __d
 _Static_assert(offsetof(struct ls_mutex, owner) == offsetof(pthread_mutex_t, __data.__owner), "owner");
 _Static_assert(offsetof(struct ls_mutex, cond_users) == offsetof(pthread_mutex_t, __data.__nusers), "nusers");
 _Static_assert(offsetof(struct ls_mutex, alg) % 8 == 0, "state alignment");
+#define LS_WRAP_WORD_SIZE sizeof(uint32_t)
+_Static_assert(offsetof(struct ls_mutex, alg) - offsetof(struct ls_mutex, wrap_word) == LS_WRAP_WORD_SIZE,
+	       "the wrapper word is just before the inline state");
+_Static_assert(offsetof(struct ls_mutex, alg) == LS_OBS_STATE_OFFSET, "observe.h");
 
-/* Header of an out-of-line state block; the state follows at +64. */
+/* Header of an out-of-line state block; the state follows at +64, and the
+ * header's last 4 bytes are the state's wrapper word (zeroed with it). */
 struct ls_ext {
-	struct ls_mutex *mutex;
-	char pad[LS_CACHELINE - sizeof(void *)];
+	struct ls_ext_head h; /* owner: &mutex->alg.ext */
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head) - LS_WRAP_WORD_SIZE];
+	uint32_t wrap_word;
 };
+_Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the header at +64");
 
-/* glibc's functions, for the mutexes and condvars it keeps. */
-struct ls_real {
-	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
-	int (*mutex_destroy)(pthread_mutex_t *);
-	int (*mutex_lock)(pthread_mutex_t *);
-	int (*mutex_trylock)(pthread_mutex_t *);
-	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
-	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*mutex_unlock)(pthread_mutex_t *);
-	int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
-	int (*cond_destroy)(pthread_cond_t *);
-	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*cond_signal)(pthread_cond_t *);
-	int (*cond_broadcast)(pthread_cond_t *);
-	int (*setcanceltype)(int, int *);
-};
+/* glibc's functions, for the mutexes and condvars it keeps (struct ls_glibc:
+ * an observer may wrap them, see observe.h), and glibc's
+ * pthread_setcanceltype (cancel.c, cond.c), which no observer sees. */
+extern struct ls_glibc ls_real;
+extern int (*ls_real_setcanceltype)(int, int *);
 
 /*
  * The configuration the entry points read, in one cache line. Until
@@ -111,15 +110,20 @@ struct ls_global {
 	void (*lock)(void *);
 	int (*trylock)(void *);
 	void (*unlock)(void *);
-	/* the slow path's timed attempt (ls_timedlock_inline); the profiler
-	 * wraps these four */
+	/* the slow path's timed attempt (ls_timedlock_inline); an observer
+	 * may wrap these four (observe.h) */
 	int (*timedlock)(void *, clockid_t, const struct timespec *);
 	const struct ls_algo *algo;
 	_Atomic int ready; /* 0 never, 1 in progress, 2 done */
 } __attribute__((aligned(LS_CACHELINE)));
 
 extern struct ls_global ls_g;
-extern struct ls_real ls_real;
+
+/* The observer's hooks (observe.h), NULL unless one was installed by
+ * ls_observe_setup(), which config.c calls once ls_g and ls_real are filled
+ * in and before they are published: 0, or -1 with one line in err. */
+extern struct ls_events ls_events;
+int ls_observe_setup(char *err, size_t errlen);
 
 void ls_init(void); /* idempotent, thread-safe */
 

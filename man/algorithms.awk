@@ -36,6 +36,20 @@ function close_tunables() {
   next
 }
 
+# A wrapper, "+NAME DESCRIPTION" (the wrappers' section of --list): its
+# entry is NAME+WRAPPER, its tunables follow as an algorithm's.
+/^\+[a-z0-9][-a-z0-9_.]* / {
+  close_tunables()
+  desc = $0
+  sub(/^[^ ]+ +/, "", desc)
+  print ".TP"
+  print ".B " roff("NAME" $1)
+  print roff(desc) "."
+  print ".br"
+  print "Capabilities: those of NAME, but fifo."
+  next
+}
+
 /^ +LOCKSWAP_[A-Z0-9_]+=/ {
   line = $0
   sub(/^ +/, "", line)

@@ -1,19 +1,21 @@
 # The contention profiler's commands (issue 11): `lockswap profile` and
-# `lockswap report` (profile/*.c is the library side, built with
-# the shim).
+# `lockswap report`. profile/*.c is the library side, built into
+# liblockswap.so with the shim, which it sees only through
+# interpose/observe.h; profile/profile_table.c (the renderings) needs
+# nothing else and is linked into lockswap-report too.
 #
 #   build/lockswap-profile   runs a program under LOCKSWAP_PROFILE=1
 #   build/lockswap-report    re-renders a saved JSON profile with file:line
 #   make profile-bench       regenerates results/profile/ (scripts/sweeps/bench-profile)
 
-$(B)/lockswap-profile: scripts/cli/lockswap-profile.c
+$(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
 # The report renders with the library's own table code, draws flame graphs
 # (report_flame.c) and fetches debug files with elfutils' libdebuginfod.
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c profile/profile_table.c
-$(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/report_flame.h profile/profile_table.h
+$(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h profile/profile_table.h profile/profile_counts.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ $(REPORT_SRCS) -ldebuginfod
 

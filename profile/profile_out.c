@@ -1,22 +1,22 @@
 /*
- * profile_out.c - the profiler's report, written once per process: at exit,
- * from _exit/_Exit, or from a fatal signal.
+ * profile_out.c - the profiler's report, the layer above the recording
+ * (profile_record.h): it reads the records, never the reverse. The
+ * recording layer calls ls_prof_write (registered by profile.c) once per
+ * process, at exit, from _exit/_Exit or from a fatal signal, holding its
+ * global lock with every thread's counts merged into the records.
  *
  * Everything here is async-signal-safe, because _exit may be called in a
  * fork child or a signal handler and a fatal signal may arrive anywhere:
  * memory from mmap, files through open/read/write, symbols read from the
  * ELF files themselves (their .symtab, else .dynsym: no dladdr, which takes
- * the loader's lock), no stdio. From a signal (or _exit) the global lock is
- * only tried, for a bounded time: if the interrupted code holds it, one
- * line says the profile was not written.
+ * the loader's lock), no stdio.
  *
- * Steps: merge every thread's counts into the records (ls_prof_merge_all),
- * turn the records into rows and their raw stacks into (module, offset,
- * symbol) frames, each distinct stack once (the JSON refers to stacks by
- * index: 100,000 mutexes created by one loop share one stack), sort by wait
- * time, and render with profile_table.c: the table on stderr (unless
- * LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV. A fork
- * child and a program started by a profiled one write FILE.PID.
+ * Steps: turn the records into rows and their raw stacks into (module,
+ * offset, symbol) frames, each distinct stack once (the JSON refers to
+ * stacks by index: 100,000 mutexes created by one loop share one stack),
+ * sort by wait time, and render with profile_table.c: the table on stderr
+ * (unless LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV.
+ * A fork child and a program started by a profiled one write FILE.PID.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -29,17 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile_int.h"
+#include "profile_out.h"
+#include "profile_record.h"
 #include "profile_table.h"
-#include "shim.h"
 #include "tpclock.h"
-
-static _Atomic int reported_pid;
-
-void ls_prof_report_reset(void)
-{
-	atomic_store_explicit(&reported_pid, 0, memory_order_relaxed);
-}
 
 /* ---- symbols from ELF files ---- */
 
@@ -258,7 +251,7 @@ static const char *type_name(const struct grec *g)
 	static const char *const flag[] = {"+robust", "+pi", "+pp", "+pshared"};
 	static char names[4][16][48];
 	if (g->kind == PK_COND)
-		return g->glibc && !ls_g.passthrough ? "cond+pshared" : "cond";
+		return g->glibc && !ls_prof.passthrough ? "cond+pshared" : "cond";
 	if (g->mkind < 0)
 		return "destroyed";
 	int t = g->mkind & 3, f = (g->mkind >> 4) & 15;
@@ -370,7 +363,7 @@ static bool build(struct build *b)
 	h->pid = ls_prof.pid;
 	h->program = ls_prof.exe;
 	h->algo = ls_prof.algo;
-	h->wait = ls_g.passthrough ? "glibc" : ls_prof.wait;
+	h->wait = ls_prof.passthrough ? "glibc" : ls_prof.wait;
 	h->duration_ns = ls_tp_now() - ls_prof.start_ns;
 	h->threads = ls_prof.threads;
 	h->unrecorded = atomic_load_explicit(&ls_prof.unrecorded, memory_order_relaxed);
@@ -443,30 +436,8 @@ static void write_file(const struct ls_prof *p)
 	close(fd);
 }
 
-void ls_prof_report(int from_signal)
+void ls_prof_write(void)
 {
-	int pid = (int)getpid();
-	/* a vfork child shares our memory: not its report to write */
-	if (pid != ls_prof.pid)
-		return;
-	if (atomic_exchange_explicit(&reported_pid, pid, memory_order_acq_rel) == pid)
-		return;
-	if (from_signal) {
-		bool locked = false;
-		for (int i = 0; i < 1000 && !(locked = ls_prof_trylock()); i++) {
-			struct timespec ms = {0, 100000};
-			nanosleep(&ms, NULL);
-		}
-		if (!locked) {
-			say("lockswap profile: not written: another thread was inside the profiler", NULL,
-			    NULL);
-			return;
-		}
-	} else {
-		ls_prof_modules_refresh();
-		ls_prof_lock();
-	}
-	ls_prof_merge_all();
 	struct build b;
 	memset(&b, 0, sizeof b);
 	if (!build(&b)) {
@@ -490,5 +461,4 @@ void ls_prof_report(int from_signal)
 			write_file(&b.p);
 	}
 	unbuild(&b);
-	ls_prof_unlock();
 }

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LS_PROF_BUCKETS 32 /* bucket b: [2^b, 2^(b+1)) ns; the last: >= 2^31 ns */
+#include "profile_counts.h"
 
 /* Buffered output to a file descriptor, by write(2) only. */
 struct ls_out {
@@ -56,19 +56,6 @@ struct ls_prof_site {
 	uint64_t count, timeouts, wait_ns;
 	unsigned stack; /* index into the stack table */
 };
-
-/* Counters: a mutex's, and a condvar's in the same slots. */
-enum {
-	LS_PROF_LOCK,
-	LS_PROF_TRY,
-	LS_PROF_TIMED,
-	LS_PROF_CONTENDED,
-	LS_PROF_TRYFAIL,
-	LS_PROF_TIMEOUT,
-	LS_PROF_HANDOFF,
-	LS_PROF_NCOUNT
-};
-enum { LS_PROF_WAITS = 0, LS_PROF_CTIMEOUT = 1, LS_PROF_SIGNAL = 2, LS_PROF_BROADCAST = 3 };
 
 struct ls_prof_row {
 	unsigned id;

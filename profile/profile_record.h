@@ -1,9 +1,20 @@
 /*
- * profile_int.h - what the profiler's recorder (profile.c) and its report
- * writer (profile_out.c) share. See profile.c for the design.
+ * profile_record.h - the profiler's recording layer (profile_record.c), as
+ * the layers above it see it: the records it keeps, its state, and the
+ * calls that install it, start it and hand its records to a writer at exit.
+ * See profile_record.c for the design.
+ *
+ * Layers, each using only those below it:
+ *	profile.c		the options, and ls_observe_install (observe.h)
+ *	profile_out.c		the report: records -> rows -> stderr, JSON, CSV
+ *	profile_table.c		the renderings of rows (also in lockswap report)
+ *	profile_record.c	recording: the wrappers, records, per-thread
+ *				tables, stacks, modules, fork, and the moments
+ *				of exit (which call the writer registered here)
+ *	profile_counts.h	what is counted (shared by recording and tables)
  */
-#ifndef LS_PROFILE_INT_H
-#define LS_PROFILE_INT_H
+#ifndef LS_PROFILE_RECORD_H
+#define LS_PROFILE_RECORD_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -11,14 +22,15 @@
 #include <stdint.h>
 
 #include "lock.h"
-#include "profile_table.h"
+#include "observe.h"
+#include "profile_counts.h"
 
 #define PROF_MAX_FRAMES 64 /* LOCKSWAP_PROFILE_FRAMES at most */
 #define PROF_MAX_MODULES 1024
 
 enum { PK_MUTEX, PK_COND };
 
-/* Counters: LS_PROF_LOCK... (profile_table.h). */
+/* Counters: LS_PROF_LOCK... (profile_counts.h). */
 
 enum { END_NONE, END_DESTROYED, END_REUSED };
 enum { ORIGIN_FIRST_USE, ORIGIN_INIT };
@@ -54,7 +66,7 @@ struct grec {
 	uint32_t id;
 	uint8_t glibc, origin, ended;
 	bool internal; /* libunwind's own (created from inside it): not reported */
-	int32_t mkind; /* __kind of the mutex when first seen */
+	int32_t mkind; /* __kind of the mutex when first seen (glibc's meaning) */
 	int32_t pid;   /* the process that created it (a fork child inherits records) */
 	uint32_t norigin;
 	uintptr_t *origin_frames;
@@ -75,16 +87,18 @@ struct prof_module {
 	const char *path;
 };
 
-/* The profiler's state, shared by both files. */
+/* The profiler's state. */
 struct prof_state {
-	/* configuration (fixed before main) */
+	/* configuration (set by profile.c before ls_prof_record_install) */
 	unsigned sample, frames, top;
 	const char *out; /* LOCKSWAP_PROFILE_OUT or NULL */
 	int err_fd;	 /* the report's stderr: a copy of fd 2 taken at start */
 	bool csv;
 	bool descendant; /* a process started by a profiled one (exec) */
 	bool forked;	 /* a fork child of the profiled process */
+	/* from the shim (ls_prof_record_install) and at start */
 	const char *algo, *wait;
+	bool passthrough; /* every mutex and condvar is glibc's */
 	char exe[4096];
 	/* runtime */
 	uint64_t start_ns;
@@ -101,35 +115,30 @@ struct prof_state {
 };
 extern struct prof_state ls_prof;
 
-/* The global lock: records, call sites, modules, the thread registry. Held
- * briefly, never across a call into libunwind or the program. */
-void ls_prof_lock(void);
-void ls_prof_unlock(void);
-bool ls_prof_trylock(void);
+extern bool ls_prof_on; /* installed */
 
-/* Under the global lock: merges every thread's entries into the records
- * (the report's first step). */
-void ls_prof_merge_all(void);
-/* Refreshes the module table from dl_iterate_phdr (not from a signal
- * handler). */
-void ls_prof_modules_refresh(void);
+/* profile.c, once configured: wraps the shim's operations and sets its
+ * event hooks in ob (observe.h), and maps the tables. 0, or -1 with one
+ * line in err. */
+int ls_prof_record_install(struct ls_observe *ob, char *err, size_t errlen);
+/* After the shim's initialisation (may dlopen, allocate, lock): loads
+ * libunwind, and sets up thread exit, fork and the fatal signals. 0, or -1
+ * with one line in err. */
+int ls_prof_record_start(char *err, size_t errlen);
+
+/* The report. Once per process (at exit, _exit/_Exit or a fatal signal;
+ * a fork child again for its own), recording collects: it takes the global
+ * lock (from _exit or a signal only tries it, for a bounded time, and says
+ * so if it cannot), merges every thread's counts into the records, and
+ * calls `write`, which reads the records under the lock and may do
+ * async-signal-safe work only. Registered once, at install. */
+void ls_prof_at_exit(void (*write)(void));
+
+/* The loaded object holding an address (and its index in ls_prof.modules). */
 const struct prof_module *ls_prof_module_of(uintptr_t addr, unsigned *index);
 
 /* Memory from mmap, never from the program's allocator. */
 void *ls_prof_map(size_t size);
 void ls_prof_unmap(void *p, size_t size);
-
-/* profile_out.c: writes the report (stderr table, and the file of
- * LOCKSWAP_PROFILE_OUT). Once per process; `from_signal` means only
- * async-signal-safe work and a trylock of the global lock. */
-void ls_prof_report(int from_signal);
-/* fork child: the child may write its own report. */
-void ls_prof_report_reset(void);
-
-static inline unsigned prof_bucket(uint64_t ns)
-{
-	unsigned b = ns < 2 ? 0 : 63u - (unsigned)__builtin_clzll(ns);
-	return b < LS_PROF_BUCKETS ? b : LS_PROF_BUCKETS - 1;
-}
 
 #endif

@@ -1,0 +1,1621 @@
+/*
+ * profile_record.c - the contention profiler's recording layer: which
+ * mutexes are contended, for how long, and from where (LOCKSWAP_PROFILE=1,
+ * or `lockswap profile`). The bottom layer of profile/ (see
+ * profile_record.h): it knows the shim only through interpose/observe.h,
+ * and the report only as the function registered with ls_prof_at_exit.
+ *
+ * Seen (observe.h): every lockswap mutex (through the shim's mutex
+ * operations, wrapped), every mutex and condvar that goes to glibc (through
+ * glibc's functions, wrapped: the pthread baseline and process-shared,
+ * robust, PI and PP mutexes), and through the shim's events lockswap's own
+ * condvars and the init and destroy of its mutexes and condvars. Off, none
+ * of it runs: nothing is installed, the shim keeps its own operations.
+ *
+ * Records. A record (struct grec) is one mutex or condvar from its creation
+ * (init, or first use for static initialisers) to its destroy or
+ * re-initialisation; a later object at the same address gets a new record.
+ * Records live in a global map from address to live record and are never
+ * freed. Each carries the stack of its creation (its name in the report)
+ * and one hot cache line written under the mutex: the serial of its last
+ * acquirer (an acquisition by another thread is a hand-off), the time it
+ * was acquired (hold time ends at release, whichever thread releases), and
+ * the number of threads waiting (contended path only; its maximum is the
+ * longest queue seen, for any algorithm). That line moves between threads
+ * only when the mutex itself does.
+ *
+ * Counts. Every thread counts in its own table (struct pthr): entries keyed
+ * by address (open addressing, a one-entry MRU in front), each pointing at
+ * its record. Nothing shared is written on the uncontended path except the
+ * hot line above. A thread's table is merged into the records at thread exit
+ * (a pthread key destructor), when it holds 4096 entries or call sites, and
+ * by the report. An entry whose record has ended is merged into it and
+ * moved to the live one at its next use.
+ *
+ * Costs when on. Acquisition: one trylock first (if it fails the first
+ * attempt "found it held": contended), one clock read, a table lookup,
+ * counters. Release: one clock read, the lookup (the MRU hits), the hold
+ * histogram. Contention only: the waiters counter, a second clock read, and
+ * (1 in LOCKSWAP_PROFILE_SAMPLE) unw_backtrace, taken while waiting, so its
+ * cost overlaps the wait instead of lengthening the hold (it is included in
+ * the wait time measured).
+ *
+ * Re-entry. libunwind (dlopen'ed only when profiling), dl_iterate_phdr and
+ * the pthread key machinery may call pthread functions or the allocator. A
+ * per-thread guard makes every wrapper a plain pass-through while the
+ * profiler runs on that thread, and the profiler's memory comes from mmap,
+ * never from the program's allocator. The global lock is never held across
+ * a call into libunwind or the program. Calls into libunwind and
+ * dl_iterate_phdr are counted in a gate that fork's prepare handler closes
+ * and drains, so a child never inherits their locks held.
+ *
+ * Exit. The report is written by a destructor (exit from any thread), at
+ * _exit/_Exit (the shim's `exiting` event), and by a handler of the fatal
+ * signals whose disposition was the default (then the signal is re-raised):
+ * each collects the counts and calls the registered writer (profile_out.c)
+ * once per process. A fork child starts from zero and writes its own report
+ * (FILE.PID); a vfork child writes nothing.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "observe.h"
+#include "profile_record.h"
+#include "tpclock.h"
+#include "wait.h"
+
+bool ls_prof_on;
+struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10, .err_fd = 2};
+
+#define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
+#define SITE_BUCKETS 256 /* per thread */
+#define GSITE_BUCKETS 16384
+#define SKIP_MAX 24 /* frames of the profiler itself, above the caller */
+
+static inline unsigned prof_bucket(uint64_t ns)
+{
+	unsigned b = ns < 2 ? 0 : 63u - (unsigned)__builtin_clzll(ns);
+	return b < LS_PROF_BUCKETS ? b : LS_PROF_BUCKETS - 1;
+}
+
+/* Plain counters that the report may read while their thread runs. */
+#define BUMP(x, v) __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
+#define RAISE(x, v)                                                                                          \
+	do {                                                                                                 \
+		if ((v) > __atomic_load_n(&(x), __ATOMIC_RELAXED))                                           \
+			__atomic_store_n(&(x), (v), __ATOMIC_RELAXED);                                       \
+	} while (0)
+#define TAKE(x) __atomic_exchange_n(&(x), 0, __ATOMIC_RELAXED)
+
+static inline uint64_t now(void)
+{
+	return ls_tp_now();
+}
+
+static inline uint64_t since(uint64_t t0, uint64_t t1)
+{
+	return t1 > t0 ? t1 - t0 : 0;
+}
+
+/* ---- memory ---- */
+
+static size_t page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+void *ls_prof_map(size_t size)
+{
+	void *p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void ls_prof_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, page_round(size));
+}
+
+/* A bump allocator over mmap'ed chunks; freed all at once. */
+struct chunk {
+	struct chunk *next;
+	size_t size;
+};
+struct arena {
+	struct chunk *chunks;
+	char *cur;
+	size_t left, next_size;
+};
+
+static void *arena_alloc(struct arena *a, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (n > a->left) {
+		size_t size = a->next_size ? a->next_size : 16384;
+		while (size < n + sizeof(struct chunk) + 16)
+			size *= 2;
+		struct chunk *c = ls_prof_map(size);
+		if (!c)
+			return NULL;
+		c->next = a->chunks;
+		c->size = size;
+		a->chunks = c;
+		a->cur = (char *)c + 16;
+		a->left = page_round(size) - 16;
+		if (size < (1u << 20))
+			a->next_size = size * 2;
+	}
+	void *p = a->cur;
+	a->cur += n;
+	a->left -= n;
+	return p; /* zero: fresh mmap memory, never reused */
+}
+
+static void arena_free(struct arena *a)
+{
+	for (struct chunk *c = a->chunks, *next; c; c = next) {
+		next = c->next;
+		ls_prof_unmap(c, c->size);
+	}
+	memset(a, 0, sizeof *a);
+}
+
+static struct arena garena; /* records, call sites, names: under the global lock */
+
+/* ---- locks ---- */
+
+/* A futex lock of the profiler's own (never a pthread mutex, which would
+ * come back here): 0 free, 1 held, 2 held with sleepers. */
+struct plock {
+	_Atomic uint32_t w;
+};
+
+static bool plock_try(struct plock *l)
+{
+	uint32_t z = 0;
+	return atomic_compare_exchange_strong_explicit(&l->w, &z, 1, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void plock_lock(struct plock *l)
+{
+	if (plock_try(l))
+		return;
+	/* acquire: pairs with the release exchange in plock_unlock */
+	while (atomic_exchange_explicit(&l->w, 2, memory_order_acquire) != 0)
+		ls_futex_wait(&l->w, 2, 0);
+}
+
+static void plock_unlock(struct plock *l)
+{
+	if (atomic_exchange_explicit(&l->w, 0, memory_order_release) == 2)
+		ls_futex_wake(&l->w, 1);
+}
+
+static struct plock glock, modlock;
+
+/* The global lock: records, call sites, modules, the thread registry. Held
+ * briefly, never across a call into libunwind or the program. */
+static void prof_lock(void)
+{
+	plock_lock(&glock);
+}
+static void prof_unlock(void)
+{
+	plock_unlock(&glock);
+}
+static bool prof_trylock(void)
+{
+	return plock_try(&glock);
+}
+
+/* ---- per-thread guard ---- */
+
+struct pthr;
+static __thread struct {
+	struct pthr *t;
+	int guard;
+	int tid;
+} tls __attribute__((tls_model("initial-exec")));
+
+static inline bool guard_enter(void)
+{
+	if (tls.guard)
+		return false;
+	tls.guard = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	return true;
+}
+
+static inline void guard_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	tls.guard = 0;
+}
+
+static int my_tid(void)
+{
+	if (!tls.tid)
+		tls.tid = (int)syscall(SYS_gettid);
+	return tls.tid;
+}
+
+/* ---- the gate around libunwind and dl_iterate_phdr (see fork) ---- */
+
+static _Atomic int gate_inside;
+static _Atomic bool gate_closed;
+
+static bool gate_enter(void)
+{
+	/* seq_cst pairs with fork_prepare: either it sees us inside, or we
+	 * see the gate closed */
+	atomic_fetch_add_explicit(&gate_inside, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&gate_closed, memory_order_seq_cst)) {
+		atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
+		return false;
+	}
+	return true;
+}
+
+static void gate_leave(void)
+{
+	atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
+}
+
+/* ---- modules ---- */
+
+struct scan {
+	struct prof_module m[PROF_MAX_MODULES];
+	char names[PROF_MAX_MODULES][1024];
+	unsigned n;
+};
+static struct scan *scan_buf; /* under modlock */
+
+static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan *s = arg;
+	(void)size;
+	if (s->n == PROF_MAX_MODULES)
+		return 1;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + p->p_vaddr < lo)
+			lo = info->dlpi_addr + p->p_vaddr;
+		if (info->dlpi_addr + p->p_vaddr + p->p_memsz > hi)
+			hi = info->dlpi_addr + p->p_vaddr + p->p_memsz;
+	}
+	if (lo >= hi)
+		return 0;
+	const char *name =
+	    info->dlpi_name && *info->dlpi_name ? info->dlpi_name : (s->n == 0 ? ls_prof.exe : "");
+	if (!*name)
+		return 0;
+	struct prof_module *m = &s->m[s->n];
+	m->lo = lo;
+	m->hi = hi;
+	m->base = info->dlpi_addr;
+	size_t len = strlen(name);
+	if (len >= sizeof s->names[0])
+		return 0; /* no room for its name: its frames stay addresses */
+	memcpy(s->names[s->n], name, len + 1);
+	s->n++;
+	return 0;
+}
+
+const struct prof_module *ls_prof_module_of(uintptr_t addr, unsigned *index)
+{
+	unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_acquire);
+	/* newest first: a module loaded over a closed one's range wins */
+	for (unsigned i = n; i-- > 0;)
+		if (addr >= ls_prof.modules[i].lo && addr < ls_prof.modules[i].hi) {
+			if (index)
+				*index = i;
+			return &ls_prof.modules[i];
+		}
+	return NULL;
+}
+
+static bool have_module(const struct prof_module *m, const char *name)
+{
+	unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_acquire);
+	for (unsigned i = 0; i < n; i++)
+		if (ls_prof.modules[i].lo == m->lo && ls_prof.modules[i].hi == m->hi &&
+		    !strcmp(ls_prof.modules[i].path, name))
+			return true;
+	return false;
+}
+
+/* Refreshes the module table from dl_iterate_phdr (not from a signal
+ * handler). */
+static void modules_refresh(void)
+{
+	if (!scan_buf || !plock_try(&modlock))
+		return; /* someone else is refreshing: their table will do */
+	if (gate_enter()) {
+		scan_buf->n = 0;
+		dl_iterate_phdr(scan_one, scan_buf);
+		gate_leave();
+		prof_lock();
+		for (unsigned i = 0; i < scan_buf->n; i++) {
+			unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_relaxed);
+			if (n == PROF_MAX_MODULES || have_module(&scan_buf->m[i], scan_buf->names[i]))
+				continue;
+			size_t len = strlen(scan_buf->names[i]) + 1;
+			char *path = arena_alloc(&garena, len);
+			if (!path)
+				break;
+			memcpy(path, scan_buf->names[i], len);
+			ls_prof.modules[n] = scan_buf->m[i];
+			ls_prof.modules[n].path = path;
+			/* release: pairs with the acquire load in ls_prof_module_of */
+			atomic_store_explicit(&ls_prof.nmodules, n + 1, memory_order_release);
+		}
+		prof_unlock();
+	}
+	plock_unlock(&modlock);
+}
+
+/* Before a stack is kept: every frame should have a module. */
+static void cover_frames(const uintptr_t *f, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!ls_prof_module_of(f[i], NULL)) {
+			modules_refresh();
+			return;
+		}
+}
+
+/* ---- stacks ---- */
+
+static int (*unw_backtrace_fn)(void **, int);
+
+/* The caller's stack: frames above the profiler and the shim. */
+static unsigned take_stack(uintptr_t *out, unsigned max)
+{
+	void *buf[PROF_MAX_FRAMES + SKIP_MAX];
+	if (!unw_backtrace_fn || !gate_enter()) {
+		atomic_fetch_add_explicit(&ls_prof.stackless, 1, memory_order_relaxed);
+		return 0;
+	}
+	int n = unw_backtrace_fn(buf, (int)(max + SKIP_MAX));
+	gate_leave();
+	int i = 0;
+	while (i < n && (uintptr_t)buf[i] >= ls_prof.self_lo && (uintptr_t)buf[i] < ls_prof.self_hi)
+		i++;
+	unsigned k = 0;
+	for (; i < n && k < max; i++)
+		out[k++] = (uintptr_t)buf[i];
+	return k;
+}
+
+static uint32_t hash_stack(const void *g, const uintptr_t *f, unsigned n)
+{
+	uint64_t h = (uint64_t)(uintptr_t)g * 0x9E3779B97F4A7C15ull;
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ f[i]) * 0x100000001B3ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* ---- records ---- */
+
+static struct grec **map; /* address -> live record, linear probing */
+static size_t map_cap, map_used;
+static struct gsite **gsites; /* GSITE_BUCKETS chains */
+static uint64_t next_serial;
+
+static size_t map_slot(uintptr_t a, size_t cap)
+{
+	return (size_t)(((uint64_t)a >> 3) * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
+}
+
+static struct grec *map_get(uintptr_t a)
+{
+	if (!map_cap)
+		return NULL;
+	for (size_t i = map_slot(a, map_cap);; i = (i + 1) & (map_cap - 1)) {
+		struct grec *g = map[i];
+		if (!g || g->addr == a)
+			return g;
+	}
+}
+
+static bool map_put(struct grec *g)
+{
+	if ((map_used + 1) * 2 > map_cap) {
+		size_t cap = map_cap ? map_cap * 2 : 1024;
+		struct grec **m = ls_prof_map(cap * sizeof *m);
+		if (!m)
+			return false;
+		for (size_t i = 0; i < map_cap; i++)
+			if (map[i]) {
+				size_t j = map_slot(map[i]->addr, cap);
+				while (m[j])
+					j = (j + 1) & (cap - 1);
+				m[j] = map[i];
+			}
+		ls_prof_unmap(map, map_cap * sizeof *map);
+		map = m;
+		map_cap = cap;
+	}
+	size_t i = map_slot(g->addr, map_cap);
+	while (map[i])
+		i = (i + 1) & (map_cap - 1);
+	map[i] = g;
+	map_used++;
+	return true;
+}
+
+/* Backward-shift deletion keeps every probe sequence unbroken. */
+static void map_del(struct grec *g)
+{
+	size_t i = map_slot(g->addr, map_cap);
+	while (map[i] != g)
+		i = (i + 1) & (map_cap - 1);
+	for (size_t j = (i + 1) & (map_cap - 1); map[j]; j = (j + 1) & (map_cap - 1)) {
+		size_t home = map_slot(map[j]->addr, map_cap);
+		/* can map[j] move to the hole at i? (home not in (i, j]) */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			map[i] = map[j];
+			i = j;
+		}
+	}
+	map[i] = NULL;
+	map_used--;
+}
+
+/* Under the global lock. NULL if out of memory. */
+static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n)
+{
+	struct grec *g = arena_alloc(&garena, sizeof *g + n * sizeof *f);
+	if (!g)
+		return NULL;
+	g->addr = addr;
+	g->kind = (uint8_t)kind;
+	g->glibc = glibc;
+	g->origin = (uint8_t)origin;
+	g->mkind = kind == PK_MUTEX ? ((const pthread_mutex_t *)addr)->__data.__kind : 0;
+	g->origin_frames = (uintptr_t *)(g + 1);
+	g->norigin = n;
+	g->pid = ls_prof.pid;
+	g->internal = n && f[0] >= ls_prof.unw_lo && f[0] < ls_prof.unw_hi;
+	memcpy(g->origin_frames, f, n * sizeof *f);
+	if (!map_put(g))
+		return NULL;
+	g->id = kind == PK_MUTEX ? ++ls_prof.nmutex : ++ls_prof.ncond;
+	if (ls_prof.all_tail)
+		ls_prof.all_tail->next_all = g;
+	else
+		ls_prof.all = g;
+	ls_prof.all_tail = g;
+	return g;
+}
+
+/* Under the global lock. */
+static void grec_end(struct grec *g, int why)
+{
+	map_del(g);
+	g->ended = (uint8_t)why;
+	atomic_store_explicit(&g->dead, 1, memory_order_release);
+}
+
+/* The live record at addr, created (with the caller's stack) if there is
+ * none. Called without the global lock. */
+static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
+{
+	prof_lock();
+	struct grec *g = map_get(addr);
+	if (g && g->kind != kind) {
+		grec_end(g, END_REUSED); /* memory reused without destroy */
+		g = NULL;
+	}
+	prof_unlock();
+	if (g)
+		return g;
+	uintptr_t f[PROF_MAX_FRAMES];
+	unsigned n = take_stack(f, ls_prof.frames);
+	cover_frames(f, n);
+	prof_lock();
+	g = map_get(addr);
+	if (g && g->kind != kind) {
+		grec_end(g, END_REUSED);
+		g = NULL;
+	}
+	if (!g)
+		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n);
+	prof_unlock();
+	return g;
+}
+
+/* ---- per-thread tables ---- */
+
+struct tent {
+	uintptr_t key;
+	struct grec *g;
+	uint64_t n[LS_PROF_NCOUNT];
+	uint64_t wait_sum, wait_max, hold_sum, hold_max;
+	uint32_t wait_h[LS_PROF_BUCKETS], hold_h[LS_PROF_BUCKETS];
+};
+
+struct tsite {
+	struct tsite *next;
+	struct grec *g;
+	uint32_t hash, nframes;
+	uint64_t count, timeouts, wait_ns;
+	uintptr_t frames[];
+};
+
+struct pthr {
+	uint64_t serial;
+	struct tent *mru;
+	struct tent **slots;
+	uint32_t cap, nent, nsites, sample_left;
+	struct arena arena;
+	struct pthr *next, *prev;
+	struct tsite *sites[SITE_BUCKETS];
+};
+
+static struct pthr *threads; /* registry, under the global lock */
+static pthread_key_t exit_key;
+static bool have_key;
+
+static size_t tslot(uintptr_t key, uint32_t cap)
+{
+	return (size_t)(((uint64_t)key >> 3) * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
+}
+
+/* A u32 histogram bucket of a thread carries into the record before it
+ * wraps (at 2^32 events of one bucket, once in a long while). */
+static __attribute__((noinline)) void carry(struct tent *e, uint32_t *h, unsigned b, bool wait)
+{
+	prof_lock();
+	(wait ? e->g->wait_h : e->g->hold_h)[b] += (uint64_t)h[b] + 1;
+	__atomic_store_n(&h[b], 0, __ATOMIC_RELAXED);
+	prof_unlock();
+}
+
+static inline void hist_add(struct tent *e, uint32_t *h, uint64_t ns, bool wait)
+{
+	unsigned b = prof_bucket(ns);
+	uint32_t v = __atomic_load_n(&h[b], __ATOMIC_RELAXED);
+	if (LS_UNLIKELY(v == UINT32_MAX))
+		carry(e, h, b, wait);
+	else
+		__atomic_store_n(&h[b], v + 1, __ATOMIC_RELAXED);
+}
+
+/* Under the global lock: adds an entry into its record, leaving it zero. */
+static void merge_entry(struct tent *e)
+{
+	struct grec *g = e->g;
+	for (int i = 0; i < LS_PROF_NCOUNT; i++)
+		g->n[i] += TAKE(e->n[i]);
+	g->wait_sum += TAKE(e->wait_sum);
+	g->hold_sum += TAKE(e->hold_sum);
+	uint64_t wm = TAKE(e->wait_max), hm = TAKE(e->hold_max);
+	if (wm > g->wait_max)
+		g->wait_max = wm;
+	if (hm > g->hold_max)
+		g->hold_max = hm;
+	for (int b = 0; b < LS_PROF_BUCKETS; b++) {
+		g->wait_h[b] += TAKE(e->wait_h[b]);
+		g->hold_h[b] += TAKE(e->hold_h[b]);
+	}
+}
+
+/* Under the global lock. */
+static void merge_site(struct tsite *s)
+{
+	uint64_t c = TAKE(s->count), to = TAKE(s->timeouts), w = TAKE(s->wait_ns);
+	if (!c && !to)
+		return;
+	struct gsite **head = &gsites[s->hash % GSITE_BUCKETS], *x;
+	for (x = *head; x; x = x->next_hash)
+		if (x->g == s->g && x->hash == s->hash && x->nframes == s->nframes &&
+		    !memcmp(x->frames, s->frames, s->nframes * sizeof s->frames[0]))
+			break;
+	if (!x) {
+		x = arena_alloc(&garena, sizeof *x + s->nframes * sizeof s->frames[0]);
+		if (!x) {
+			atomic_fetch_add_explicit(&ls_prof.unrecorded, c + to, memory_order_relaxed);
+			return;
+		}
+		x->g = s->g;
+		x->hash = s->hash;
+		x->nframes = s->nframes;
+		memcpy(x->frames, s->frames, s->nframes * sizeof s->frames[0]);
+		x->next_hash = *head;
+		*head = x;
+		x->next_rec = s->g->sites;
+		s->g->sites = x;
+	}
+	x->count += c;
+	x->timeouts += to;
+	x->wait_ns += w;
+}
+
+/* Under the global lock. */
+static void merge_thread(struct pthr *t)
+{
+	for (uint32_t i = 0; i < t->cap; i++) {
+		struct tent *e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
+		if (e)
+			merge_entry(e);
+	}
+	for (int b = 0; b < SITE_BUCKETS; b++)
+		for (struct tsite *s = __atomic_load_n(&t->sites[b], __ATOMIC_ACQUIRE); s; s = s->next)
+			merge_site(s);
+}
+
+/* Under the global lock: merges every thread's entries into the records
+ * (the report's first step). */
+static void merge_all(void)
+{
+	for (struct pthr *t = threads; t; t = t->next)
+		merge_thread(t);
+}
+
+/* Empties a thread's table (its counts already merged, or discarded). */
+static void reset_table(struct pthr *t)
+{
+	arena_free(&t->arena);
+	memset(t->slots, 0, t->cap * sizeof *t->slots);
+	memset(t->sites, 0, sizeof t->sites);
+	t->mru = NULL;
+	t->nent = t->nsites = 0;
+}
+
+static void flush_table(struct pthr *t)
+{
+	prof_lock();
+	merge_thread(t);
+	reset_table(t);
+	prof_unlock();
+}
+
+static void pthr_exit(void *p);
+
+static __attribute__((noinline)) struct pthr *pthr_new(void)
+{
+	struct pthr *t = ls_prof_map(sizeof *t);
+	if (!t)
+		return NULL;
+	t->cap = 64;
+	t->slots = ls_prof_map(t->cap * sizeof *t->slots);
+	if (!t->slots) {
+		ls_prof_unmap(t, sizeof *t);
+		return NULL;
+	}
+	t->sample_left = 1;
+	prof_lock();
+	t->serial = ++next_serial;
+	t->next = threads;
+	if (threads)
+		threads->prev = t;
+	threads = t;
+	ls_prof.threads++;
+	prof_unlock();
+	tls.t = t;
+	if (have_key)
+		pthread_setspecific(exit_key, t);
+	return t;
+}
+
+static void pthr_free(struct pthr *t)
+{
+	arena_free(&t->arena);
+	ls_prof_unmap(t->slots, t->cap * sizeof *t->slots);
+	ls_prof_unmap(t, sizeof *t);
+}
+
+/* Thread exit (pthread key destructor): merge, unregister, free. */
+static void pthr_exit(void *p)
+{
+	struct pthr *t = p;
+	if (t != tls.t) /* a stale value (see fork_child) */
+		return;
+	tls.guard = 1;
+	tls.t = NULL;
+	prof_lock();
+	merge_thread(t);
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	prof_unlock();
+	pthr_free(t);
+	tls.guard = 0;
+}
+
+/* Enters the profiler: NULL if it is already running on this thread (or
+ * cannot record: out of memory), and then the caller just passes through. */
+static inline struct pthr *enter(void)
+{
+	if (!guard_enter())
+		return NULL;
+	struct pthr *t = tls.t;
+	if (LS_UNLIKELY(!t) && !(t = pthr_new())) {
+		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
+		guard_leave();
+	}
+	return t;
+}
+
+static bool grow_slots(struct pthr *t)
+{
+	uint32_t cap = t->cap * 2;
+	struct tent **s = ls_prof_map(cap * sizeof *s);
+	if (!s)
+		return false;
+	prof_lock(); /* the report reads other threads' slots */
+	for (uint32_t i = 0; i < t->cap; i++)
+		if (t->slots[i]) {
+			size_t j = tslot(t->slots[i]->key, cap);
+			while (s[j])
+				j = (j + 1) & (cap - 1);
+			s[j] = t->slots[i];
+		}
+	struct tent **old = t->slots;
+	uint32_t oldcap = t->cap;
+	t->slots = s;
+	t->cap = cap;
+	prof_unlock();
+	ls_prof_unmap(old, oldcap * sizeof *old);
+	return true;
+}
+
+static struct tent *lookup(struct pthr *t, uintptr_t key)
+{
+	for (size_t i = tslot(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		struct tent *e = t->slots[i];
+		if (!e || e->key == key)
+			return e;
+	}
+}
+
+/* The entry of (key, kind), moved to the live record if its record ended,
+ * created (with its record) if missing. NULL if out of memory. */
+static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr_t key, int kind, bool glibc)
+{
+	struct tent *e = lookup(t, key);
+	if (e) {
+		prof_lock();
+		merge_entry(e); /* into the ended record */
+		prof_unlock();
+	}
+	struct grec *g = grec_find(key, kind, glibc);
+	if (!g) {
+		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (!e) {
+		if (t->nent >= TABLE_CAP)
+			flush_table(t);
+		if ((t->nent + 1) * 2 > t->cap && !grow_slots(t))
+			return NULL;
+		e = arena_alloc(&t->arena, sizeof *e);
+		if (!e) {
+			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
+			return NULL;
+		}
+		e->key = key;
+		e->g = g;
+		size_t i = tslot(key, t->cap);
+		while (t->slots[i])
+			i = (i + 1) & (t->cap - 1);
+		/* release: the report reads the entry through this pointer */
+		__atomic_store_n(&t->slots[i], e, __ATOMIC_RELEASE);
+		t->nent++;
+	}
+	e->g = g;
+	t->mru = e;
+	return e;
+}
+
+static inline __attribute__((always_inline)) struct tent *entry(struct pthr *t, uintptr_t key, int kind,
+								bool glibc)
+{
+	struct tent *e = t->mru;
+	if (LS_UNLIKELY(!e || e->key != key)) {
+		e = lookup(t, key);
+		if (LS_UNLIKELY(!e))
+			return entry_slow(t, key, kind, glibc);
+		t->mru = e;
+	}
+	/* relaxed: a program that destroys a mutex has ordered that before
+	 * any later use of the address (or its behaviour is undefined) */
+	if (LS_UNLIKELY(atomic_load_explicit(&e->g->dead, memory_order_relaxed) || e->g->kind != kind))
+		return entry_slow(t, key, kind, glibc);
+	return e;
+}
+
+/* A call site of a contended acquisition or a timeout. Last use of any
+ * entry pointer: it may merge and reset the thread's table. */
+static void site_add(struct pthr *t, struct grec *g, const uintptr_t *f, unsigned n, uint64_t wait,
+		     bool timeout)
+{
+	uint32_t h = hash_stack(g, f, n);
+	struct tsite *s;
+	for (s = t->sites[h % SITE_BUCKETS]; s; s = s->next)
+		if (s->g == g && s->hash == h && s->nframes == n && !memcmp(s->frames, f, n * sizeof *f))
+			break;
+	if (!s) {
+		if (t->nsites >= TABLE_CAP)
+			flush_table(t);
+		cover_frames(f, n);
+		s = arena_alloc(&t->arena, sizeof *s + n * sizeof *f);
+		if (!s) {
+			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
+			return;
+		}
+		s->g = g;
+		s->hash = h;
+		s->nframes = n;
+		memcpy(s->frames, f, n * sizeof *f);
+		s->next = t->sites[h % SITE_BUCKETS];
+		__atomic_store_n(&t->sites[h % SITE_BUCKETS], s, __ATOMIC_RELEASE);
+		t->nsites++;
+	}
+	if (timeout)
+		BUMP(s->timeouts, 1);
+	else
+		BUMP(s->count, 1);
+	BUMP(s->wait_ns, wait);
+}
+
+/* ---- recording ---- */
+
+/* The holder's part: hand-off and start of the hold. */
+static inline void hold_begin(struct pthr *t, struct tent *e, uint64_t at)
+{
+	struct grec *g = e->g;
+	uint64_t last = atomic_load_explicit(&g->last, memory_order_relaxed);
+	if (last != t->serial) {
+		if (last)
+			BUMP(e->n[LS_PROF_HANDOFF], 1);
+		atomic_store_explicit(&g->last, t->serial, memory_order_relaxed);
+	}
+	atomic_store_explicit(&g->held_since, at, memory_order_relaxed);
+}
+
+/* An acquisition whose first attempt succeeded. */
+static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintptr_t key, bool glibc, int how)
+{
+	uint64_t at = now();
+	struct tent *e = entry(t, key, PK_MUTEX, glibc);
+	if (LS_UNLIKELY(!e))
+		return;
+	hold_begin(t, e, at);
+	BUMP(e->n[how], 1);
+}
+
+static void tryfailed(struct pthr *t, uintptr_t key, bool glibc)
+{
+	struct tent *e = entry(t, key, PK_MUTEX, glibc);
+	if (e)
+		BUMP(e->n[LS_PROF_TRYFAIL], 1);
+}
+
+/* A release: ends the hold, whoever took the mutex. */
+static inline __attribute__((always_inline)) void released(struct pthr *t, uintptr_t key, bool glibc)
+{
+	uint64_t at = now();
+	struct tent *e = entry(t, key, PK_MUTEX, glibc);
+	if (LS_UNLIKELY(!e))
+		return;
+	struct grec *g = e->g;
+	uint64_t since0 = atomic_load_explicit(&g->held_since, memory_order_relaxed);
+	if (!since0) /* taken while the profiler could not see it */
+		return;
+	atomic_store_explicit(&g->held_since, 0, memory_order_relaxed);
+	uint64_t d = since(since0, at);
+	BUMP(e->hold_sum, d);
+	RAISE(e->hold_max, d);
+	hist_add(e, e->hold_h, d, false);
+}
+
+/* A contended attempt: begun when the first attempt failed, ended when
+ * the algorithm (or glibc) returned. */
+struct waiting {
+	struct tent *e;
+	uint64_t t0;
+	unsigned nframes;
+	uintptr_t frames[PROF_MAX_FRAMES];
+};
+
+static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, bool glibc, struct waiting *w)
+{
+	w->t0 = now();
+	w->e = entry(t, key, PK_MUTEX, glibc);
+	w->nframes = 0;
+	if (!w->e)
+		return;
+	if (--t->sample_left == 0) {
+		t->sample_left = ls_prof.sample;
+		w->nframes = take_stack(w->frames, ls_prof.frames);
+		if (!w->nframes)
+			w->nframes = UINT32_MAX; /* sampled, but no stack */
+	}
+	struct grec *g = w->e->g;
+	uint32_t q = atomic_fetch_add_explicit(&g->waiters, 1, memory_order_relaxed) + 1;
+	uint32_t m = atomic_load_explicit(&g->max_waiters, memory_order_relaxed);
+	while (q > m && !atomic_compare_exchange_weak_explicit(&g->max_waiters, &m, q, memory_order_relaxed,
+							       memory_order_relaxed))
+		;
+}
+
+/* r: 0 acquired, ETIMEDOUT timed out, anything else neither. */
+static __attribute__((noinline)) void wait_end(struct pthr *t, struct waiting *w, int how, int r)
+{
+	uint64_t t1 = now();
+	struct tent *e = w->e;
+	if (!e)
+		return;
+	atomic_fetch_sub_explicit(&e->g->waiters, 1, memory_order_relaxed);
+	if (r != 0 && r != ETIMEDOUT)
+		return;
+	uint64_t d = since(w->t0, t1);
+	if (r == 0) {
+		hold_begin(t, e, t1);
+		BUMP(e->n[how], 1);
+		BUMP(e->n[LS_PROF_CONTENDED], 1);
+	} else {
+		BUMP(e->n[LS_PROF_TIMEOUT], 1);
+	}
+	BUMP(e->wait_sum, d);
+	RAISE(e->wait_max, d);
+	hist_add(e, e->wait_h, d, true);
+	if (w->nframes)
+		site_add(t, e->g, w->frames, w->nframes == UINT32_MAX ? 0 : w->nframes, d, r != 0);
+}
+
+/* ---- wrappers of the shim's mutex operations (observe.h: mutex) ---- */
+
+static struct ls_mutex_ops in; /* the shim's, wrapped */
+
+static inline uintptr_t key_of(void *state)
+{
+	return (uintptr_t)ls_obs_mutex_of(state);
+}
+
+static void w_lock(void *st)
+{
+	struct pthr *t = enter();
+	if (!t) {
+		in.lock(st);
+		return;
+	}
+	if (LS_LIKELY(in.trylock(st) == 0)) {
+		acquired(t, key_of(st), false, LS_PROF_LOCK);
+	} else {
+		struct waiting w;
+		wait_begin(t, key_of(st), false, &w);
+		in.lock(st);
+		wait_end(t, &w, LS_PROF_LOCK, 0);
+	}
+	guard_leave();
+}
+
+static int w_trylock(void *st)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return in.trylock(st);
+	int r = in.trylock(st);
+	if (r == 0)
+		acquired(t, key_of(st), false, LS_PROF_TRY);
+	else
+		tryfailed(t, key_of(st), false);
+	guard_leave();
+	return r;
+}
+
+static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return in.timedlock(st, clock, abs);
+	int r = 0;
+	if (in.trylock(st) == 0) {
+		acquired(t, key_of(st), false, LS_PROF_TIMED);
+	} else {
+		struct waiting w;
+		wait_begin(t, key_of(st), false, &w);
+		r = in.timedlock(st, clock, abs);
+		wait_end(t, &w, LS_PROF_TIMED, r);
+	}
+	guard_leave();
+	return r;
+}
+
+static void w_unlock(void *st)
+{
+	struct pthr *t = enter();
+	if (t) {
+		released(t, key_of(st), false);
+		guard_leave();
+	}
+	in.unlock(st);
+}
+
+/* ---- wrappers of glibc's functions (observe.h: glibc) ---- */
+
+static struct ls_glibc real; /* the shim's, wrapped */
+
+#define GLIBC_OWNER_CHECKED (16 | 32 | 64) /* robust, PI, PP: unlock checks the owner */
+
+static bool acquired_rc(int r)
+{
+	return r == 0 || r == EOWNERDEAD;
+}
+
+/* A recursive mutex's inner relock by its owner is not an acquisition. */
+static bool g_reentry(pthread_mutex_t *m)
+{
+	return (m->__data.__kind & 3) == PTHREAD_MUTEX_RECURSIVE && m->__data.__count > 1;
+}
+
+/* EBUSY from the owner of an error-checking mutex: its own, not contention. */
+static bool g_own_errorcheck(pthread_mutex_t *m)
+{
+	return (m->__data.__kind & 3) == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == my_tid();
+}
+
+/* Whether an unlock will release the mutex (glibc refuses a non-owner's
+ * for every kind that checks ownership; a recursive one counts down). */
+static bool g_releases(pthread_mutex_t *m)
+{
+	int kind = m->__data.__kind, type = kind & 3;
+	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK ||
+	     (kind & GLIBC_OWNER_CHECKED)) &&
+	    m->__data.__owner != my_tid())
+		return false;
+	return !(type == PTHREAD_MUTEX_RECURSIVE && m->__data.__count > 1);
+}
+
+static int g_lock(pthread_mutex_t *m)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return real.mutex_lock(m);
+	int r = real.mutex_trylock(m);
+	if (acquired_rc(r)) {
+		if (!g_reentry(m))
+			acquired(t, (uintptr_t)m, true, LS_PROF_LOCK);
+	} else if (r == EBUSY && !g_own_errorcheck(m)) {
+		struct waiting w;
+		wait_begin(t, (uintptr_t)m, true, &w);
+		r = real.mutex_lock(m);
+		wait_end(t, &w, LS_PROF_LOCK, acquired_rc(r) ? 0 : EINVAL);
+	} else if (r == EBUSY) {
+		r = real.mutex_lock(m); /* EDEADLK */
+	}
+	guard_leave();
+	return r;
+}
+
+static int g_trylock(pthread_mutex_t *m)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return real.mutex_trylock(m);
+	int r = real.mutex_trylock(m);
+	if (acquired_rc(r)) {
+		if (!g_reentry(m))
+			acquired(t, (uintptr_t)m, true, LS_PROF_TRY);
+	} else if (r == EBUSY && !g_own_errorcheck(m)) {
+		tryfailed(t, (uintptr_t)m, true);
+	}
+	guard_leave();
+	return r;
+}
+
+/* timedlock (clock < 0) or clocklock. */
+static int g_timed(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
+	int r = real.mutex_trylock(m);
+	if (acquired_rc(r)) {
+		if (!g_reentry(m))
+			acquired(t, (uintptr_t)m, true, LS_PROF_TIMED);
+	} else if (r == EBUSY) {
+		bool own = g_own_errorcheck(m);
+		struct waiting w;
+		if (!own)
+			wait_begin(t, (uintptr_t)m, true, &w);
+		r = clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
+		if (!own)
+			wait_end(t, &w, LS_PROF_TIMED, acquired_rc(r) ? 0 : r);
+	}
+	guard_leave();
+	return r;
+}
+
+static int g_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+{
+	return g_timed(m, -1, abs);
+}
+
+static int g_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	if (clock < 0) /* glibc's EINVAL, without confusing g_timed */
+		return real.mutex_clocklock(m, clock, abs);
+	return g_timed(m, clock, abs);
+}
+
+static int g_unlock(pthread_mutex_t *m)
+{
+	struct pthr *t = enter();
+	if (t) {
+		if (g_releases(m))
+			released(t, (uintptr_t)m, true);
+		guard_leave();
+	}
+	return real.mutex_unlock(m);
+}
+
+/* ---- lifecycle ---- */
+
+static void created(uintptr_t addr, int kind, bool glibc)
+{
+	if (!guard_enter())
+		return;
+	uintptr_t f[PROF_MAX_FRAMES];
+	unsigned n = take_stack(f, ls_prof.frames);
+	cover_frames(f, n);
+	prof_lock();
+	struct grec *old = map_get(addr);
+	if (old)
+		grec_end(old, END_REUSED); /* initialised again without destroy */
+	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n))
+		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
+	prof_unlock();
+	guard_leave();
+}
+
+static void ended(uintptr_t addr)
+{
+	if (!guard_enter())
+		return;
+	prof_lock();
+	struct grec *g = map_get(addr);
+	if (g)
+		grec_end(g, END_DESTROYED);
+	prof_unlock();
+	guard_leave();
+}
+
+/* lockswap's own mutexes and condvars (the shim's events) */
+static void on_init(enum ls_obj kind, void *obj)
+{
+	created((uintptr_t)obj, kind == LS_OBJ_COND ? PK_COND : PK_MUTEX, false);
+}
+
+static void on_destroy(enum ls_obj kind, void *obj)
+{
+	(void)kind;
+	ended((uintptr_t)obj);
+}
+
+static int g_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	int r = real.mutex_init(m, a);
+	if (r == 0)
+		created((uintptr_t)m, PK_MUTEX, true);
+	return r;
+}
+
+static int g_mutex_destroy(pthread_mutex_t *m)
+{
+	int r = real.mutex_destroy(m);
+	if (r == 0)
+		ended((uintptr_t)m);
+	return r;
+}
+
+static int g_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	int r = real.cond_init(c, a);
+	if (r == 0)
+		created((uintptr_t)c, PK_COND, true);
+	return r;
+}
+
+static int g_cond_destroy(pthread_cond_t *c)
+{
+	int r = real.cond_destroy(c);
+	if (r == 0)
+		ended((uintptr_t)c);
+	return r;
+}
+
+/* ---- condition variables ---- */
+
+static void cond_signalled(uintptr_t c, bool glibc, bool broadcast)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return;
+	struct tent *e = entry(t, c, PK_COND, glibc);
+	if (e)
+		BUMP(e->n[broadcast ? LS_PROF_BROADCAST : LS_PROF_SIGNAL], 1);
+	guard_leave();
+}
+
+static void on_cond_signal(pthread_cond_t *c, bool broadcast)
+{
+	cond_signalled((uintptr_t)c, false, broadcast);
+}
+
+/* The wait itself runs outside the guard: a program's cleanup handlers
+ * (cancellation) and signal handlers are recorded as usual. */
+static uint64_t on_cond_wait_begin(pthread_cond_t *c)
+{
+	(void)c;
+	return tls.guard ? 0 : now();
+}
+
+static void cond_waited(uintptr_t c, bool glibc, uint64_t t0, int r)
+{
+	uint64_t t1 = now();
+	struct pthr *t;
+	if (!t0 || !(t = enter()))
+		return;
+	struct tent *e = entry(t, c, PK_COND, glibc);
+	if (e && (r == 0 || r == ETIMEDOUT)) {
+		uint64_t d = since(t0, t1);
+		BUMP(e->n[r ? LS_PROF_CTIMEOUT : LS_PROF_WAITS], 1);
+		BUMP(e->wait_sum, d);
+		RAISE(e->wait_max, d);
+		hist_add(e, e->wait_h, d, true);
+	}
+	guard_leave();
+}
+
+static void on_cond_wait_end(pthread_cond_t *c, uint64_t token, int r)
+{
+	cond_waited((uintptr_t)c, false, token, r);
+}
+
+/* glibc's condvars release and retake the mutex inside glibc: the hold
+ * ends before the wait and a new one (an uncontended lock acquisition, as
+ * far as lockswap can see) begins after it. */
+static uint64_t g_wait_begin(pthread_mutex_t *m)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return 0;
+	if (g_releases(m))
+		released(t, (uintptr_t)m, true);
+	guard_leave();
+	return now();
+}
+
+static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r)
+{
+	cond_waited((uintptr_t)c, true, t0, r);
+	struct pthr *t;
+	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = enter())) {
+		acquired(t, (uintptr_t)m, true, LS_PROF_LOCK);
+		guard_leave();
+	}
+}
+
+static int g_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	uint64_t t0 = g_wait_begin(m);
+	int r = real.cond_wait(c, m);
+	g_wait_end(c, m, t0, r);
+	return r;
+}
+
+static int g_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+{
+	uint64_t t0 = g_wait_begin(m);
+	int r = real.cond_timedwait(c, m, abs);
+	g_wait_end(c, m, t0, r);
+	return r;
+}
+
+static int g_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+			    const struct timespec *abs)
+{
+	uint64_t t0 = g_wait_begin(m);
+	int r = real.cond_clockwait(c, m, clock, abs);
+	g_wait_end(c, m, t0, r);
+	return r;
+}
+
+static int g_cond_signal(pthread_cond_t *c)
+{
+	cond_signalled((uintptr_t)c, true, false);
+	return real.cond_signal(c);
+}
+
+static int g_cond_broadcast(pthread_cond_t *c)
+{
+	cond_signalled((uintptr_t)c, true, true);
+	return real.cond_broadcast(c);
+}
+
+/* ---- installation ---- */
+
+static void on_exiting(void);
+
+int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
+{
+	ls_prof.modules = ls_prof_map(PROF_MAX_MODULES * sizeof *ls_prof.modules);
+	scan_buf = ls_prof_map(sizeof *scan_buf);
+	gsites = ls_prof_map(GSITE_BUCKETS * sizeof *gsites);
+	if (!ls_prof.modules || !scan_buf || !gsites) {
+		snprintf(err, len, "LOCKSWAP_PROFILE: cannot map the profiler's tables: %s", strerror(errno));
+		return -1;
+	}
+	ls_prof.algo = ob->algo;
+	ls_prof.passthrough = ob->passthrough;
+	ls_prof.pid = (int)getpid();
+	ls_prof.start_ns = now();
+	ssize_t n = readlink("/proc/self/exe", ls_prof.exe, sizeof ls_prof.exe - 1);
+	ls_prof.exe[n > 0 ? n : 0] = '\0';
+
+	in = ob->mutex;
+	ob->mutex = (struct ls_mutex_ops){w_lock, w_trylock, w_unlock, w_timedlock};
+	real = ob->glibc;
+	ob->glibc = (struct ls_glibc){
+	    .mutex_init = g_mutex_init,
+	    .mutex_destroy = g_mutex_destroy,
+	    .mutex_lock = g_lock,
+	    .mutex_trylock = g_trylock,
+	    .mutex_timedlock = g_timedlock,
+	    .mutex_clocklock = g_clocklock,
+	    .mutex_unlock = g_unlock,
+	    .cond_init = g_cond_init,
+	    .cond_destroy = g_cond_destroy,
+	    .cond_wait = g_cond_wait,
+	    .cond_timedwait = g_cond_timedwait,
+	    .cond_clockwait = g_cond_clockwait,
+	    .cond_signal = g_cond_signal,
+	    .cond_broadcast = g_cond_broadcast,
+	};
+	ob->ev = (struct ls_events){
+	    .init = on_init,
+	    .destroy = on_destroy,
+	    .cond_signal = on_cond_signal,
+	    .cond_wait_begin = on_cond_wait_begin,
+	    .cond_wait_end = on_cond_wait_end,
+	    .exiting = on_exiting,
+	};
+	ls_prof_on = true;
+	return 0;
+}
+
+/* ---- exit: the report's moment ---- */
+
+static void (*writer)(void);
+static _Atomic int reported_pid;
+
+void ls_prof_at_exit(void (*write)(void))
+{
+	writer = write;
+}
+
+static void say(const char *s)
+{
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t k = write(ls_prof.err_fd, s, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		s += k;
+		n -= (size_t)k;
+	}
+}
+
+/* Once per process: collects every thread's counts under the global lock
+ * and hands the records to the writer. `from_signal` (a fatal signal,
+ * _exit): async-signal-safe work only, and the global lock only tried. */
+static void report(bool from_signal)
+{
+	int pid = (int)getpid();
+	/* a vfork child shares our memory: not its report to write */
+	if (!writer || pid != ls_prof.pid)
+		return;
+	if (atomic_exchange_explicit(&reported_pid, pid, memory_order_acq_rel) == pid)
+		return;
+	if (from_signal) {
+		bool locked = false;
+		for (int i = 0; i < 1000 && !(locked = prof_trylock()); i++) {
+			struct timespec ms = {0, 100000};
+			nanosleep(&ms, NULL);
+		}
+		if (!locked) {
+			say("lockswap profile: not written: another thread was inside the profiler\n");
+			return;
+		}
+	} else {
+		modules_refresh();
+		prof_lock();
+	}
+	merge_all();
+	writer();
+	prof_unlock();
+}
+
+__attribute__((destructor)) static void prof_fini(void)
+{
+	if (ls_prof_on)
+		report(false);
+}
+
+/* _exit and _Exit (the shim's `exiting` event): they may be called in a
+ * fork child or a signal handler. A vfork child, which shares the parent's
+ * memory, writes nothing (its pid is not ours). */
+static void on_exiting(void)
+{
+	report(true);
+}
+
+static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,	SIGABRT, SIGBUS, SIGFPE,
+				    SIGSEGV, SIGPIPE, SIGALRM, SIGTERM, SIGXCPU, SIGXFSZ};
+
+/* A fatal signal: write the report if it is safe (not interrupting the
+ * profiler on this thread; report() only tries the global lock),
+ * then die of the signal as the program would have. */
+static void on_fatal(int sig)
+{
+	if (!tls.guard) {
+		tls.guard = 1;
+		report(true);
+	}
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigaction(sig, &dfl, NULL);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	raise(sig);
+}
+
+/* ---- fork ---- */
+
+static void fork_prepare(void)
+{
+	atomic_store_explicit(&gate_closed, true, memory_order_seq_cst);
+	while (atomic_load_explicit(&gate_inside, memory_order_seq_cst))
+		sched_yield();
+	prof_lock();
+}
+
+static void fork_parent(void)
+{
+	prof_unlock();
+	atomic_store_explicit(&gate_closed, false, memory_order_seq_cst);
+}
+
+/* The child starts from zero: its report is its own activity. It keeps the
+ * records (names) and the holds of the forking thread, which is now its
+ * only thread. */
+static void fork_child(void)
+{
+	struct pthr *me = tls.t;
+	atomic_store_explicit(&glock.w, 0, memory_order_relaxed);
+	atomic_store_explicit(&modlock.w, 0, memory_order_relaxed);
+	atomic_store_explicit(&gate_inside, 0, memory_order_relaxed);
+	atomic_store_explicit(&gate_closed, false, memory_order_relaxed);
+	tls.tid = 0;
+	for (struct pthr *t = threads, *next; t; t = next) {
+		next = t->next;
+		if (t != me)
+			pthr_free(t);
+	}
+	threads = me;
+	ls_prof.threads = 0;
+	if (me) {
+		me->next = me->prev = NULL;
+		reset_table(me);
+		ls_prof.threads = 1;
+	}
+	uint64_t at = now();
+	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
+		memset(g->n, 0, sizeof g->n);
+		g->wait_sum = g->wait_max = g->hold_sum = g->hold_max = 0;
+		memset(g->wait_h, 0, sizeof g->wait_h);
+		memset(g->hold_h, 0, sizeof g->hold_h);
+		for (struct gsite *s = g->sites; s; s = s->next_rec)
+			s->count = s->timeouts = s->wait_ns = 0;
+		atomic_store_explicit(&g->waiters, 0, memory_order_relaxed);
+		atomic_store_explicit(&g->max_waiters, 0, memory_order_relaxed);
+		bool mine = me && atomic_load_explicit(&g->last, memory_order_relaxed) == me->serial;
+		if (!mine)
+			atomic_store_explicit(&g->last, 0, memory_order_relaxed);
+		if (atomic_load_explicit(&g->held_since, memory_order_relaxed))
+			atomic_store_explicit(&g->held_since, mine ? at : 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&ls_prof.unrecorded, 0, memory_order_relaxed);
+	atomic_store_explicit(&ls_prof.stackless, 0, memory_order_relaxed);
+	ls_prof.pid = (int)getpid();
+	ls_prof.start_ns = at;
+	ls_prof.forked = true;
+	atomic_store_explicit(&reported_pid, 0, memory_order_relaxed);
+}
+
+/* ---- start (after initialisation: may dlopen, allocate, lock) ---- */
+
+/* The span of the object holding *(uintptr_t *)arg, into arg[1], arg[2]. */
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t *a = arg, me = a[0], lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + p->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + p->p_memsz > hi)
+			hi = a + p->p_memsz;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	a[1] = lo;
+	a[2] = hi;
+	return 1;
+}
+
+int ls_prof_record_start(char *err, size_t len)
+{
+	guard_enter();
+	uintptr_t span[3] = {(uintptr_t)&ls_prof_record_start, 0, 0};
+	dl_iterate_phdr(find_object, span);
+	ls_prof.self_lo = span[1];
+	ls_prof.self_hi = span[2];
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		*(void **)&unw_backtrace_fn = dlsym(h, "unw_backtrace");
+	if (!unw_backtrace_fn) {
+		snprintf(err, len,
+			 "LOCKSWAP_PROFILE=1: cannot load libunwind.so.8 for call sites (%s); install the "
+			 "libunwind8 package",
+			 dlerror());
+		guard_leave();
+		return -1;
+	}
+	span[0] = (uintptr_t)unw_backtrace_fn;
+	span[1] = span[2] = 0;
+	dl_iterate_phdr(find_object, span);
+	ls_prof.unw_lo = span[1];
+	ls_prof.unw_hi = span[2];
+	/* libunwind's first call takes locks and allocates: do it now, before
+	 * main, rather than on the first contended acquisition */
+	uintptr_t f[4];
+	take_stack(f, 4);
+	modules_refresh();
+	have_key = pthread_key_create(&exit_key, pthr_exit) == 0;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+		struct sigaction old, sa = {.sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER};
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO))
+			sigaction(fatal_signals[i], &sa, NULL);
+	}
+	guard_leave();
+	return 0;
+}
