@@ -63,27 +63,25 @@ A="$UNIT/auto"
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
-@test "auto: the spin budget shrinks behind holders that keep the lock past it, and grows back (every policy)" {
+# build/unit/auto_budget CASE under every policy; then with the learning
+# off the same rounds must fail (the check can fail).
+budget_case() {
   local w
   for w in park yield spin; do
-    run timeout -k 2 60 "$UNIT/auto_budget" block -w "$w"
-    [ "$status" -eq 0 ] || { echo "block -w $w: $output"; return 1; }
+    run timeout -k 2 60 "$UNIT/auto_budget" "$1" -w "$w"
+    [ "$status" -eq 0 ] || { echo "$1 -w $w: $output"; return 1; }
   done
-  # without the learning the same rounds fail: the check can fail
-  run env LOCKSWAP_AUTO_ADAPT=0 timeout -k 2 60 "$UNIT/auto_budget" block -w park
+  run env LOCKSWAP_AUTO_ADAPT=0 timeout -k 2 60 "$UNIT/auto_budget" "$1" -w park
   [ "$status" -eq 1 ] || { echo "ADAPT=0: $output"; return 1; }
   [[ "$output" == *"the budget did not shrink"* ]]
 }
 
+@test "auto: the spin budget shrinks behind holders that keep the lock past it, and grows back (every policy)" {
+  budget_case block
+}
+
 @test "auto: the spin budget shrinks on a lock taken again at once after each release, and grows back" {
-  local w
-  for w in park yield spin; do
-    run timeout -k 2 60 "$UNIT/auto_budget" hot -w "$w"
-    [ "$status" -eq 0 ] || { echo "hot -w $w: $output"; return 1; }
-  done
-  run env LOCKSWAP_AUTO_ADAPT=0 timeout -k 2 60 "$UNIT/auto_budget" hot -w park
-  [ "$status" -eq 1 ] || { echo "ADAPT=0: $output"; return 1; }
-  [[ "$output" == *"the budget did not shrink"* ]]
+  budget_case hot
 }
 
 @test "auto: validator with every contended arrival a probe (watching 0 and 100 ns)" {
