@@ -3,7 +3,7 @@
 #
 #   make default-bench   install missing Debian packages, build, run
 #                        scripts/sweeps/bench-default into results/default/
-#                        (the full run: about 45 minutes on 2 quiet cores)
+#                        (the full run: about 20 minutes on 2 quiet cores)
 
 .PHONY: default-bench
 default-bench: deps-bench
