@@ -236,7 +236,8 @@ static void run(enum script bad)
 				fail("%s: the first arrival spun %u steps, expected %s", what, x->spins,
 				     bad == LONG ? "all 256" : "some");
 			if (bad == LONG && ls_wait_cfg.policy == LS_WAIT_PARK && x->qsteps != YIELD + 1)
-				fail("%s: the first queued wait took %u steps before sleeping, expected %u yields "
+				fail("%s: the first queued wait took %u steps before sleeping, expected %u "
+				     "yields "
 				     "and the sleep",
 				     what, x->qsteps, YIELD);
 		}
@@ -244,7 +245,8 @@ static void run(enum script bad)
 			fail("%s: round %d spent the whole budget in a hot round", what, r);
 		if (x->probe) {
 			if (x->spins != SPIN && bad == LONG)
-				fail("%s: probe round %d spun %u steps, expected all %u", what, r, x->spins, SPIN);
+				fail("%s: probe round %d spun %u steps, expected all %u", what, r, x->spins,
+				     SPIN);
 			continue;
 		}
 		int prev = r - 1;
@@ -257,16 +259,19 @@ static void run(enum script bad)
 		if (x->spins == 0 && !zero_at)
 			zero_at = r;
 		if (zero_at && x->spins)
-			fail("%s: round %d spun %u steps after round %d spun none", what, r, x->spins, zero_at);
+			fail("%s: round %d spun %u steps after round %d spun none", what, r, x->spins,
+			     zero_at);
 	}
 	if (!zero_at)
-		fail("%s: after %d rounds an arrival that is not a probe still spins %u steps (first: %u): the "
+		fail("%s: after %d rounds an arrival that is not a probe still spins %u steps (first: %u): "
+		     "the "
 		     "budget did not shrink",
 		     what, r, rs[r - (rs[r].probe ? 1 : 0)].spins, rs[1].spins);
 	if (ls_wait_cfg.policy == LS_WAIT_PARK && bad == LONG && rs[r - 1].qsteps != 1)
-		fail("%s: with no budget left the waiter took %u steps before sleeping, expected none but the "
-		     "sleep",
-		     what, rs[r - 1].qsteps);
+		fail(
+		    "%s: with no budget left the waiter took %u steps before sleeping, expected none but the "
+		    "sleep",
+		    what, rs[r - 1].qsteps);
 	/* short rounds: the probes see short hand-offs and the budget grows back */
 	int back_at = 0;
 	for (int i = 0; i < 40 && !back_at; i++) {
@@ -286,7 +291,8 @@ static void run(enum script bad)
 		r++;
 	while (r % PROBE == 0);
 	if ((rs[r] = play(r, LONG)).spins != SPIN)
-		fail("wait=%s: after the short rounds a waiter spins %u steps, expected the whole budget %u again",
+		fail("wait=%s: after the short rounds a waiter spins %u steps, expected the whole budget %u "
+		     "again",
 		     policy, rs[r].spins, SPIN);
 	printf("auto_budget: OK wait=%s: %s rounds: spinning stopped at round %d (first %u steps); short "
 	       "rounds: back at round %d, all %u steps at round %d\n",
