@@ -13,8 +13,9 @@
  *
  *  1. Free: one CAS to take the lock, one to release it (AMP 7.3, TTAS,
  *     ../shared/papers/004_c3117dc34b7d1b6f.txt). A free lock whose
- *     waiters sleep is taken by a second CAS without a call, so a thread
- *     that keeps re-taking it runs as fast as with glibc's mutex.
+ *     waiters sleep is taken without a call, by one CAS from the value the
+ *     thread's own last release left (take(), below), so that a thread
+ *     that keeps re-taking it runs nearly as fast as with glibc's mutex.
  *  2. Briefly held: a waiter spins on the word, test-and-test-and-set, for
  *     its share of LOCKSWAP_SPIN steps (the first phase of Lim & Agarwal's
  *     two-phase waiting, "Waiting Algorithms for Synchronization in
@@ -589,19 +590,39 @@ static uint32_t node_wait(struct node *me, uint64_t deadline, unsigned share)
 	}
 }
 
-/* The fast path: one CAS from 0 (free, nobody queued). A free lock with
- * waiters queued (the word has other bits) is taken by a second CAS on the
- * value the first one read, which the first left in this cache: the thread
- * that keeps re-taking a lock whose waiters sleep (glibc's mutex does the
- * same) calls nothing. acquire: pairs with the release of unlock. */
+/* The fast path: one CAS from the value this thread expects: 0 (free,
+ * nobody queued), or, for the mutex it last took with waiters queued, the
+ * word its own release of that mutex left (the same bits, one pass more),
+ * so that a thread that keeps re-taking a lock whose waiters sleep (glibc's
+ * mutex lets it, and so does auto once its waiters have learned that the
+ * lock is hot) takes it with one CAS, as with glibc. A wrong guess costs a
+ * failed CAS, which leaves the line in this cache and the word's value in
+ * v: a second CAS takes the lock if it is free. The guess is a hint kept
+ * per thread; the mutex's address is compared, never dereferenced.
+ * acquire: pairs with the release of unlock. */
+static __thread struct {
+	const struct autolock *l;
+	uint32_t v;
+} guess __attribute__((tls_model("initial-exec")));
+
 static inline bool take(struct autolock *l)
 {
-	uint32_t v = 0;
-	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &v, LOCKED, memory_order_acquire,
-							      memory_order_relaxed)))
+	uint32_t v = guess.l == l ? guess.v : 0;
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
+							      memory_order_relaxed))) {
+		if (LS_UNLIKELY(v))
+			guess.v = v + PASS_ONE;
 		return true;
-	return !(v & LOCKED) && atomic_compare_exchange_strong_explicit(
-				    &l->word, &v, v | LOCKED, memory_order_acquire, memory_order_relaxed);
+	}
+	if (!(v & LOCKED) && atomic_compare_exchange_strong_explicit(
+				 &l->word, &v, v | LOCKED, memory_order_acquire, memory_order_relaxed)) {
+		if (v & WAITERS) {
+			guess.l = l;
+			guess.v = v + PASS_ONE;
+		}
+		return true;
+	}
+	return false;
 }
 
 /* The deadline passed while queued: leaves the list, then looks at the lock
