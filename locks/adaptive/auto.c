@@ -153,10 +153,10 @@ __attribute__((constructor)) static void register_fork(void)
 /* ---- the spin budget, learned per mutex (header, point 2) ----
  *
  * Spinning pays when a waiter takes the lock after a short wait that would
- * otherwise have left the lock idle (measured on the 2-vCPU reference VM,
- * lockbench with empty non-critical sections: spinning waiters took 13 M
- * acquisitions/s where sleeping ones left 30-70 M/s to the thread that
- * keeps re-taking the lock, results/default/README.md). It does not pay in two cases, each
+ * otherwise have left the lock idle. Where the lock never idles, waiters
+ * that spin cost throughput (lockbench on the 2-vCPU reference VM, 2
+ * threads, nothing outside the lock: 0.13-0.56x glibc's, whose waiters
+ * sleep; results/default/README.md). It does not pay in two cases, each
  * counted in `learn` as an average over the mutex's recent spin phases
  * (weight 1/4; glibc's __spins uses 1/8), 0 = never, 255 = always:
  *   bits 0-7  miss: the waiter spent its budget and queued anyway: holders
