@@ -66,6 +66,7 @@ ls_pthread_setcanceltype(int type, int *oldtype)
 		 * other threads is needed, they are not asynchronous); any of
 		 * the three families may be lockswap's */
 		ls_async_cancel = true;
+		/* relaxed: see above: only this thread's own calls need to see it */
 		if (!ls_g.passthrough && __atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
 			__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
 		ls_rw_async_on();
