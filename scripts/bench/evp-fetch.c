@@ -152,7 +152,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("evp-fetch: %u threads x %lu fetches: checksum %016llx\n", threads, fetches, (unsigned long long)sum);
+	printf("evp-fetch: %u threads x %lu fetches: checksum %016llx\n", threads, fetches,
+	       (unsigned long long)sum);
 	fprintf(stderr, "evp-fetch: %.3f s, %.0f fetches/s\n", s, (double)threads * (double)fetches / s);
 	free(w);
 	return 0;
