@@ -101,10 +101,16 @@ check_profile() {
 # algorithm and pthread, its profile checked; fails naming every algorithm
 # that failed.
 each_profiled() {
-  local c=$1 a failed=()
-  shift
-  for a in $(algos); do
-    if ! profiled "$a" "$T/$a.csv" env "$@" "$P" "$c" >"$T/$a.expect" 2>"$T/$a.err"; then
+  each_profiled_family algos LOCKSWAP_ALGO "$@"
+}
+
+# each_profiled_family LISTFN VAR CASE [VAR=VALUE...]: the same under every
+# algorithm of a family (algos, rwalgos, spinalgos: glibc's own included).
+each_profiled_family() {
+  local listfn=$1 var=$2 c=$3 a failed=()
+  shift 3
+  for a in $($listfn); do
+    if ! profiled_as "$var" "$a" "$T/$a.csv" env "$@" "$P" "$c" >"$T/$a.expect" 2>"$T/$a.err"; then
       failed+=("$a"); echo "=== $a: the program failed:"; tail -5 "$T/$a.err"; continue
     fi
     check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1 || {
@@ -123,21 +129,6 @@ each_profiled() {
 
 @test "counts exact, field by field, for every algorithm and pthread: lock, trylock, timedlock, contended, trylock failures, timeouts, hand-offs, longest queue, condvar waits, timeouts, signals, broadcasts; recursive relocks; glibc's process-shared, robust and PI mutexes; destroy and re-init make new records; threads that exit early" {
   each_profiled counts
-}
-
-# each_profiled_family LISTFN VAR CASE: CASE of the profile program under
-# every algorithm of a family (rwalgos, spinalgos: glibc's own included),
-# its profile checked.
-each_profiled_family() {
-  local listfn=$1 var=$2 c=$3 a failed=()
-  for a in $($listfn); do
-    if ! profiled_as "$var" "$a" "$T/$a.csv" "$P" "$c" >"$T/$a.expect" 2>"$T/$a.err"; then
-      failed+=("$a"); echo "=== $a: the program failed:"; tail -5 "$T/$a.err"; continue
-    fi
-    check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1 || {
-      failed+=("$a"); echo "=== $a:"; head -20 "$T/$a.check"; }
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
 }
 
 @test "rwlocks, exact, under every rwlock algorithm and glibc's: reads and writes of every kind apart (lock, try, timed, clock), contended, try failures, timeouts; recursive reads count, the writer's EDEADLK and EBUSY and a bad timespec do not; hand-offs between writers, longest queue, read and write wait and hold, call sites; process-shared and writer-preferring kinds; destroy and re-init make new records" {

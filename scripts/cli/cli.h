@@ -1,8 +1,8 @@
 /*
  * cli.h - the option handling that the lockswap commands share (lockswap.c,
  * lockswap-profile.c, lockswap-report.c): the options that choose how a
- * program runs (-a/-w/-s: `lockswap` applies them, `lockswap profile` passes
- * them on to it), unsigned values in a range, the option that getopt
+ * program runs (-a/-w/-s/-r/--spinalgo: `lockswap` applies them, `lockswap profile`
+ * passes them on to it), unsigned values in a range, the option that getopt
  * refused, and the folder the command runs from. Each program keeps its own
  * messages and exit statuses (README and the tests quote them).
  */
@@ -17,15 +17,18 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* How PROG runs: -a/--algo, -w/--wait, -s/--spin; NULL: not given. */
+/* How PROG runs: -a/--algo, -w/--wait, -s/--spin, -r/--rwalgo, --spinalgo;
+ * NULL: not given. */
 struct cli_run {
-	const char *algo, *wait, *spin;
+	const char *algo, *wait, *spin, *rwalgo, *spinalgo;
 };
-#define CLI_RUN_SHORT "a:w:s:"
+#define CLI_OPT_SPINALGO 0x1000 /* above the commands' own long-only options */
+#define CLI_RUN_SHORT "a:w:s:r:"
 #define CLI_RUN_LONG                                                                                         \
 	{"algo", required_argument, NULL, 'a'}, {"wait", required_argument, NULL, 'w'},                      \
+	    {"spin", required_argument, NULL, 's'}, {"rwalgo", required_argument, NULL, 'r'},                \
 	{                                                                                                    \
-		"spin", required_argument, NULL, 's'                                                         \
+		"spinalgo", required_argument, NULL, CLI_OPT_SPINALGO                                        \
 	}
 
 /* Takes getopt's option c (with arg) into r if it is one of the above. */
@@ -40,6 +43,12 @@ static inline bool cli_run_option(struct cli_run *r, int c, const char *arg)
 		return true;
 	case 's':
 		r->spin = arg;
+		return true;
+	case 'r':
+		r->rwalgo = arg;
+		return true;
+	case CLI_OPT_SPINALGO:
+		r->spinalgo = arg;
 		return true;
 	default:
 		return false;

@@ -74,11 +74,9 @@ static const char *number(const char *opt, const char *v, unsigned long long lo,
 
 int main(int argc, char **argv)
 {
-	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP, OPT_SPINALGO };
+	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP };
 	static const struct option opts[] = {
 	    CLI_RUN_LONG,
-	    {"rwalgo", required_argument, NULL, 'r'},
-	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"out", required_argument, NULL, 'o'},
 	    {"frames", required_argument, NULL, OPT_FRAMES},
 	    {"sample", required_argument, NULL, OPT_SAMPLE},
@@ -87,20 +85,13 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_run run = {.algo = "pthread"};
-	const char *rwalgo = NULL, *spinalgo = NULL;
 	int c;
 	opterr = 0;
 	/* argv[0] may be the full path lockswap ran us by */
-	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "o:h", opts, NULL)) != -1) {
 		if (cli_run_option(&run, c, optarg))
 			continue;
 		switch (c) {
-		case 'r':
-			rwalgo = optarg;
-			break;
-		case OPT_SPINALGO:
-			spinalgo = optarg;
-			break;
 		case 'o':
 			if (!*optarg)
 				bad("--out: invalid value", optarg, "a file name");
@@ -154,13 +145,13 @@ int main(int argc, char **argv)
 	args[k++] = cmd;
 	args[k++] = "-a";
 	args[k++] = (char *)run.algo;
-	if (rwalgo) {
+	if (run.rwalgo) {
 		args[k++] = "-r";
-		args[k++] = (char *)rwalgo;
+		args[k++] = (char *)run.rwalgo;
 	}
-	if (spinalgo) {
+	if (run.spinalgo) {
 		args[k++] = "--spinalgo";
-		args[k++] = (char *)spinalgo;
+		args[k++] = (char *)run.spinalgo;
 	}
 	if (run.wait) {
 		args[k++] = "-w";

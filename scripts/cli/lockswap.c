@@ -310,11 +310,9 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP, OPT_SPINALGO };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
 	static const struct option opts[] = {
 	    CLI_RUN_LONG,
-	    {"rwalgo", required_argument, NULL, 'r'},
-	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
@@ -326,7 +324,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_run run = {0};
-	const char *wrap = NULL, *rwalgo = NULL, *spinalgo = NULL, *family = "mutex";
+	const char *wrap = NULL, *family = "mutex";
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	const char *capnames[16];
@@ -335,16 +333,10 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "vh", opts, NULL)) != -1) {
 		if (cli_run_option(&run, c, optarg))
 			continue;
 		switch (c) {
-		case 'r':
-			rwalgo = optarg;
-			break;
-		case OPT_SPINALGO:
-			spinalgo = optarg;
-			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -435,9 +427,9 @@ int main(int argc, char **argv)
 
 	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
 		bad("-a: %s", buf, NULL);
-	if (rwalgo && !ls_rwalgo_lookup(rwalgo, buf, sizeof buf))
+	if (run.rwalgo && !ls_rwalgo_lookup(run.rwalgo, buf, sizeof buf))
 		bad("-r: %s", buf, NULL);
-	if (spinalgo && !ls_spinalgo_lookup(spinalgo, buf, sizeof buf))
+	if (run.spinalgo && !ls_spinalgo_lookup(run.spinalgo, buf, sizeof buf))
 		bad("--spinalgo: %s", buf, NULL);
 	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
 		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
@@ -454,10 +446,10 @@ int main(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	if (run.algo)
 		setenv("LOCKSWAP_ALGO", run.algo, 1);
-	if (rwalgo)
-		setenv("LOCKSWAP_RWALGO", rwalgo, 1);
-	if (spinalgo)
-		setenv("LOCKSWAP_SPINALGO", spinalgo, 1);
+	if (run.rwalgo)
+		setenv("LOCKSWAP_RWALGO", run.rwalgo, 1);
+	if (run.spinalgo)
+		setenv("LOCKSWAP_SPINALGO", run.spinalgo, 1);
 	if (run.wait)
 		setenv("LOCKSWAP_WAIT", run.wait, 1);
 	if (run.spin)
