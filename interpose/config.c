@@ -320,22 +320,22 @@ struct ls_rwreal ls_rwreal;
 
 void ls_rw_resolve_glibc(void)
 {
-	ls_rwreal.rw_init = real_sym("pthread_rwlock_init", "GLIBC_2.34");
-	ls_rwreal.rw_destroy = real_sym("pthread_rwlock_destroy", "GLIBC_2.34");
-	ls_rwreal.rw_rdlock = real_sym("pthread_rwlock_rdlock", "GLIBC_2.34");
-	ls_rwreal.rw_tryrdlock = real_sym("pthread_rwlock_tryrdlock", "GLIBC_2.34");
-	ls_rwreal.rw_timedrdlock = real_sym("pthread_rwlock_timedrdlock", "GLIBC_2.34");
-	ls_rwreal.rw_clockrdlock = real_sym("pthread_rwlock_clockrdlock", "GLIBC_2.34");
-	ls_rwreal.rw_wrlock = real_sym("pthread_rwlock_wrlock", "GLIBC_2.34");
-	ls_rwreal.rw_trywrlock = real_sym("pthread_rwlock_trywrlock", "GLIBC_2.34");
-	ls_rwreal.rw_timedwrlock = real_sym("pthread_rwlock_timedwrlock", "GLIBC_2.34");
-	ls_rwreal.rw_clockwrlock = real_sym("pthread_rwlock_clockwrlock", "GLIBC_2.34");
-	ls_rwreal.rw_unlock = real_sym("pthread_rwlock_unlock", "GLIBC_2.34");
-	ls_rwreal.spin_init = real_sym("pthread_spin_init", "GLIBC_2.34");
-	ls_rwreal.spin_destroy = real_sym("pthread_spin_destroy", "GLIBC_2.34");
-	ls_rwreal.spin_lock = real_sym("pthread_spin_lock", "GLIBC_2.34");
-	ls_rwreal.spin_trylock = real_sym("pthread_spin_trylock", "GLIBC_2.34");
-	ls_rwreal.spin_unlock = real_sym("pthread_spin_unlock", "GLIBC_2.34");
+	ls_rwreal.rw.init = real_sym("pthread_rwlock_init", "GLIBC_2.34");
+	ls_rwreal.rw.destroy = real_sym("pthread_rwlock_destroy", "GLIBC_2.34");
+	ls_rwreal.rw.rdlock = real_sym("pthread_rwlock_rdlock", "GLIBC_2.34");
+	ls_rwreal.rw.tryrdlock = real_sym("pthread_rwlock_tryrdlock", "GLIBC_2.34");
+	ls_rwreal.rw.timedrdlock = real_sym("pthread_rwlock_timedrdlock", "GLIBC_2.34");
+	ls_rwreal.rw.clockrdlock = real_sym("pthread_rwlock_clockrdlock", "GLIBC_2.34");
+	ls_rwreal.rw.wrlock = real_sym("pthread_rwlock_wrlock", "GLIBC_2.34");
+	ls_rwreal.rw.trywrlock = real_sym("pthread_rwlock_trywrlock", "GLIBC_2.34");
+	ls_rwreal.rw.timedwrlock = real_sym("pthread_rwlock_timedwrlock", "GLIBC_2.34");
+	ls_rwreal.rw.clockwrlock = real_sym("pthread_rwlock_clockwrlock", "GLIBC_2.34");
+	ls_rwreal.rw.unlock = real_sym("pthread_rwlock_unlock", "GLIBC_2.34");
+	ls_rwreal.spin.init = real_sym("pthread_spin_init", "GLIBC_2.34");
+	ls_rwreal.spin.destroy = real_sym("pthread_spin_destroy", "GLIBC_2.34");
+	ls_rwreal.spin.lock = real_sym("pthread_spin_lock", "GLIBC_2.34");
+	ls_rwreal.spin.trylock = real_sym("pthread_spin_trylock", "GLIBC_2.34");
+	ls_rwreal.spin.unlock = real_sym("pthread_spin_unlock", "GLIBC_2.34");
 }
 
 static bool rw_known_var(const char *name, size_t len)

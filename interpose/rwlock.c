@@ -552,7 +552,7 @@ static __attribute__((noinline)) int rdlock_general(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (l->shared)
-		return ls_rwreal.rw_rdlock(rw);
+		return ls_rwreal.rw.rdlock(rw);
 	return rd_acquire(l, LOCK, NULL);
 }
 
@@ -571,7 +571,7 @@ static int rdlock_checked(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (is_glibc(l))
-		return ls_rwreal.rw_rdlock(rw);
+		return ls_rwreal.rw.rdlock(rw);
 	if (LS_UNLIKELY(ls_async_cancel))
 		return acquire_async(l, false, LOCK, NULL);
 	return rd_acquire(l, LOCK, NULL);
@@ -581,7 +581,7 @@ static int tryrdlock_fast(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (l->shared)
-		return ls_rwreal.rw_tryrdlock(rw);
+		return ls_rwreal.rw.tryrdlock(rw);
 	return rd_acquire(l, TRY, NULL);
 }
 
@@ -589,7 +589,7 @@ static int tryrdlock_checked(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (is_glibc(l))
-		return ls_rwreal.rw_tryrdlock(rw);
+		return ls_rwreal.rw.tryrdlock(rw);
 	if (LS_UNLIKELY(ls_async_cancel))
 		return acquire_async(l, false, TRY, NULL);
 	return rd_acquire(l, TRY, NULL);
@@ -611,14 +611,14 @@ static int timed(pthread_rwlock_t *rw, bool write, clockid_t clock, const struct
 static int timedrdlock_checked(pthread_rwlock_t *rw, const struct timespec *abs)
 {
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_timedrdlock(rw, abs);
+		return ls_rwreal.rw.timedrdlock(rw, abs);
 	return timed(rw, false, CLOCK_REALTIME, abs);
 }
 
 static int clockrdlock_checked(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_clockrdlock(rw, clock, abs);
+		return ls_rwreal.rw.clockrdlock(rw, clock, abs);
 	return timed(rw, false, clock, abs);
 }
 
@@ -643,7 +643,7 @@ static __attribute__((noinline)) int wrlock_general(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (l->shared)
-		return ls_rwreal.rw_wrlock(rw);
+		return ls_rwreal.rw.wrlock(rw);
 	return wr_acquire(l, LOCK, NULL);
 }
 
@@ -661,7 +661,7 @@ static int wrlock_checked(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (is_glibc(l))
-		return ls_rwreal.rw_wrlock(rw);
+		return ls_rwreal.rw.wrlock(rw);
 	if (LS_UNLIKELY(ls_async_cancel))
 		return acquire_async(l, true, LOCK, NULL);
 	return wr_acquire(l, LOCK, NULL);
@@ -671,7 +671,7 @@ static int trywrlock_fast(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (l->shared)
-		return ls_rwreal.rw_trywrlock(rw);
+		return ls_rwreal.rw.trywrlock(rw);
 	return wr_acquire(l, TRY, NULL);
 }
 
@@ -679,7 +679,7 @@ static int trywrlock_checked(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (is_glibc(l))
-		return ls_rwreal.rw_trywrlock(rw);
+		return ls_rwreal.rw.trywrlock(rw);
 	if (LS_UNLIKELY(ls_async_cancel))
 		return acquire_async(l, true, TRY, NULL);
 	return wr_acquire(l, TRY, NULL);
@@ -688,14 +688,14 @@ static int trywrlock_checked(pthread_rwlock_t *rw)
 static int timedwrlock_checked(pthread_rwlock_t *rw, const struct timespec *abs)
 {
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_timedwrlock(rw, abs);
+		return ls_rwreal.rw.timedwrlock(rw, abs);
 	return timed(rw, true, CLOCK_REALTIME, abs);
 }
 
 static int clockwrlock_checked(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_clockwrlock(rw, clock, abs);
+		return ls_rwreal.rw.clockwrlock(rw, clock, abs);
 	return timed(rw, true, clock, abs);
 }
 
@@ -764,7 +764,7 @@ static __attribute__((noinline)) int unlock_general(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (l->shared)
-		return ls_rwreal.rw_unlock(rw);
+		return ls_rwreal.rw.unlock(rw);
 	return release(l);
 }
 
@@ -791,7 +791,7 @@ static __attribute__((noinline)) int unlock_fast_ext(pthread_rwlock_t *rw)
 static int unlock_checked(pthread_rwlock_t *rw)
 {
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_unlock(rw);
+		return ls_rwreal.rw.unlock(rw);
 	return LS_CANCEL_DEFERRED(release((struct ls_rwlock *)rw));
 }
 
@@ -806,7 +806,7 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 		pthread_rwlockattr_getpshared(attr, &pshared);
 	}
 	if (!ls_rwg.rw_on || pshared != PTHREAD_PROCESS_PRIVATE)
-		return ls_rwreal.rw_init(rw, attr);
+		return ls_rwreal.rw.init(rw, attr);
 
 	/* Memory that held one of our rwlocks (destroyed, or reused without
 	 * destroy): keep its out-of-line block. A pointer outside the region
@@ -865,7 +865,7 @@ static int destroy_rwlock(struct ls_rwlock *l)
 static int destroy_checked(pthread_rwlock_t *rw)
 {
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_destroy(rw);
+		return ls_rwreal.rw.destroy(rw);
 	return LS_CANCEL_DEFERRED(destroy_rwlock((struct ls_rwlock *)rw));
 }
 
@@ -898,12 +898,7 @@ static struct ls_rwlock_ops entry = {
 void ls_rw_entries(struct ls_rwlock_ops *o, bool fast)
 {
 	if (!ls_rwg.rw_on) {
-		*o = (struct ls_rwlock_ops){
-		    ls_rwreal.rw_init,	      ls_rwreal.rw_destroy,	ls_rwreal.rw_rdlock,
-		    ls_rwreal.rw_tryrdlock,   ls_rwreal.rw_timedrdlock, ls_rwreal.rw_clockrdlock,
-		    ls_rwreal.rw_wrlock,      ls_rwreal.rw_trywrlock,	ls_rwreal.rw_timedwrlock,
-		    ls_rwreal.rw_clockwrlock, ls_rwreal.rw_unlock,
-		};
+		*o = ls_rwreal.rw;
 		return;
 	}
 	bool ext = ls_rwg.rw_ext;

@@ -19,22 +19,8 @@
 
 /* glibc's functions, for the passthrough and the process-shared rwlocks. */
 struct ls_rwreal {
-	int (*rw_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
-	int (*rw_destroy)(pthread_rwlock_t *);
-	int (*rw_rdlock)(pthread_rwlock_t *);
-	int (*rw_tryrdlock)(pthread_rwlock_t *);
-	int (*rw_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rw_wrlock)(pthread_rwlock_t *);
-	int (*rw_trywrlock)(pthread_rwlock_t *);
-	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rw_unlock)(pthread_rwlock_t *);
-	int (*spin_init)(pthread_spinlock_t *, int);
-	int (*spin_destroy)(pthread_spinlock_t *);
-	int (*spin_lock)(pthread_spinlock_t *);
-	int (*spin_trylock)(pthread_spinlock_t *);
-	int (*spin_unlock)(pthread_spinlock_t *);
+	struct ls_rwlock_ops rw;
+	struct ls_spin_ops spin;
 };
 extern struct ls_rwreal ls_rwreal;
 

@@ -62,7 +62,7 @@ static int lock_fast(pthread_spinlock_t *s)
 static int lock_checked(pthread_spinlock_t *s)
 {
 	if (!spin_on())
-		return ls_rwreal.spin_lock(s);
+		return ls_rwreal.spin.lock(s);
 	if (ls_async_cancel)
 		return ls_timedlock_fallback(ls_rwg.spin, (void *)s, UINT64_MAX);
 	ls_rwg.spin->lock((void *)s);
@@ -115,8 +115,7 @@ static struct ls_spin_ops entry = {init_first, destroy_first, lock_first, tryloc
 void ls_spin_entries(struct ls_spin_ops *o, bool fast)
 {
 	if (!ls_rwg.spin_on)
-		*o = (struct ls_spin_ops){ls_rwreal.spin_init, ls_rwreal.spin_destroy, ls_rwreal.spin_lock,
-					  ls_rwreal.spin_trylock, ls_rwreal.spin_unlock};
+		*o = ls_rwreal.spin;
 	else
 		*o = (struct ls_spin_ops){init_fast, destroy_fast, fast ? lock_fast : lock_checked,
 					  trylock_fast, unlock_fast};
