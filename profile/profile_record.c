@@ -70,6 +70,7 @@
 
 #include "observe.h"
 #include "profile_record.h"
+#include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
 
@@ -79,7 +80,6 @@ struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10, .err_fd = 2};
 #define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
 #define SITE_BUCKETS 256 /* per thread */
 #define GSITE_BUCKETS 16384
-#define SKIP_MAX 24 /* frames of the profiler itself, above the caller */
 
 static inline unsigned prof_bucket(uint64_t ns)
 {
@@ -249,28 +249,6 @@ static int my_tid(void)
 	return tls.tid;
 }
 
-/* ---- the gate around libunwind and dl_iterate_phdr (see fork) ---- */
-
-static _Atomic int gate_inside;
-static _Atomic bool gate_closed;
-
-static bool gate_enter(void)
-{
-	/* seq_cst pairs with fork_prepare: either it sees us inside, or we
-	 * see the gate closed */
-	atomic_fetch_add_explicit(&gate_inside, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&gate_closed, memory_order_seq_cst)) {
-		atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
-		return false;
-	}
-	return true;
-}
-
-static void gate_leave(void)
-{
-	atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
-}
-
 /* ---- modules ---- */
 
 struct scan {
@@ -343,10 +321,10 @@ static void modules_refresh(void)
 {
 	if (!scan_buf || !plock_try(&modlock))
 		return; /* someone else is refreshing: their table will do */
-	if (gate_enter()) {
+	if (ls_stack_gate_enter()) {
 		scan_buf->n = 0;
 		dl_iterate_phdr(scan_one, scan_buf);
-		gate_leave();
+		ls_stack_gate_leave();
 		prof_lock();
 		for (unsigned i = 0; i < scan_buf->n; i++) {
 			unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_relaxed);
@@ -379,25 +357,13 @@ static void cover_frames(const uintptr_t *f, unsigned n)
 
 /* ---- stacks ---- */
 
-static int (*unw_backtrace_fn)(void **, int);
-
-/* The caller's stack: frames above the profiler and the shim. */
+/* The caller's stack: frames above the profiler and the shim (stack.h). */
 static unsigned take_stack(uintptr_t *out, unsigned max)
 {
-	void *buf[PROF_MAX_FRAMES + SKIP_MAX];
-	if (!unw_backtrace_fn || !gate_enter()) {
+	unsigned n = ls_stack_take(out, max, false);
+	if (!n)
 		atomic_fetch_add_explicit(&ls_prof.stackless, 1, memory_order_relaxed);
-		return 0;
-	}
-	int n = unw_backtrace_fn(buf, (int)(max + SKIP_MAX));
-	gate_leave();
-	int i = 0;
-	while (i < n && (uintptr_t)buf[i] >= ls_prof.self_lo && (uintptr_t)buf[i] < ls_prof.self_hi)
-		i++;
-	unsigned k = 0;
-	for (; i < n && k < max; i++)
-		out[k++] = (uintptr_t)buf[i];
-	return k;
+	return n;
 }
 
 static uint32_t hash_stack(const void *g, const uintptr_t *f, unsigned n)
@@ -489,7 +455,7 @@ static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, c
 	g->origin_frames = (uintptr_t *)(g + 1);
 	g->norigin = n;
 	g->pid = ls_prof.pid;
-	g->internal = n && f[0] >= ls_prof.unw_lo && f[0] < ls_prof.unw_hi;
+	g->internal = ls_stack_walking() || (n && ls_stack_in_unwinder(f[0]));
 	memcpy(g->origin_frames, f, n * sizeof *f);
 	if (!map_put(g))
 		return NULL;
@@ -1495,18 +1461,17 @@ static void on_fatal(int sig)
 
 /* ---- fork ---- */
 
+/* The gate first: a thread inside it may wait for the global lock. */
 static void fork_prepare(void)
 {
-	atomic_store_explicit(&gate_closed, true, memory_order_seq_cst);
-	while (atomic_load_explicit(&gate_inside, memory_order_seq_cst))
-		sched_yield();
+	ls_stack_fork_prepare();
 	prof_lock();
 }
 
 static void fork_parent(void)
 {
 	prof_unlock();
-	atomic_store_explicit(&gate_closed, false, memory_order_seq_cst);
+	ls_stack_fork_parent();
 }
 
 /* The child starts from zero: its report is its own activity. It keeps the
@@ -1517,8 +1482,7 @@ static void fork_child(void)
 	struct pthr *me = tls.t;
 	atomic_store_explicit(&glock.w, 0, memory_order_relaxed);
 	atomic_store_explicit(&modlock.w, 0, memory_order_relaxed);
-	atomic_store_explicit(&gate_inside, 0, memory_order_relaxed);
-	atomic_store_explicit(&gate_closed, false, memory_order_relaxed);
+	ls_stack_fork_child();
 	tls.tid = 0;
 	for (struct pthr *t = threads, *next; t; t = next) {
 		next = t->next;
@@ -1558,55 +1522,15 @@ static void fork_child(void)
 
 /* ---- start (after initialisation: may dlopen, allocate, lock) ---- */
 
-/* The span of the object holding *(uintptr_t *)arg, into arg[1], arg[2]. */
-static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	uintptr_t *a = arg, me = a[0], lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + p->p_memsz > hi)
-			hi = a + p->p_memsz;
-	}
-	if (me < lo || me >= hi)
-		return 0;
-	a[1] = lo;
-	a[2] = hi;
-	return 1;
-}
-
 int ls_prof_record_start(char *err, size_t len)
 {
 	guard_enter();
-	uintptr_t span[3] = {(uintptr_t)&ls_prof_record_start, 0, 0};
-	dl_iterate_phdr(find_object, span);
-	ls_prof.self_lo = span[1];
-	ls_prof.self_hi = span[2];
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		*(void **)&unw_backtrace_fn = dlsym(h, "unw_backtrace");
-	if (!unw_backtrace_fn) {
-		snprintf(err, len,
-			 "LOCKSWAP_PROFILE=1: cannot load libunwind.so.8 for call sites (%s); install the "
-			 "libunwind8 package",
-			 dlerror());
+	char why[512];
+	if (ls_stack_start(why, sizeof why)) {
+		snprintf(err, len, "LOCKSWAP_PROFILE=1: %s", why);
 		guard_leave();
 		return -1;
 	}
-	span[0] = (uintptr_t)unw_backtrace_fn;
-	span[1] = span[2] = 0;
-	dl_iterate_phdr(find_object, span);
-	ls_prof.unw_lo = span[1];
-	ls_prof.unw_hi = span[2];
-	/* libunwind's first call takes locks and allocates: do it now, before
-	 * main, rather than on the first contended acquisition */
-	uintptr_t f[4];
-	take_stack(f, 4);
 	modules_refresh();
 	have_key = pthread_key_create(&exit_key, pthr_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -110,8 +110,6 @@ struct prof_state {
 	_Atomic uint64_t stackless;  /* stacks not taken (fork in progress, no libunwind) */
 	struct prof_module *modules; /* PROF_MAX_MODULES, mapped when profiling */
 	_Atomic unsigned nmodules;
-	uintptr_t self_lo, self_hi; /* liblockswap.so's span */
-	uintptr_t unw_lo, unw_hi;   /* libunwind's */
 };
 extern struct prof_state ls_prof;
 
