@@ -264,6 +264,54 @@ static struct ls_algo map_algo = {
     .unlock = m_unlock,
 };
 
+/* ---- glibc's own mutex, for one mutex ----
+ *
+ * `pthread` in a rule: the mutex runs glibc's own code on a pthread_mutex_t
+ * of glibc's kept out of line (40 bytes do not fit in the state bytes),
+ * with glibc's functions as they were before any observer wrapped them (an
+ * observer sees the mutex through ls_g's operations, like any other).
+ * All-zero is glibc's unlocked NORMAL mutex, so no init is needed. */
+
+static struct ls_glibc glibc;
+
+static void glibc_lock(void *s)
+{
+	glibc.mutex_lock(s);
+}
+
+static int glibc_trylock(void *s)
+{
+	return glibc.mutex_trylock(s) ? EBUSY : 0;
+}
+
+static void glibc_unlock(void *s)
+{
+	glibc.mutex_unlock(s);
+}
+
+static int glibc_timedlock(void *s, uint64_t deadline)
+{
+	struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+	return glibc.mutex_clocklock(s, CLOCK_MONOTONIC, &ts) ? ETIMEDOUT : 0;
+}
+
+static void glibc_destroy(void *s)
+{
+	glibc.mutex_destroy(s);
+}
+
+static const struct ls_algo glibc_algo = {
+    .name = "pthread",
+    .desc = "glibc's own mutex, for the mutexes a rule gives it",
+    .caps = LS_CAP_TIMEOUT,
+    .state_size = sizeof(pthread_mutex_t),
+    .destroy = glibc_destroy,
+    .lock = glibc_lock,
+    .trylock = glibc_trylock,
+    .timedlock = glibc_timedlock,
+    .unlock = glibc_unlock,
+};
+
 /* ---- init and destroy ---- */
 
 int ls_map_init(struct ls_mutex *m, int type)
@@ -376,16 +424,11 @@ static struct ls_bind *map_table(size_t size, bool *near)
 
 static int fill(struct ls_bind *b, const struct ls_algo *a, int rule, const char *what, char *err, size_t len)
 {
-	if (a->caps & LS_CAP_PASSTHROUGH) {
-		snprintf(err, len,
-			 "%s: %s is glibc's own mutex for the whole process, not an algorithm for some mutexes "
-			 "(choose a lockswap algorithm: lockswap --list)",
-			 what, a->name);
-		return -1;
-	}
+	if (a->caps & LS_CAP_PASSTHROUGH)
+		a = &glibc_algo; /* the baseline, per mutex */
 	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
-		snprintf(err, len, "%s: algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)", what,
-			 a->name, a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
+		snprintf(err, len, "%s: algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)",
+			 what, a->name, a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
 		return -1;
 	}
 	b->algo = a;
@@ -405,10 +448,11 @@ static int fill(struct ls_bind *b, const struct ls_algo *a, int rule, const char
 static void say_entry(const struct ls_bind *b)
 {
 	char caps[128];
-	ls_say("lockswap: map: %s%s%s -> %s caps=%s state=%s", b->rule == LS_MATCH_NONE ? "no rule" : "rule '",
+	ls_say("lockswap: map: %s%s%s -> %s caps=%s state=%s",
+	       b->rule == LS_MATCH_NONE ? "no rule" : "rule '",
 	       b->rule == LS_MATCH_NONE ? "" : ls_match_rule((unsigned)b->rule)->text,
-	       b->rule == LS_MATCH_NONE ? "" : "'", b->algo->name, ls_caps_string(b->algo->caps, caps, sizeof caps),
-	       b->ext ? "out-of-line" : "inline");
+	       b->rule == LS_MATCH_NONE ? "" : "'", b->algo->name,
+	       ls_caps_string(b->algo->caps, caps, sizeof caps), b->ext ? "out-of-line" : "inline");
 }
 
 int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t len)
@@ -424,6 +468,7 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	if (text ? ls_match_parse(text, err, len) : ls_match_parse_file(file, err, len))
 		return -1;
 	const char *origin = text ? "LOCKSWAP_ALGO_MAP" : "LOCKSWAP_CONFIG";
+	glibc = ls_real; /* before an observer wraps it */
 	nbind = ls_match_count() + 1;
 	size_t size = (nbind * sizeof *table + 4095) & ~(size_t)4095;
 	bool near;
@@ -438,7 +483,7 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 		const struct ls_rule *r = ls_match_rule(i);
 		char names[1024];
 		const struct ls_algo *a = ls_algo_find(r->target);
-		snprintf(msg, sizeof msg, "%s: rule '%.100s'", origin, r->text);
+		snprintf(msg, sizeof msg, "%s: rule '%.100s'", r->where, r->text);
 		if (!a) {
 			snprintf(err, len, "%s: unknown algorithm '%.64s' (valid: %s)", msg, r->target,
 				 ls_algo_names(names, sizeof names));
@@ -453,17 +498,17 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	mprotect(table, size, PROT_READ);
 	int any = ls_match_any();
 	dflt_name = (any == LS_MATCH_NONE ? dflt : table[any].algo)->name;
-	map_algo.caps &= ~LS_CAP_PASSTHROUGH;
 	verbose = verb;
 	ls_g.map = true;
+	ls_g.passthrough = false; /* LOCKSWAP_ALGO=pthread: glibc's mutex for the mutexes no rule names */
 	ls_g.algo = &map_algo;
 	ls_g.ext = false;
 	ls_g.lock = near ? near_lock : far_lock;
 	ls_g.trylock = near ? near_trylock : far_trylock;
 	ls_g.unlock = near ? near_unlock : far_unlock;
 	if (verbose) {
-		ls_say("lockswap: map: %u rule%s from %s%s%s; dispatch %s", nbind - 1, nbind == 2 ? "" : "s", origin,
-		       file ? " " : "", file ? file : "",
+		ls_say("lockswap: map: %u rule%s from %s%s%s; dispatch %s", nbind - 1, nbind == 2 ? "" : "s",
+		       origin, file ? " " : "", file ? file : "",
 		       near ? "by address (table below 4 GiB)"
 			    : "by offset (no room below 4 GiB: one instruction more per call)");
 		for (unsigned i = 0; i < nbind; i++)
@@ -499,10 +544,11 @@ void ls_map_report(void)
 	for (unsigned i = 0; i < nbind; i++)
 		total += atomic_load_explicit(&bound[i], memory_order_relaxed);
 	ls_match_stats(&st);
-	ls_say("lockswap: map: %llu mutexes bound, %llu stack walks, %llu without a walk, %llu return addresses "
-	       "resolved",
-	       (unsigned long long)total, (unsigned long long)st.walks, (unsigned long long)st.unwalked,
-	       (unsigned long long)st.resolved);
+	ls_say(
+	    "lockswap: map: %llu mutexes bound, %llu stack walks, %llu without a walk, %llu return addresses "
+	    "resolved",
+	    (unsigned long long)total, (unsigned long long)st.walks, (unsigned long long)st.unwalked,
+	    (unsigned long long)st.resolved);
 	for (unsigned i = 0; i < nbind; i++) {
 		const struct ls_bind *b = &table[i];
 		uint64_t n = atomic_load_explicit(&bound[i], memory_order_relaxed);
@@ -519,8 +565,8 @@ void ls_map_report(void)
 		} else {
 			char why[512];
 			ls_match_why_not((unsigned)b->rule, why, sizeof why);
-			ls_say("lockswap: map: rule '%s' matched no mutex%s%s%s", text, why[0] ? " (" : "", why,
-			       why[0] ? ")" : "");
+			ls_say("lockswap: map: rule '%s' matched no mutex%s%s%s", text, why[0] ? " (" : "",
+			       why, why[0] ? ")" : "");
 		}
 	}
 }

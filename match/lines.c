@@ -97,7 +97,8 @@ int ls_lines_start(char *err, size_t len)
 	void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		snprintf(err, len,
-			 "FILE:LINE rules need libdw.so.1 (%s); install the libdw1 package, or name functions instead",
+			 "FILE:LINE rules need libdw.so.1 (%s); install the libdw1 package, or name "
+			 "functions instead",
 			 dlerror());
 		return -1;
 	}

@@ -148,8 +148,9 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 	}
 	struct ls_rule *r = &rules[nrules];
 	r->text = keep(tok);
+	r->where = keep(where);
 	char *eq = strchr(tok, '=');
-	if (!r->text || !eq) {
+	if (!r->text || !r->where || !eq) {
 		snprintf(err, len, "%s: rule '%.100s': %s", where, tok, syntax);
 		return -1;
 	}
@@ -171,8 +172,8 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 	char *colon = strrchr(pat, ':');
 	if (!strcmp(pat, "*")) {
 		if (any_rule != LS_MATCH_NONE) {
-			snprintf(err, len, "%s: rule '%.100s': a second '*' rule (the first: '%.100s')", where,
-				 r->text, rules[any_rule].text);
+			snprintf(err, len, "%s: rule '%.100s': a second '*' rule (the first: '%.100s')",
+				 where, r->text, rules[any_rule].text);
 			return -1;
 		}
 		r->kind = LS_RULE_ANY;
@@ -552,15 +553,17 @@ void ls_match_why_not(unsigned i, char *buf, size_t len)
 		bool any;
 		l.found = ls_lines_exist(r->pattern, r->line, &any);
 		if (!l.found)
-			snprintf(buf, len,
-				 any ? "no code at %s:%u in the loaded modules"
-				     : "no line information for %s in the loaded modules (built without -g, and "
-				       "no debug file found?)",
-				 r->pattern, r->line);
+			snprintf(
+			    buf, len,
+			    any ? "no code at %s:%u in the loaded modules"
+				: "no line information for %s in the loaded modules (built without -g, and "
+				  "no debug file found?)",
+			    r->pattern, r->line);
 	} else {
 		dl_iterate_phdr(look_in, &l);
 		if (!l.found && r->kind == LS_RULE_FUNC)
-			snprintf(buf, len, "no function named %s in the program or its loaded libraries", r->pattern);
+			snprintf(buf, len, "no function named %s in the program or its loaded libraries",
+				 r->pattern);
 		else if (!l.found)
 			snprintf(buf, len, "no module %s is loaded", r->pattern);
 	}

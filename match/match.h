@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LS_MATCH_MAX 64	    /* rules */
+#define LS_MATCH_MAX 64	   /* rules */
 #define LS_MATCH_FRAMES 32 /* frames of a creation stack looked at */
 #define LS_MATCH_NONE (-1)
 
@@ -48,6 +48,7 @@ struct ls_rule {
 	const char *pattern; /* "queue_push", "queue.c", "libfoo.so", "*" */
 	unsigned line;	     /* LS_RULE_LINE */
 	const char *target;  /* "mcs-tp" */
+	const char *where;   /* for messages: "LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG FILE:LINE" */
 };
 
 /* Parses rules. `text`: the value of LOCKSWAP_ALGO_MAP (comma or newline

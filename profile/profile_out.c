@@ -199,6 +199,8 @@ static bool build(struct build *b)
 		r->origin = g->origin == ORIGIN_INIT ? "init" : "first-use";
 		r->ended = g->ended == END_DESTROYED ? "destroyed" : g->ended == END_REUSED ? "reused" : "";
 		r->address = g->addr;
+		r->algo = g->algo;
+		r->rule = g->rule;
 		r->stack = g->norigin ? intern(b, g->origin_frames, g->norigin) : LS_PROF_NO_STACK;
 		memcpy(r->n, g->n, sizeof r->n);
 		r->max_waiters = atomic_load_explicit(&g->max_waiters, memory_order_relaxed);
@@ -227,6 +229,7 @@ static bool build(struct build *b)
 	h->wait = ls_prof.passthrough ? "glibc" : ls_prof.wait;
 	h->duration_ns = ls_tp_now() - ls_prof.start_ns;
 	h->threads = ls_prof.threads;
+	h->cpus = ls_prof.cpus;
 	h->unrecorded = atomic_load_explicit(&ls_prof.unrecorded, memory_order_relaxed);
 	h->stackless = atomic_load_explicit(&ls_prof.stackless, memory_order_relaxed);
 	h->sample = ls_prof.sample;

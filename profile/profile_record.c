@@ -361,7 +361,7 @@ static void cover_frames(const uintptr_t *f, unsigned n)
 static unsigned take_stack(uintptr_t *out, unsigned max)
 {
 	unsigned n = ls_stack_take(out, max, false);
-	if (!n)
+	if (!n && !ls_stack_walking()) /* inside the unwinder: its own mutex, not reported */
 		atomic_fetch_add_explicit(&ls_prof.stackless, 1, memory_order_relaxed);
 	return n;
 }
@@ -442,7 +442,24 @@ static void map_del(struct grec *g)
 }
 
 /* Under the global lock. NULL if out of memory. */
-static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n)
+/* Under a map (observe.h): the algorithm and rule of a lockswap mutex, or
+ * NULLs. Asked without the global lock (it may walk the stack). */
+static const char *(*algo_of)(const pthread_mutex_t *), *(*rule_of)(const pthread_mutex_t *);
+struct chosen {
+	const char *algo, *rule;
+};
+static struct chosen chosen_of(uintptr_t addr, int kind, bool glibc)
+{
+	struct chosen c = {NULL, NULL};
+	if (kind == PK_MUTEX && !glibc && algo_of) {
+		c.algo = algo_of((const pthread_mutex_t *)addr);
+		c.rule = rule_of((const pthread_mutex_t *)addr);
+	}
+	return c;
+}
+
+static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n,
+			     struct chosen c)
 {
 	struct grec *g = arena_alloc(&garena, sizeof *g + n * sizeof *f);
 	if (!g)
@@ -451,6 +468,8 @@ static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, c
 	g->kind = (uint8_t)kind;
 	g->glibc = glibc;
 	g->origin = (uint8_t)origin;
+	g->algo = c.algo;
+	g->rule = c.rule;
 	g->mkind = kind == PK_MUTEX ? ((const pthread_mutex_t *)addr)->__data.__kind : 0;
 	g->origin_frames = (uintptr_t *)(g + 1);
 	g->norigin = n;
@@ -492,6 +511,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
+	struct chosen c = chosen_of(addr, kind, glibc);
 	prof_lock();
 	g = map_get(addr);
 	if (g && g->kind != kind) {
@@ -499,7 +519,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 		g = NULL;
 	}
 	if (!g)
-		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n);
+		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n, c);
 	prof_unlock();
 	return g;
 }
@@ -1144,11 +1164,12 @@ static void created(uintptr_t addr, int kind, bool glibc)
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
+	struct chosen c = chosen_of(addr, kind, glibc);
 	prof_lock();
 	struct grec *old = map_get(addr);
 	if (old)
 		grec_end(old, END_REUSED); /* initialised again without destroy */
-	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n))
+	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n, c))
 		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
 	prof_unlock();
 	guard_leave();
@@ -1334,8 +1355,13 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	}
 	ls_prof.algo = ob->algo;
 	ls_prof.passthrough = ob->passthrough;
+	algo_of = ob->algo_of;
+	rule_of = ob->rule_of;
 	ls_prof.pid = (int)getpid();
 	ls_prof.start_ns = now();
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
+		ls_prof.cpus = (unsigned)CPU_COUNT(&cpus);
 	ssize_t n = readlink("/proc/self/exe", ls_prof.exe, sizeof ls_prof.exe - 1);
 	ls_prof.exe[n > 0 ? n : 0] = '\0';
 

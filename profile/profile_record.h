@@ -70,6 +70,7 @@ struct grec {
 	int32_t pid;   /* the process that created it (a fork child inherits records) */
 	uint32_t norigin;
 	uintptr_t *origin_frames;
+	const char *algo, *rule; /* under a map (observe.h), else NULL */
 	struct grec *next_all;
 	struct gsite *sites;
 
@@ -100,6 +101,7 @@ struct prof_state {
 	const char *algo, *wait;
 	bool passthrough; /* every mutex and condvar is glibc's */
 	char exe[4096];
+	unsigned cpus; /* in the affinity mask at start */
 	/* runtime */
 	uint64_t start_ns;
 	int pid;

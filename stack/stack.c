@@ -13,7 +13,7 @@
 
 #include "stack.h"
 
-#define SKIP_MAX 24	/* frames of liblockswap.so above the caller */
+#define SKIP_MAX 24    /* frames of liblockswap.so above the caller */
 #define FRAMES_MAX 128 /* at most this many frames per stack */
 
 static int (*unw_backtrace_fn)(void **, int);

@@ -271,8 +271,8 @@ static void many(void)
 }
 
 static const struct test_case cases[] = {{"functions", functions}, {"static", statics}, {"lines", lines},
-					 {"module", module},	   {"fork", forked},	 {"race", race},
-					 {"cond", cond},	   {"many", many},	 {0, 0}};
+					 {"module", module},	   {"fork", forked},	{"race", race},
+					 {"cond", cond},	   {"many", many},	{0, 0}};
 
 int main(int argc, char **argv)
 {
