@@ -15,6 +15,11 @@ function roff(s) {
 
 /^NAME +CAPABILITIES/ { next }
 
+# the notes after the list (waiting policies, algorithm maps) are prose,
+# whatever their words look like
+/^$/ { if (n) notes = 1; next }
+notes { next }
+
 function close_tunables() {
   if (inrs)
     print ".RE"

@@ -178,8 +178,6 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 		}
 		r->kind = LS_RULE_ANY;
 		any_rule = (int)nrules;
-	} else if (strchr(pat, '/') || ends_with(pat, ".so") || strstr(pat, ".so.")) {
-		r->kind = LS_RULE_MODULE;
 	} else if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
 		unsigned long line = strtoul(colon + 1, NULL, 10);
 		if (colon == pat || line == 0 || line > 100000000ul) {
@@ -190,6 +188,8 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 		*colon = '\0';
 		r->kind = LS_RULE_LINE;
 		r->line = (unsigned)line;
+	} else if (strchr(pat, '/') || ends_with(pat, ".so") || strstr(pat, ".so.")) {
+		r->kind = LS_RULE_MODULE;
 	} else {
 		r->kind = LS_RULE_FUNC;
 	}

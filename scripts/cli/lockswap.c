@@ -4,7 +4,7 @@
  *   lockswap --list                       algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]...       names only, one per line
  *   lockswap --topology[=table]           clusters of the hierarchical locks
- *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *   lockswap [-a ALGO] [-m RULES | --config FILE] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
  * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
@@ -32,7 +32,8 @@
 #include "hier/topo.h"
 
 static const char usage[] =
-    "usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
+    "usage: lockswap [-a ALGO] [-m RULES | --config FILE] [-w WAIT] [-s SPIN] [-v] [--stats]\n"
+    "                [--] PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
     "       lockswap --names [--cap CAP]...\n"
@@ -42,6 +43,11 @@ static const char usage[] =
     "uses the lock algorithm ALGO.\n"
     "\n"
     "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+    "  -m, --map RULES    an algorithm per mutex, by where it is created (LOCKSWAP_ALGO_MAP):\n"
+    "                     PATTERN=ALGO,... with FUNCTION, FILE:LINE, MODULE.so or * (the\n"
+    "                     rest; without it, -a's algorithm); see --list\n"
+    "      --config FILE  the same rules from a file, one or more per line, # comments\n"
+    "                     (LOCKSWAP_CONFIG)\n"
     "  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
     "  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
     "  -v, --verbose      report the configuration and node statistics on stderr\n"
@@ -89,6 +95,17 @@ static void list(void)
 	}
 	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
+	printf("\nan algorithm per mutex (LOCKSWAP_ALGO_MAP, lockswap -m; or a file: LOCKSWAP_CONFIG):\n"
+	       "rules PATTERN=ALGO, separated by commas; a mutex takes the first rule that names a\n"
+	       "frame of the stack that created it (pthread_mutex_init, or the first use of a static\n"
+	       "initialiser), else * (else LOCKSWAP_ALGO):\n"
+	       "  FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
+	       "  FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
+	       "  MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
+	       "  *=ALGO          every other mutex\n"
+	       "pthread as ALGO: glibc's own mutex for those mutexes. Example:\n"
+	       "  lockswap -m 'queue_push=mcs-tp,libfoo.so=ttas,*=pthread' -- ./app\n"
+	       "lockswap report --map proposes rules for a profile's most contended mutexes.\n");
 }
 
 static void names(unsigned want, int want_lock)
@@ -184,9 +201,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_CONFIG };
 	static const struct option opts[] = {
 	    {"algo", required_argument, NULL, 'a'},
+	    {"map", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, OPT_CONFIG},
 	    {"wait", required_argument, NULL, 'w'},
 	    {"spin", required_argument, NULL, 's'},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -198,17 +217,23 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL;
+	const char *algo = NULL, *wait = NULL, *spin = NULL, *map = NULL, *config = NULL;
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	char buf[1024];
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+a:w:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+a:m:w:s:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			algo = optarg;
+			break;
+		case 'm':
+			map = optarg;
+			break;
+		case OPT_CONFIG:
+			config = optarg;
 			break;
 		case 'w':
 			wait = optarg;
@@ -271,6 +296,10 @@ int main(int argc, char **argv)
 
 	if (algo && !ls_algo_find(algo))
 		bad("unknown algorithm '%s'", algo, ls_algo_names(buf, sizeof buf));
+	if (map && config)
+		bad("%s", "--map and --config: one of them (see lockswap --help)", NULL);
+	if (config && access(config, R_OK) != 0)
+		bad("--config: cannot read '%s'", config, NULL);
 	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
 		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
 	if (spin) {
@@ -291,6 +320,13 @@ int main(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	if (algo)
 		setenv("LOCKSWAP_ALGO", algo, 1);
+	/* the rules are checked by the library, before PROG's main (exit 2) */
+	if (map || config)
+		unsetenv(map ? "LOCKSWAP_CONFIG" : "LOCKSWAP_ALGO_MAP");
+	if (map)
+		setenv("LOCKSWAP_ALGO_MAP", map, 1);
+	if (config)
+		setenv("LOCKSWAP_CONFIG", config, 1);
 	if (wait)
 		setenv("LOCKSWAP_WAIT", wait, 1);
 	if (spin)

@@ -28,7 +28,8 @@ struct cand {
 	const char *v;
 };
 
-static const char *choose(const struct ls_prof *p, const struct ls_prof_row *r, const char *algo, unsigned cpus)
+static const char *choose(const struct ls_prof *p, const struct ls_prof_row *r, const char *algo,
+			  unsigned cpus)
 {
 	if (algo)
 		return algo;
@@ -64,8 +65,8 @@ static unsigned catches_other(const struct ls_prof *p, const char *const *const 
 	return 0;
 }
 
-int report_map(FILE *out, const struct ls_prof *p, const char *const *const *syms, unsigned top, const char *algo,
-	       unsigned cpus)
+int report_map(FILE *out, const struct ls_prof *p, const char *const *const *syms, unsigned top,
+	       const char *algo, unsigned cpus)
 {
 	unsigned n = p->h.nmutex;
 	const char **alg = calloc(n + 1, sizeof *alg);
@@ -111,10 +112,12 @@ int report_map(FILE *out, const struct ls_prof *p, const char *const *const *sym
 		}
 		char whybuf[512];
 		if (!why && !c.v && inner.v) {
-			snprintf(whybuf, sizeof whybuf,
-				 "its creation site %s also created mutex #%u, which these rules give another "
-				 "algorithm, and no frame of its stack names it alone; a larger --top may take both",
-				 inner.v, other);
+			snprintf(
+			    whybuf, sizeof whybuf,
+			    "its creation site %s also created mutex #%u, which these rules give another "
+			    "algorithm, and no frame of its stack names it alone; a larger --top may take "
+			    "both",
+			    inner.v, other);
 			why = whybuf;
 		} else if (!why && !c.v) {
 			why = "no frame of its creation stack has a name";

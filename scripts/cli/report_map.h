@@ -20,7 +20,7 @@
  * hot mutexes' algorithm, or NULL to choose one per mutex (report_map.c).
  * cpus: the CPUs the profiled program could use (0: unknown). Returns 0, or
  * -1 if writing failed. */
-int report_map(FILE *out, const struct ls_prof *p, const char *const *const *syms, unsigned top, const char *algo,
-	       unsigned cpus);
+int report_map(FILE *out, const struct ls_prof *p, const char *const *const *syms, unsigned top,
+	       const char *algo, unsigned cpus);
 
 #endif
