@@ -21,6 +21,7 @@
 #include "pool.h"
 #include "shim.h"
 #include "wait.h"
+#include "wrap/wrap.h"
 
 extern char **environ;
 
@@ -87,8 +88,69 @@ static const struct ls_param *first_with(const char *env)
 	return NULL;
 }
 
+/* ---- wrappers (locks/wrap/wrap.h): LOCKSWAP_ALGO=BASE+WRAPPER ---- */
+
+/* A tunable of a wrapper (they are shared by all its compositions). */
+static bool wrap_param_known(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ls_wrap_count(); i++)
+		for (const struct ls_param *p = ls_wrap_at(i)->params; p && p->env; p++)
+			if (strlen(p->env) == len && !strncmp(p->env, name, len))
+				return true;
+	return false;
+}
+
+/* Appends ", VAR" for every wrapper tunable to list (used bytes of size). */
+static size_t list_wrap_params(char *list, size_t used, size_t size)
+{
+	for (size_t i = 0; i < ls_wrap_count(); i++)
+		for (const struct ls_param *p = ls_wrap_at(i)->params; p && p->env && used < size; p++)
+			used += (size_t)snprintf(list + used, size - used, ", %s", p->env);
+	return used;
+}
+
+/* Sets each tunable of params (ended by {0}, or NULL) that the environment
+ * gives; a malformed or out-of-range value is a configuration error. */
+static void parse_params(const struct ls_param *params)
+{
+	char msg[1400];
+	for (const struct ls_param *p = params; p && p->env; p++) {
+		const char *v = getenv(p->env);
+		uint64_t x;
+		if (!v)
+			continue;
+		if (ls_param_parse(p, v, &x, msg, sizeof msg))
+			config_error(msg);
+		*p->value = x;
+	}
+}
+
+/* Every wrapper's tunables are validated, whatever the algorithm, and
+ * before the algorithm is composed (a composition reads them). */
+static void parse_wrap_params(void)
+{
+	for (size_t i = 0; i < ls_wrap_count(); i++)
+		parse_params(ls_wrap_at(i)->params);
+}
+
+/* LOCKSWAP_ALGO: an algorithm, or BASE+WRAPPER; one line and exit 2 if it
+ * is neither. */
+static const struct ls_algo *resolve_algo(const char *name)
+{
+	char msg[1400], why[1300];
+	parse_wrap_params();
+	const struct ls_algo *a = ls_algo_resolve(name, why, sizeof why);
+	if (!a) {
+		snprintf(msg, sizeof msg, "LOCKSWAP_ALGO: %s", why);
+		config_error(msg);
+	}
+	return a;
+}
+
 static bool known_var(const char *name, size_t len)
 {
+	if (wrap_param_known(name, len))
+		return true;
 	for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
 		if (strlen(own_vars[i]) == len && !strncmp(own_vars[i], name, len))
 			return true;
@@ -111,22 +173,25 @@ static void check_unknown_vars(void)
 		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
 		if (known_var(*e, len))
 			continue;
-		char list[1024];
+		/* every variable the library knows: with all the families'
+		 * tunables this is a few hundred bytes over 1 KiB */
+		char list[LS_SAY_MAX - 256];
 		size_t used = 0;
 		list[0] = '\0';
-		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0]; i++)
+		for (size_t i = 0; i < sizeof own_vars / sizeof own_vars[0] && used < sizeof list; i++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
 						 own_vars[i]);
 		for (size_t i = 0; i < ls_option_count() && used < sizeof list; i++)
 			used +=
 			    (size_t)snprintf(list + used, sizeof list - used, ", %s", ls_option_at(i)->env);
+		used = list_wrap_params(list, used, sizeof list);
 		for (size_t i = 0; i < ls_algo_count() && used < sizeof list; i++)
 			for (const struct ls_param *p = ls_algo_at(i)->params;
 			     p && p->env && used < sizeof list; p++)
 				if (first_with(p->env) == p) /* algorithms may share a tunable */
 					used +=
 					    (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
-		char msg[1400];
+		char msg[LS_SAY_MAX];
 		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
 		config_error(msg);
 	}
@@ -147,19 +212,14 @@ static bool parse_bool(const char *var, const char *v)
 
 static void configure(void)
 {
-	char msg[1400], names[1024];
+	char msg[1400];
 
 	check_unknown_vars();
 
 	const char *name = getenv("LOCKSWAP_ALGO");
 	if (!name)
 		name = DEFAULT_ALGO;
-	const struct ls_algo *a = ls_algo_find(name);
-	if (!a) {
-		snprintf(msg, sizeof msg, "LOCKSWAP_ALGO: unknown algorithm '%.64s' (valid: %s)", name,
-			 ls_algo_names(names, sizeof names));
-		config_error(msg);
-	}
+	const struct ls_algo *a = resolve_algo(name);
 
 	const char *w = getenv("LOCKSWAP_WAIT");
 	if (w) {
@@ -199,15 +259,7 @@ static void configure(void)
 	/* Every algorithm's tunables are validated, not only the chosen
 	 * one's: a typo must not pass silently because of the algorithm. */
 	for (size_t i = 0; i < ls_algo_count(); i++)
-		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++) {
-			const char *v = getenv(p->env);
-			uint64_t x;
-			if (!v)
-				continue;
-			if (ls_param_parse(p, v, &x, msg, sizeof msg))
-				config_error(msg);
-			*p->value = x;
-		}
+		parse_params(ls_algo_at(i)->params);
 
 	for (size_t i = 0; i < ls_option_count(); i++) {
 		const struct ls_option *o = ls_option_at(i);

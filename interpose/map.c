@@ -51,6 +51,7 @@
 
 #include "match.h"
 #include "pool.h"
+#include "wrap/wrap.h"
 #include "shim.h"
 #include "wait.h"
 
@@ -121,17 +122,17 @@ static inline __attribute__((always_inline)) const struct ls_bind *entry_of(stru
 /* For an algorithm whose state is out of line, as ls_mutex_ext_state
  * (shim.h), but the algorithm is read only when a block must be attached,
  * so that the adapters below cost no more than ls_ext_lock and its kin. */
-static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
+static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
 {
-	return ls_mutex_ext_attach(m, bind_of(m)->algo, seen);
+	return ls_mutex_ext_attach(m, bind_of(m)->algo);
 }
 
 static inline __attribute__((always_inline)) void *ext_state(struct ls_mutex *m)
 {
-	struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_acquire);
-	if (LS_LIKELY(e && e->mutex == m))
+	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
+	if (LS_LIKELY(e))
 		return e + 1;
-	return ext_attach(m, e);
+	return ext_attach(m);
 }
 
 /* NAME_lock, _trylock, _unlock: the dispatchers (the entry's operation on
@@ -323,16 +324,15 @@ int ls_map_init(struct ls_mutex *m, int type)
 	const struct ls_bind *old = entry_checked(atomic_load_explicit(&m->bind, memory_order_relaxed));
 	struct ls_ext *olde = NULL;
 	if (old && old->ext) {
-		struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && e->mutex == m)
-			olde = e;
+		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+			olde = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type;
 	const struct ls_bind *b = entry_for(ls_match_caller());
 	const struct ls_algo *a = b->algo;
 	if (olde && a != old->algo) {
-		olde->mutex = NULL;
 		ls_ext_free(olde, sizeof(struct ls_ext) + old->algo->state_size);
 		olde = NULL;
 	}
@@ -342,14 +342,15 @@ int ls_map_init(struct ls_mutex *m, int type)
 		 * mutex without its block attaches one at its first lock */
 		struct ls_ext *e = olde;
 		if (e) {
-			memset(e + 1, 0, a->state_size);
+			/* the state and the wrapper word before it (shim.h) */
+			memset((char *)(e + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + a->state_size);
 			if (a->init)
 				a->init(e + 1);
 		} else {
 			e = ls_mutex_ext_new(m, a, false);
 		}
 		if (e)
-			atomic_store_explicit(&m->alg.ext, e, memory_order_release);
+			atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
 		else
 			r = ENOMEM;
 	} else if (a->init) {
@@ -481,12 +482,12 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	bias = near ? 0 : (uintptr_t)table - sizeof *table;
 	for (unsigned i = 0; i + 1 < nbind; i++) {
 		const struct ls_rule *r = ls_match_rule(i);
-		char names[1024];
-		const struct ls_algo *a = ls_algo_find(r->target);
+		char why[1300];
+		const struct ls_algo *a =
+		    ls_algo_resolve(r->target, why, sizeof why); /* NAME or NAME+WRAPPER */
 		snprintf(msg, sizeof msg, "%s: rule '%.100s'", r->where, r->text);
 		if (!a) {
-			snprintf(err, len, "%s: unknown algorithm '%.64s' (valid: %s)", msg, r->target,
-				 ls_algo_names(names, sizeof names));
+			snprintf(err, len, "%s: %s", msg, why);
 			return -1;
 		}
 		if (fill(&table[i], a, (int)i, msg, err, len))

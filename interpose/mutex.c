@@ -92,7 +92,8 @@ struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, boo
 	size_t size = sizeof(struct ls_ext) + a->state_size;
 	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
 	if (e) {
-		e->mutex = m;
+		/* relaxed atomic: a stale copy of another mutex may read it */
+		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -100,19 +101,12 @@ struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, boo
 }
 
 /* On a lock path, which cannot fail: the pool's reserve, or a wait. */
-void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a, struct ls_ext *seen)
+void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
 {
-	for (;;) {
-		struct ls_ext *e = ls_mutex_ext_new(m, a, true);
-		/* release: the initialised state is visible to whoever loads
-		 * the pointer with acquire (ls_mutex_ext_state) */
-		if (atomic_compare_exchange_strong_explicit(&m->alg.ext, &seen, e, memory_order_acq_rel,
-							    memory_order_acquire))
-			return e + 1;
-		ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
-		if (seen && seen->mutex == m)
-			return seen + 1; /* another thread attached first */
-	}
+	struct ls_ext *e = ls_mutex_ext_new(m, a, true);
+	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size,
+					      NULL) +
+	       1;
 }
 
 /* The fast path's operations for an algorithm whose state is out of line:
@@ -477,17 +471,18 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	 * outside the region is garbage and is never dereferenced. */
 	struct ls_ext *old = NULL;
 	if (ls_g.ext) {
-		struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && e->mutex == m)
-			old = e;
+		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type & KIND_TYPE_MASK;
 	if (old) {
-		memset(old + 1, 0, ls_g.algo->state_size);
+		/* the state and the wrapper word before it (shim.h) */
+		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + ls_g.algo->state_size);
 		if (ls_g.algo->init)
 			ls_g.algo->init(old + 1);
-		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
+		atomic_store_explicit(&m->alg.ext, &old->h, memory_order_release);
 	} else if (ls_g.ext) {
 		/* The out-of-line state is attached here, where failing is
 		 * allowed: without memory for it (the pool's reserve is kept
@@ -499,7 +494,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		struct ls_ext *e = ls_mutex_ext_new(m, ls_g.algo, false);
 		if (!e)
 			return ENOMEM;
-		atomic_store_explicit(&m->alg.ext, e, memory_order_release);
+		atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
 	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
@@ -528,11 +523,9 @@ static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m
 	if (a->destroy)
 		a->destroy(state);
 	if (ext) {
-		struct ls_ext *e = atomic_exchange_explicit(&m->alg.ext, NULL, memory_order_acq_rel);
-		if (e && e->mutex == m) {
-			e->mutex = NULL;
+		struct ls_ext_head *e = ls_ext_detach(&m->alg.ext);
+		if (ls_ext_mine(&m->alg.ext, e))
 			ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
-		}
 	}
 	m->kind = -1;
 	if (LS_UNLIKELY(ls_events.destroy))

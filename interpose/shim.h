@@ -17,7 +17,9 @@
  *	16	__kind		type in bits 0-1; a glibc bit (robust 16, PI 32, PP 64,
  *				process-shared 128) means "glibc's mutex"; -1 destroyed;
  *				under a map, LS_KIND_BOUND once the binding is set
- *	20	__spins...	unused
+ *	20	__spins...	the wrapper word (locks/wrap/wrap.h: the 4 bytes
+ *				before the state belong to a wrapper such as
+ *				LOCKSWAP_ALGO=mcs+gcr; 0 when idle)
  *	24	__list		algorithm state, 16 bytes (LS_INLINE_STATE), or, for an
  *				algorithm whose state is larger, a pointer to an
  *				out-of-line block (struct ls_ext) in type-stable memory
@@ -26,8 +28,9 @@
  * state, which every algorithm takes as unlocked, so there is nothing to do
  * at first use: the mapping from mutex to lock is the address itself, O(1),
  * with no table and no global lock. An out-of-line block records the mutex
- * it belongs to; a mutex copied by value (or memory reused without destroy)
- * finds a block that is not its own and attaches a fresh one.
+ * it belongs to (the address of its state word: pool.h, ls_ext_*); a mutex
+ * copied by value (or memory reused without destroy) finds a block that is
+ * not its own and attaches a fresh one.
  *
  * Mutexes glibc must own (process-shared: the lock must live in the shared
  * memory itself and work across processes, which lockswap's per-process
@@ -48,6 +51,7 @@
 
 #include "lock.h"
 #include "observe.h"
+#include "pool.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -65,10 +69,10 @@ struct ls_mutex {
 	int32_t owner;
 	uint32_t cond_users;
 	int32_t kind;
-	uint32_t unused2;
+	uint32_t wrap_word; /* LS_WRAP_WORD(alg.state): a wrapper's, never the shim's */
 	union {
 		unsigned char state[LS_INLINE_STATE];
-		struct ls_ext *_Atomic ext;
+		ls_ext_word_t ext; /* the block: struct ls_ext */
 	} alg;
 };
 _Static_assert(sizeof(struct ls_mutex) == sizeof(pthread_mutex_t), "layout");
@@ -77,13 +81,19 @@ _Static_assert(offsetof(struct ls_mutex, count) == offsetof(pthread_mutex_t, __d
 _Static_assert(offsetof(struct ls_mutex, owner) == offsetof(pthread_mutex_t, __data.__owner), "owner");
 _Static_assert(offsetof(struct ls_mutex, cond_users) == offsetof(pthread_mutex_t, __data.__nusers), "nusers");
 _Static_assert(offsetof(struct ls_mutex, alg) % 8 == 0, "state alignment");
+#define LS_WRAP_WORD_SIZE sizeof(uint32_t)
+_Static_assert(offsetof(struct ls_mutex, alg) - offsetof(struct ls_mutex, wrap_word) == LS_WRAP_WORD_SIZE,
+	       "the wrapper word is just before the inline state");
 _Static_assert(offsetof(struct ls_mutex, alg) == LS_OBS_STATE_OFFSET, "observe.h");
 
-/* Header of an out-of-line state block; the state follows at +64. */
+/* Header of an out-of-line state block; the state follows at +64, and the
+ * header's last 4 bytes are the state's wrapper word (zeroed with it). */
 struct ls_ext {
-	struct ls_mutex *mutex;
-	char pad[LS_CACHELINE - sizeof(void *)];
+	struct ls_ext_head h; /* owner: &mutex->alg.ext */
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head) - LS_WRAP_WORD_SIZE];
+	uint32_t wrap_word;
 };
+_Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the header at +64");
 
 /* glibc's functions, for the mutexes and condvars it keeps (struct ls_glibc:
  * an observer may wrap them, see observe.h), and glibc's
@@ -161,17 +171,17 @@ static inline struct ls_mutex *ls_mutex_of(void *inline_state)
 	return (struct ls_mutex *)((char *)inline_state - offsetof(struct ls_mutex, alg));
 }
 struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait);
-void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a, struct ls_ext *seen);
+void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a);
 /* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
  * was stored by lockswap, for this mutex or for the one it was copied from:
  * either way a block of the region, safe to read, so only pthread_mutex_init
  * (which may meet garbage) checks ls_ext_owns. */
 static inline void *ls_mutex_ext_state(struct ls_mutex *m, const struct ls_algo *a)
 {
-	struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_acquire);
-	if (LS_LIKELY(e && e->mutex == m))
+	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
+	if (LS_LIKELY(e))
 		return e + 1;
-	return ls_mutex_ext_attach(m, a, e);
+	return ls_mutex_ext_attach(m, a);
 }
 
 /* Fast-path operations for algorithms whose state is out of line. */

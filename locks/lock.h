@@ -16,7 +16,10 @@
  *     unlocked state there (programs copy unlocked mutexes by value), so an
  *     inline state never points into itself;
  *   - init() may be NULL; it runs on pthread_mutex_init and after an
- *     out-of-line state is attached.
+ *     out-of-line state is attached;
+ *   - the 4 bytes just before the state are a wrapper's (locks/wrap/wrap.h:
+ *     LOCKSWAP_ALGO=mcs+gcr): no algorithm touches them; the shim zeroes
+ *     them with the state.
  *
  * Ownership. unlock() may be called by a thread other than the one that
  * locked (glibc tolerates it for NORMAL mutexes and programs rely on it), so
@@ -115,6 +118,7 @@ char *ls_algo_names(char *buf, size_t len);
 /* One line on stderr, newline added, by write(2): no locks, no buffering,
  * safe before main and inside the library. */
 void ls_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define LS_SAY_MAX 4096 /* longest line ls_say writes, newline included */
 int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, char *err, size_t errlen);
 /* Registered options (LS_REGISTER_OPTION), in link order. */
 size_t ls_option_count(void);

@@ -15,11 +15,6 @@ function roff(s) {
 
 /^NAME +CAPABILITIES/ { next }
 
-# the notes after the list (waiting policies, algorithm maps) are prose,
-# whatever their words look like
-/^$/ { if (n) notes = 1; next }
-notes { next }
-
 function close_tunables() {
   if (inrs)
     print ".RE"
@@ -38,6 +33,20 @@ function close_tunables() {
   print ".br"
   print "Capabilities: " (caps == "-" ? "none" : roff(caps)) "."
   n++
+  next
+}
+
+# A wrapper, "+NAME DESCRIPTION" (the wrappers' section of --list): its
+# entry is NAME+WRAPPER, its tunables follow as an algorithm's.
+/^\+[a-z0-9][-a-z0-9_.]* / {
+  close_tunables()
+  desc = $0
+  sub(/^[^ ]+ +/, "", desc)
+  print ".TP"
+  print ".B " roff("NAME" $1)
+  print roff(desc) "."
+  print ".br"
+  print "Capabilities: those of NAME, but fifo."
   next
 }
 

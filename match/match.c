@@ -141,7 +141,7 @@ static bool has_space(const char *s)
 static int parse_rule(char *tok, const char *where, char *err, size_t len)
 {
 	static const char syntax[] = "expected PATTERN=ALGORITHM, the pattern a FUNCTION, FILE:LINE, a "
-				     "MODULE (with .so or a '/') or *";
+				     "MODULE (with .so or a '/'), MODULE+0xOFFSET or *";
 	if (nrules == LS_MATCH_MAX) {
 		snprintf(err, len, "%s: more than %d rules", where, LS_MATCH_MAX);
 		return -1;
@@ -169,7 +169,7 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 	}
 	r->target = target;
 	r->pattern = pat;
-	char *colon = strrchr(pat, ':');
+	char *colon = strrchr(pat, ':'), *plus = strstr(pat, "+0x");
 	if (!strcmp(pat, "*")) {
 		if (any_rule != LS_MATCH_NONE) {
 			snprintf(err, len, "%s: rule '%.100s': a second '*' rule (the first: '%.100s')",
@@ -188,6 +188,14 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 		*colon = '\0';
 		r->kind = LS_RULE_LINE;
 		r->line = (unsigned)line;
+	} else if (plus && plus[3] && strspn(plus + 3, "0123456789abcdefABCDEF") == strlen(plus + 3)) {
+		if (plus == pat || strlen(plus + 3) > 12) {
+			snprintf(err, len, "%s: rule '%.100s': expected MODULE+0xOFFSET", where, r->text);
+			return -1;
+		}
+		r->offset = strtoull(plus + 3, NULL, 16);
+		*plus = '\0';
+		r->kind = LS_RULE_OFFSET;
 	} else if (strchr(pat, '/') || ends_with(pat, ".so") || strstr(pat, ".so.")) {
 		r->kind = LS_RULE_MODULE;
 	} else {
@@ -413,6 +421,9 @@ static uint64_t resolve(uintptr_t ra)
 		case LS_RULE_MODULE:
 			hit = module_is(path, r->pattern);
 			break;
+		case LS_RULE_OFFSET:
+			hit = ra - lm->l_addr == r->offset && module_is(path, r->pattern);
+			break;
 		case LS_RULE_ANY:
 			break;
 		}
@@ -525,7 +536,7 @@ static int look_in(struct dl_phdr_info *info, size_t size, void *arg)
 	const char *path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : exe;
 	if (!*path)
 		return 0;
-	if (l->r->kind == LS_RULE_MODULE) {
+	if (l->r->kind == LS_RULE_MODULE || l->r->kind == LS_RULE_OFFSET) {
 		l->found = module_is(path, l->r->pattern);
 		return l->found;
 	}
@@ -566,6 +577,9 @@ void ls_match_why_not(unsigned i, char *buf, size_t len)
 				 r->pattern);
 		else if (!l.found)
 			snprintf(buf, len, "no module %s is loaded", r->pattern);
+		else if (r->kind == LS_RULE_OFFSET)
+			snprintf(buf, len, "no mutex was created by a call that returns to %s+0x%llx",
+				 r->pattern, (unsigned long long)r->offset);
 	}
 	unlock();
 	ls_stack_gate_leave();

@@ -16,6 +16,9 @@
  *	MODULE=TARGET		code of that module: a name with ".so" (libfoo.so
  *				matches libfoo.so.1 too) or with a '/' (a path,
  *				or its end: ./app, bin/app)
+ *	MODULE+0xOFFSET=TARGET	the call that returns to that offset of a module
+ *				(any module name: app+0x1bc00), as a profile
+ *				names a frame of a program without symbols
  *	*=TARGET		every other mutex
  * A mutex takes the first rule that names any frame of its creation stack
  * (the innermost LS_MATCH_FRAMES frames above lockswap: for a mutex
@@ -40,13 +43,14 @@
 #define LS_MATCH_FRAMES 32 /* frames of a creation stack looked at */
 #define LS_MATCH_NONE (-1)
 
-enum ls_rule_kind { LS_RULE_FUNC, LS_RULE_LINE, LS_RULE_MODULE, LS_RULE_ANY };
+enum ls_rule_kind { LS_RULE_FUNC, LS_RULE_LINE, LS_RULE_MODULE, LS_RULE_OFFSET, LS_RULE_ANY };
 
 struct ls_rule {
 	enum ls_rule_kind kind;
 	const char *text;    /* as written, e.g. "queue_push=mcs-tp" */
 	const char *pattern; /* "queue_push", "queue.c", "libfoo.so", "*" */
 	unsigned line;	     /* LS_RULE_LINE */
+	uint64_t offset;     /* LS_RULE_OFFSET (pattern: the module) */
 	const char *target;  /* "mcs-tp" */
 	const char *where;   /* for messages: "LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG FILE:LINE" */
 };

@@ -18,11 +18,14 @@
 
 #include "lock.h"
 #include "wait.h"
+#include "wrap/wrap.h"
 
 extern const struct ls_algo *const __start_ls_algos[] __attribute__((weak, visibility("hidden")));
 extern const struct ls_algo *const __stop_ls_algos[] __attribute__((weak, visibility("hidden")));
 extern const struct ls_option *const __start_ls_options[] __attribute__((weak, visibility("hidden")));
 extern const struct ls_option *const __stop_ls_options[] __attribute__((weak, visibility("hidden")));
+extern const struct ls_wrap *const __start_ls_wraps[] __attribute__((weak, visibility("hidden")));
+extern const struct ls_wrap *const __stop_ls_wraps[] __attribute__((weak, visibility("hidden")));
 
 #define MAX_ALGOS 64
 static const struct ls_algo *sorted[MAX_ALGOS];
@@ -75,13 +78,78 @@ const struct ls_algo *ls_algo_at(size_t i)
 	return i < nsorted ? sorted[i] : NULL;
 }
 
-const struct ls_algo *ls_algo_find(const char *name)
+static const struct ls_algo *base_find(const char *name, size_t len)
 {
 	sort_once();
 	for (size_t i = 0; i < nsorted; i++)
-		if (strcmp(sorted[i]->name, name) == 0)
+		if (strlen(sorted[i]->name) == len && strncmp(sorted[i]->name, name, len) == 0)
 			return sorted[i];
 	return NULL;
+}
+
+const struct ls_algo *ls_algo_find(const char *name)
+{
+	char err[8];
+	return ls_algo_resolve(name, err, sizeof err);
+}
+
+/* ---- wrappers (locks/wrap/wrap.h): BASE+WRAPPER ---- */
+
+size_t ls_wrap_count(void)
+{
+	return __start_ls_wraps ? (size_t)(__stop_ls_wraps - __start_ls_wraps) : 0;
+}
+
+const struct ls_wrap *ls_wrap_at(size_t i)
+{
+	return i < ls_wrap_count() ? __start_ls_wraps[i] : NULL;
+}
+
+const struct ls_wrap *ls_wrap_find(const char *name)
+{
+	for (size_t i = 0; i < ls_wrap_count(); i++)
+		if (strcmp(ls_wrap_at(i)->name, name) == 0)
+			return ls_wrap_at(i);
+	return NULL;
+}
+
+char *ls_wrap_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < ls_wrap_count() && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", ls_wrap_at(i)->name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	return buf;
+}
+
+const struct ls_algo *ls_algo_resolve(const char *name, char *err, size_t errlen)
+{
+	char names[1024];
+	const char *plus = strchr(name, '+');
+	size_t len = plus ? (size_t)(plus - name) : strlen(name);
+	const struct ls_algo *base = base_find(name, len);
+	if (!base) {
+		char wraps[256];
+		snprintf(err, errlen, "unknown algorithm '%.*s'%s%.64s%s (valid: %s%s%s)",
+			 (int)(len < 64 ? len : 64), name, plus ? " in '" : "", plus ? name : "",
+			 plus ? "'" : "", ls_algo_names(names, sizeof names),
+			 ls_wrap_count() ? "; each as NAME+WRAPPER with: " : "",
+			 ls_wrap_count() ? ls_wrap_names(wraps, sizeof wraps) : "");
+		return NULL;
+	}
+	if (!plus)
+		return base;
+	const struct ls_wrap *w = ls_wrap_find(plus + 1);
+	if (!w) {
+		snprintf(err, errlen, "unknown wrapper '%.64s' in '%.64s' (valid: %s)", plus + 1, name,
+			 ls_wrap_count() ? ls_wrap_names(names, sizeof names) : "none");
+		return NULL;
+	}
+	return w->wrap(base, err, errlen);
 }
 
 size_t ls_option_count(void)
@@ -170,7 +238,7 @@ int ls_param_parse(const struct ls_param *p, const char *text, uint64_t *out, ch
 
 void ls_say(const char *fmt, ...)
 {
-	char buf[1024];
+	char buf[LS_SAY_MAX];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);

@@ -2,7 +2,7 @@
  * lockswap - run a program with liblockswap preloaded, or list algorithms.
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
- *   lockswap --names [--cap CAP]...       names only, one per line
+ *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
  *   lockswap --topology[=table]           clusters of the hierarchical locks
  *   lockswap [-a ALGO] [-m RULES | --config FILE] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
@@ -28,15 +28,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "lock.h"
 #include "hier/topo.h"
+#include "wrap/wrap.h"
 
 static const char usage[] =
     "usage: lockswap [-a ALGO] [-m RULES | --config FILE] [-w WAIT] [-s SPIN] [-v] [--stats]\n"
     "                [--] PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
-    "       lockswap --names [--cap CAP]...\n"
+    "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
     "       lockswap --topology[=table]\n"
     "\n"
     "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
@@ -56,6 +58,8 @@ static const char usage[] =
     "      --names        list algorithm names only, one per line\n"
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
     "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+    "      --wrap WRAPPER with --names: the compositions NAME+WRAPPER instead (e.g. gcr:\n"
+    "                     mcs+gcr, ...), every one WRAPPER accepts, filtered by --cap\n"
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
     "                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
     "                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
@@ -82,6 +86,23 @@ static const struct {
     {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
 
+/* The wrappers section of --list: rows start with "+NAME", so that no tool
+ * that reads the algorithm rows takes them for algorithms. */
+static void list_wrappers(void)
+{
+	if (!ls_wrap_count())
+		return;
+	printf("\nWrappers: LOCKSWAP_ALGO=NAME+WRAPPER (e.g. mcs+%s) wraps any algorithm but pthread; the\n"
+	       "  composition has NAME's capabilities but fifo, NAME's tunables and the wrapper's:\n",
+	       ls_wrap_at(0)->name);
+	for (size_t i = 0; i < ls_wrap_count(); i++) {
+		const struct ls_wrap *w = ls_wrap_at(i);
+		printf("+%-9s %s\n", w->name, w->desc);
+		for (const struct ls_param *p = w->params; p && p->env; p++)
+			printf("%-10s   %s=%llu: %s\n", "", p->env, (unsigned long long)*p->value, p->desc);
+	}
+}
+
 static void list(void)
 {
 	char c[128];
@@ -93,25 +114,37 @@ static void list(void)
 			printf("%-10s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
 			       p->desc);
 	}
-	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
+	printf("\nWaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
-	printf("\nan algorithm per mutex (LOCKSWAP_ALGO_MAP, lockswap -m; or a file: LOCKSWAP_CONFIG):\n"
-	       "rules PATTERN=ALGO, separated by commas; a mutex takes the first rule that names a\n"
-	       "frame of the stack that created it (pthread_mutex_init, or the first use of a static\n"
-	       "initialiser), else * (else LOCKSWAP_ALGO):\n"
-	       "  FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
-	       "  FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
-	       "  MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
-	       "  *=ALGO          every other mutex\n"
-	       "pthread as ALGO: glibc's own mutex for those mutexes. Example:\n"
-	       "  lockswap -m 'queue_push=mcs-tp,libfoo.so=ttas,*=pthread' -- ./app\n"
-	       "lockswap report --map proposes rules for a profile's most contended mutexes.\n");
+	list_wrappers();
+	/* indented, so that no reader of the list takes a line for an
+	 * algorithm row or a tunable (man/algorithms.awk) */
+	printf("\nAn algorithm per mutex (LOCKSWAP_ALGO_MAP, lockswap -m; or a file: LOCKSWAP_CONFIG):\n"
+	       "  rules PATTERN=ALGO, separated by commas; a mutex takes the first rule that names\n"
+	       "  a frame of the stack that created it (pthread_mutex_init, or the first use of a\n"
+	       "  static initialiser), else * (else LOCKSWAP_ALGO):\n"
+	       "    FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
+	       "    FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
+	       "    MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
+	       "    *=ALGO          every other mutex\n"
+	       "  pthread as ALGO: glibc's own mutex for those mutexes. Example:\n"
+	       "    lockswap -m 'queue_push=mcs-tp,libfoo.so=ttas,*=pthread' -- ./app\n"
+	       "  lockswap report --map proposes rules for a profile's most contended mutexes.\n");
 }
 
-static void names(unsigned want, int want_lock)
+/* `lockswap --names [--cap CAP]... [--wrap W]`: bases, or their compositions
+ * BASE+W that W accepts (ls_algo_find composes them; their caps are the
+ * composition's). */
+static void names(unsigned want, int want_lock, const char *wrap)
 {
+	char name[256];
 	for (size_t i = 0; i < ls_algo_count(); i++) {
 		const struct ls_algo *a = ls_algo_at(i);
+		if (wrap) {
+			snprintf(name, sizeof name, "%s+%s", a->name, wrap);
+			if (!(a = ls_algo_find(name)))
+				continue;
+		}
 		if ((a->caps & want) != want)
 			continue;
 		if (want_lock && (a->caps & LS_CAP_PASSTHROUGH))
@@ -142,13 +175,11 @@ static char *find_lib(void)
 		return realpath(env, NULL);
 	}
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n < 0) {
+	char *dir = cli_self_dir(exe, sizeof exe);
+	if (!dir) {
 		fprintf(stderr, "lockswap: cannot find my own executable: %s\n", strerror(errno));
 		exit(2);
 	}
-	exe[n] = '\0';
-	char *dir = dirname(exe);
 	snprintf(path, sizeof path, "%s/liblockswap.so", dir);
 	if (access(path, R_OK) == 0)
 		return path;
@@ -161,24 +192,13 @@ static char *find_lib(void)
 	exit(2);
 }
 
-/* The directory this executable lives in, or NULL. */
-static char *self_dir(void)
-{
-	static char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return dirname(path);
-}
-
 static const char *const subcommands[] = {"compare", "profile", "report"};
 
 /* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program. */
 static int subcommand(int argc, char **argv)
 {
-	char prog[PATH_MAX], self[PATH_MAX];
-	const char *dir = self_dir();
+	char prog[PATH_MAX], self[PATH_MAX], exe[PATH_MAX];
+	const char *dir = cli_self_dir(exe, sizeof exe);
 	(void)argc;
 	if (!dir)
 		bad("cannot find my own directory to run '%s'", argv[1], NULL);
@@ -201,46 +221,31 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_CONFIG };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
 	static const struct option opts[] = {
-	    {"algo", required_argument, NULL, 'a'},
-	    {"map", required_argument, NULL, 'm'},
-	    {"config", required_argument, NULL, OPT_CONFIG},
-	    {"wait", required_argument, NULL, 'w'},
-	    {"spin", required_argument, NULL, 's'},
+	    CLI_RUN_LONG,
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
 	    {"names", no_argument, NULL, OPT_NAMES},
 	    {"cap", required_argument, NULL, OPT_CAP},
+	    {"wrap", required_argument, NULL, OPT_WRAP},
 	    {"topology", optional_argument, NULL, OPT_TOPOLOGY},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL, *map = NULL, *config = NULL;
+	struct cli_run run = {0};
+	const char *wrap = NULL;
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	char buf[1024];
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+a:m:w:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "vh", opts, NULL)) != -1) {
+		if (cli_run_option(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'a':
-			algo = optarg;
-			break;
-		case 'm':
-			map = optarg;
-			break;
-		case OPT_CONFIG:
-			config = optarg;
-			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 's':
-			spin = optarg;
-			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -265,6 +270,11 @@ int main(int argc, char **argv)
 			want_lock |= caps[i].bit == 0;
 			break;
 		}
+		case OPT_WRAP:
+			if (!ls_wrap_find(optarg))
+				bad("--wrap: unknown wrapper '%s'", optarg, ls_wrap_names(buf, sizeof buf));
+			wrap = optarg;
+			break;
 		case OPT_TOPOLOGY:
 			if (optarg && strcmp(optarg, "table"))
 				bad("--topology: unknown form '%s'", optarg, "--topology, --topology=table");
@@ -274,11 +284,8 @@ int main(int argc, char **argv)
 			return 0;
 		case '?':
 		default:
-			if (optopt && optopt < 256)
-				snprintf(buf, sizeof buf, "-%c", optopt);
-			else
-				snprintf(buf, sizeof buf, "%s", argv[optind - 1]);
-			bad("bad option or missing argument: %s (see lockswap --help)", buf, NULL);
+			bad("bad option or missing argument: %s (see lockswap --help)",
+			    cli_refused(argv, buf, sizeof buf), NULL);
 		}
 	}
 	if (do_list) {
@@ -286,29 +293,26 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (do_names) {
-		names(want, want_lock);
+		names(want, want_lock, wrap);
 		return 0;
 	}
 	if (want || want_lock)
 		bad("%s", "--cap is only meaningful with --names", NULL);
+	if (wrap)
+		bad("%s", "--wrap is only meaningful with --names", NULL);
 	if (optind >= argc)
 		bad("%s", "no program to run (see lockswap --help)", NULL);
 
-	if (algo && !ls_algo_find(algo))
-		bad("unknown algorithm '%s'", algo, ls_algo_names(buf, sizeof buf));
-	if (map && config)
+	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
+		bad("-a: %s", buf, NULL);
+	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
+		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
+	if (run.spin && !cli_unsigned(run.spin, 0, 100000000))
+		bad("--spin: '%s' is not an unsigned integer", run.spin, "0..100000000");
+	if (run.map && run.config)
 		bad("%s", "--map and --config: one of them (see lockswap --help)", NULL);
-	if (config && access(config, R_OK) != 0)
-		bad("--config: cannot read '%s'", config, NULL);
-	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
-		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
-	if (spin) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(spin, &end, 10);
-		if (!*spin || *end || errno || spin[0] == '-' || v > 100000000ull)
-			bad("--spin: '%s' is not an unsigned integer", spin, "0..100000000");
-	}
+	if (run.config && access(run.config, R_OK) != 0)
+		bad("--config: cannot read '%s'", run.config, NULL);
 
 	const char *lib = find_lib();
 	const char *old = getenv("LD_PRELOAD");
@@ -318,19 +322,19 @@ int main(int argc, char **argv)
 	else
 		snprintf(preload, sizeof preload, "%s", lib);
 	setenv("LD_PRELOAD", preload, 1);
-	if (algo)
-		setenv("LOCKSWAP_ALGO", algo, 1);
+	if (run.algo)
+		setenv("LOCKSWAP_ALGO", run.algo, 1);
 	/* the rules are checked by the library, before PROG's main (exit 2) */
-	if (map || config)
-		unsetenv(map ? "LOCKSWAP_CONFIG" : "LOCKSWAP_ALGO_MAP");
-	if (map)
-		setenv("LOCKSWAP_ALGO_MAP", map, 1);
-	if (config)
-		setenv("LOCKSWAP_CONFIG", config, 1);
-	if (wait)
-		setenv("LOCKSWAP_WAIT", wait, 1);
-	if (spin)
-		setenv("LOCKSWAP_SPIN", spin, 1);
+	if (run.map || run.config)
+		unsetenv(run.map ? "LOCKSWAP_CONFIG" : "LOCKSWAP_ALGO_MAP");
+	if (run.map)
+		setenv("LOCKSWAP_ALGO_MAP", run.map, 1);
+	if (run.config)
+		setenv("LOCKSWAP_CONFIG", run.config, 1);
+	if (run.wait)
+		setenv("LOCKSWAP_WAIT", run.wait, 1);
+	if (run.spin)
+		setenv("LOCKSWAP_SPIN", run.spin, 1);
 	if (verbose)
 		setenv("LOCKSWAP_VERBOSE", "1", 1);
 	if (stats)

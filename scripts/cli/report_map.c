@@ -11,8 +11,9 @@
  * A rule matches any frame of a creation stack (match/match.h), so a rule is
  * proposed only if it names no frame of another mutex's saved creation
  * stack (other than mutexes given the same algorithm): the innermost frame
- * outside the C and C++ runtimes first, as a function, then as FILE:LINE,
- * then the frames above it. A profile keeps LOCKSWAP_PROFILE_FRAMES frames
+ * outside the C and C++ runtimes first, as a function, then as FILE:LINE
+ * (or, without either, a stripped program's, as MODULE+0xOFFSET), then the
+ * frames above it. A profile keeps LOCKSWAP_PROFILE_FRAMES frames
  * of each stack (8 by default); the matcher looks at 32, so a rule can
  * still name a frame deeper than the profile saw.
  */
@@ -23,10 +24,38 @@
 
 #include "report_map.h"
 
+/* A rule's pattern: a function, FILE:LINE, or MODULE+0xOFFSET (a frame
+ * without either: a stripped program's). */
+enum ckind { C_FUNC, C_LINE, C_OFFSET };
 struct cand {
-	bool line; /* FILE:LINE, else a function */
+	enum ckind k;
 	const char *v;
 };
+
+static const char *base_of(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* The candidate's text for frame fr (s: stack, f: frame), or NULL. buf for
+ * MODULE+0xOFFSET. */
+static const char *cand_text(const struct ls_prof *p, const char *const *const *syms, unsigned s, unsigned f,
+			     enum ckind k, char *buf, size_t len)
+{
+	const struct ls_prof_frame *fr = &p->stacks[s].f[f];
+	switch (k) {
+	case C_FUNC:
+		return syms[s][f];
+	case C_LINE:
+		return fr->line;
+	default:
+		if (!fr->module)
+			return NULL;
+		snprintf(buf, len, "%s+0x%llx", base_of(fr->module), (unsigned long long)fr->offset);
+		return buf;
+	}
+}
 
 static const char *choose(const struct ls_prof *p, const struct ls_prof_row *r, const char *algo,
 			  unsigned cpus)
@@ -43,10 +72,11 @@ static const char *choose(const struct ls_prof *p, const struct ls_prof_row *r, 
 /* Does stack s have a frame that the candidate names? */
 static bool names(const struct ls_prof *p, const char *const *const *syms, unsigned s, struct cand c)
 {
+	char buf[600];
 	if (s >= p->nstacks)
 		return false;
 	for (unsigned f = 0; f < p->stacks[s].n; f++) {
-		const char *v = c.line ? p->stacks[s].f[f].line : syms[s][f];
+		const char *v = cand_text(p, syms, s, f, c.k, buf, sizeof buf);
 		if (v && !strcmp(v, c.v))
 			return true;
 	}
@@ -94,23 +124,31 @@ int report_map(FILE *out, const struct ls_prof *p, const char *const *const *sym
 			continue;
 		const struct ls_prof_stack *s = r->stack < p->nstacks ? &p->stacks[r->stack] : NULL;
 		const char *why = s && s->n ? NULL : "no creation stack in the profile";
-		struct cand c = {false, NULL}, inner = {false, NULL};
+		struct cand c = {C_FUNC, NULL}, inner = {C_FUNC, NULL};
 		unsigned other = 0;
+		static char texts[3][600], innerbuf[600];
 		for (unsigned f = s ? ls_prof_naming_frame(s) : 0; !why && !c.v && s && f < s->n; f++) {
 			if (s->f[f].module && ls_prof_runtime_module(s->f[f].module))
 				continue;
-			struct cand fn = {false, syms[r->stack][f]}, ln = {true, s->f[f].line};
-			unsigned o;
-			if (fn.v && !(o = catches_other(p, syms, alg, fn, alg[i])))
-				c = fn;
-			else if (ln.v && !(o = catches_other(p, syms, alg, ln, alg[i])))
-				c = ln;
-			if (!c.v && !inner.v && (fn.v || ln.v)) {
-				inner = fn.v ? fn : ln;
-				other = o;
+			/* by name if it has one, else by where its call returns */
+			for (enum ckind k = C_FUNC; k <= C_OFFSET && !c.v; k++) {
+				if (k == C_OFFSET && (syms[r->stack][f] || s->f[f].line))
+					break;
+				struct cand x = {
+				    k, cand_text(p, syms, r->stack, f, k, texts[k], sizeof texts[k])};
+				if (!x.v)
+					continue;
+				unsigned o = catches_other(p, syms, alg, x, alg[i]);
+				if (!o)
+					c = x;
+				else if (!inner.v) {
+					snprintf(innerbuf, sizeof innerbuf, "%s", x.v);
+					inner = (struct cand){k, innerbuf};
+					other = o;
+				}
 			}
 		}
-		char whybuf[512];
+		char whybuf[1024];
 		if (!why && !c.v && inner.v) {
 			snprintf(
 			    whybuf, sizeof whybuf,

@@ -86,7 +86,9 @@ static inline const char *err_name(int e)
 			FAIL("%s == %lld, expected %s == %lld", #a, a_, #b, b_);                             \
 	} while (0)
 
-/* Case table: main(argc, argv) runs the case named argv[1]. */
+/* Case table: main(argc, argv) runs the case named argv[1], or each case
+ * named, in order, in this one process (tests/gcr.bats runs whole programs
+ * so, under every algorithm, in few processes). */
 struct test_case {
 	const char *name;
 	void (*fn)(void);
@@ -101,14 +103,17 @@ static inline int run_case(const struct test_case *cases, int argc, char **argv)
 		fputc('\n', stderr);
 		return 2;
 	}
-	for (const struct test_case *c = cases; c->name; c++) {
-		if (strcmp(c->name, argv[1]) == 0) {
-			c->fn();
-			return 0;
+	for (int i = 1; i < argc; i++) {
+		const struct test_case *c = cases;
+		while (c->name && strcmp(c->name, argv[i]) != 0)
+			c++;
+		if (!c->name) {
+			fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[i]);
+			return 2;
 		}
+		c->fn();
 	}
-	fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[1]);
-	return 2;
+	return 0;
 }
 
 /* Threads. */
@@ -158,6 +163,43 @@ static inline void *unlock_fn(void *m)
 static inline void *lock_fn(void *m)
 {
 	return (void *)(intptr_t)pthread_mutex_lock(m);
+}
+
+/* Contention: nthreads (at most 16) x iters increments of a counter through
+ * m, checking that no two threads are ever inside at once and that no
+ * increment is lost. */
+struct contend_arg {
+	pthread_mutex_t *m;
+	int iters;
+	long counter;
+	atomic_int inside;
+};
+static inline void *contend_thread(void *p)
+{
+	struct contend_arg *c = p;
+	for (int i = 0; i < c->iters; i++) {
+		CHECK_RC(pthread_mutex_lock(c->m), 0);
+		if (atomic_fetch_add_explicit(&c->inside, 1, memory_order_relaxed) != 0)
+			FAIL("two threads inside the critical section");
+		long v = c->counter;
+		__asm__ __volatile__("" ::: "memory");
+		c->counter = v + 1;
+		atomic_fetch_sub_explicit(&c->inside, 1, memory_order_relaxed);
+		CHECK_RC(pthread_mutex_unlock(c->m), 0);
+	}
+	return NULL;
+}
+static inline void contend(pthread_mutex_t *m, int nthreads, int iters)
+{
+	struct contend_arg c = {.m = m, .iters = iters};
+	pthread_t t[16];
+	if (nthreads > 16)
+		FAIL("contend: %d threads, at most 16", nthreads);
+	for (int i = 0; i < nthreads; i++)
+		t[i] = spawn(contend_thread, &c);
+	for (int i = 0; i < nthreads; i++)
+		join(t[i]);
+	CHECK_EQ(c.counter, (long)nthreads * iters);
 }
 
 /* pthread_mutex_trylock from another thread: EBUSY while m is held. When it

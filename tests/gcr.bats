@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# Generic concurrency restriction, LOCKSWAP_ALGO=NAME+gcr (issue 20): the
+# wrapper's own behaviours with tests/unit/gcr.c around every algorithm (see
+# its header: driven step by step, nothing depends on speed), the
+# configuration and the command, the generic validator, and every
+# end-to-end program under NAME+gcr for every algorithm, as their own suites
+# run them (park and yield; exclusion under spin too), several programs'
+# cases per process and several processes at once, to stay within the time
+# the suite allows.
+load helpers
+G="$UNIT/gcr"
+
+gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
+
+@test "the active set is bounded: at most LOCKSWAP_GCR_ACTIVE threads inside the underlying lock, every algorithm; without the wrapper 6 are" {
+  run timeout -k 2 120 "$G" -a all bound
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run timeout -k 2 60 "$G" -a mcs -x bound
+  [ "$status" -eq 1 ] && [[ "$output" == *"6 threads inside the underlying lock"* ]] || { echo "$output"; return 1; }
+}
+
+@test "passive threads are re-admitted in FIFO order, the k-th after exactly k x PERIOD releases of a lock whose active set never drains; with approvals off (PERIOD=0) the first starves" {
+  run timeout -k 2 120 "$G" -a all readmit
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run timeout -k 2 120 "$G" -a ticket -p 7 readmit
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run timeout -k 2 30 env LOCKSWAP_GCR_PERIOD=0 "$G" -a mcs -T 3 readmit
+  [ "$status" -eq 1 ] && [[ "$output" == *"waiting for the approved passive head"* ]] || { echo "$output"; return 1; }
+}
+
+@test "timed waiters in the passive queue (the head or behind it) and inside the underlying lock time out on time with the lock held throughout; trylock never waits passive" {
+  run timeout -k 2 120 "$G" -a all timeout
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run timeout -k 2 120 "$G" -a all trylock
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "an unlock of an unlocked mutex leaves the wrapper's word idle (issue 25)" {
+  run timeout -k 2 30 "$G" -a tas misuse
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run timeout -k 2 30 "$G" -a ttas misuse
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "LOCKSWAP_ALGO=NAME+gcr and lockswap -a NAME+gcr run the program; a bad base or wrapper, pthread+gcr or a bad tunable: one line naming the valid choices, exit 2 before main" {
+  run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs+gcr "$PROGS/hello"
+  [ "$status" -eq 0 ] && [ "$output" = "main ran" ]
+  run timeout 10 "$LOCKSWAP" -a clh+gcr -- "$PROGS/hello"
+  [ "$status" -eq 0 ] && [ "$output" = "main ran" ]
+  local bad v
+  for bad in mcs+foo foo+gcr mcs+ +gcr pthread+gcr mcs+gcr+gcr; do
+    run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$bad" "$PROGS/hello"
+    [ "$status" -eq 2 ] && [ "${#lines[@]}" -eq 1 ] && [[ "$output" == "lockswap: LOCKSWAP_ALGO: "*"valid: "* ]] ||
+      { echo "$bad: $status $output"; return 1; }
+    run timeout 10 "$LOCKSWAP" -a "$bad" -- "$PROGS/hello"
+    [ "$status" -eq 2 ] && [[ "$output" == *"valid: "* && "$output" != *"main ran"* ]] || { echo "-a $bad: $status $output"; return 1; }
+  done
+  run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs+foo "$PROGS/hello"
+  [[ "$output" == *"unknown wrapper 'foo'"*"(valid: gcr)"* ]]
+  run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=foo+gcr "$PROGS/hello"
+  [[ "$output" == *"unknown algorithm 'foo'"*"mcs"*"NAME+WRAPPER"* ]]
+  for v in LOCKSWAP_GCR_ACTIVE=0 LOCKSWAP_GCR_ACTIVE=4097 LOCKSWAP_GCR_ACTIVE=x LOCKSWAP_GCR_PERIOD=8192 LOCKSWAP_GCR_PERIOD=-1; do
+    run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs+gcr "$v" "$PROGS/hello"
+    [ "$status" -eq 2 ] && [ "${#lines[@]}" -eq 1 ] && [[ "$output" == "lockswap: ${v%%=*}: "* ]] || { echo "$v: $status $output"; return 1; }
+  done
+}
+
+@test "the tunables: defaults (half the CPUs of the affinity mask, at least 1; period 4096) and overrides, in LOCKSWAP_VERBOSE's report" {
+  local half
+  half=$(( $(nproc) / 2 )); [ "$half" -ge 1 ] || half=1
+  run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=ticket+gcr LOCKSWAP_VERBOSE=1 "$PROGS/hello"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"algorithm=ticket+gcr"* && "$output" == *"LOCKSWAP_GCR_ACTIVE=$half "* && "$output" == *"LOCKSWAP_GCR_PERIOD=4096 "* ]] || { echo "$output"; return 1; }
+  run timeout 10 taskset -c 0 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=ticket+gcr LOCKSWAP_VERBOSE=1 "$PROGS/hello"
+  [[ "$output" == *"LOCKSWAP_GCR_ACTIVE=1 "* ]] || { echo "$output"; return 1; }
+  run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=ticket+gcr LOCKSWAP_VERBOSE=1 LOCKSWAP_GCR_ACTIVE=3 LOCKSWAP_GCR_PERIOD=0 "$PROGS/hello"
+  [[ "$output" == *"LOCKSWAP_GCR_ACTIVE=3 "* && "$output" == *"LOCKSWAP_GCR_PERIOD=0 "* ]] || { echo "$output"; return 1; }
+}
+
+@test "lockswap --list documents the wrapper and its tunables; --names --wrap gcr names every lock's composition, --cap filters them (no fifo)" {
+  run "$LOCKSWAP" --list
+  [[ "$output" == *"+gcr "*"concurrency restriction"* && "$output" == *"LOCKSWAP_GCR_ACTIVE="* && "$output" == *"LOCKSWAP_GCR_PERIOD="* ]] || { echo "$output"; return 1; }
+  run "$LOCKSWAP" --names --wrap gcr
+  [ "$output" = "$("$LOCKSWAP" --names --cap lock | sed 's/$/+gcr/')" ] || { echo "$output"; return 1; }
+  run "$LOCKSWAP" --names --wrap gcr --cap timeout
+  [ "$output" = "$("$LOCKSWAP" --names --cap timeout | sed 's/$/+gcr/')" ] || { echo "$output"; return 1; }
+  run "$LOCKSWAP" --names --wrap gcr --cap fifo
+  [ -z "$output" ]
+  run "$LOCKSWAP" --names --wrap bogus
+  [ "$status" -eq 2 ] && [[ "$output" == *"valid: gcr"* ]]
+}
+
+@test "the generic validator under NAME+gcr, every algorithm: park and yield (6 threads, mix of lock, trylock, timedlock, two locks, cross unlocks), spin (3 threads)" {
+  local a w out failed=()
+  for a in $(gcr_names); do
+    for w in park yield spin; do
+      local t=6; [ "$w" = spin ] && t=3
+      out=$(timeout -k 2 60 "$UNIT/stress" -a "$a" -w "$w" -t "$t" -n 300 -m mix -l 2 -p 5000 -s 7 -q 2>&1) ||
+        { failed+=("$a/$w"); echo "=== $a $w: $(tail -n 5 <<<"$out")"; }
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+}
+
+# gcr_e2e WAIT: every end-to-end program under NAME+gcr for every algorithm,
+# under WAIT; the cases of a program run in one process (two for fork's and
+# mutex_memory's, whose cases share process state), 8 processes at a time.
+gcr_e2e() {
+  local wait=$1 a p dir="$BATS_TEST_TMPDIR/e2e-$1" t=4
+  mkdir -p "$dir"
+  [ "$wait" = spin ] && t=3
+  cases() { "$PROGS/$1" 2>&1 | sed -n 's/^cases://p'; }
+  local jobs=()
+  if [ "$wait" != spin ]; then
+    for p in mutex_types condvar static_init cancel async_cancel cross_unlock mutex_errors cond_users cxx_sync; do
+      jobs+=("$p $(cases "$p")")
+    done
+    jobs+=("fork held owner busy" "fork atfork" "mutex_memory copy reuse many nested threads" "mutex_memory many-held")
+  fi
+  for p in "normal $t 200" "mixed $t 200" "timedlock-short $t 100" "preempted $t 200" "recursive $t 200"; do
+    jobs+=("exclusion $p")
+  done
+  local n=0 j
+  for a in $(gcr_names); do
+    for j in "${jobs[@]}"; do
+      n=$((n + 1))
+      (
+        # shellcheck disable=SC2086
+        out=$(under "$a" "$wait" -- "$PROGS"/$j 2>&1) || printf '=== %s (%s) %s: exit %d\n%s\n' "$a" "$wait" "$j" $? "$(tail -n 5 <<<"$out")" >"$dir/fail.$n"
+      ) &
+      while [ "$(jobs -pr | wc -l)" -ge 8 ]; do wait -n || true; done
+    done
+  done
+  wait
+  if compgen -G "$dir/fail.*" >/dev/null; then
+    cat "$dir"/fail.*
+    return 1
+  fi
+}
+
+@test "every end-to-end program under NAME+gcr, every algorithm, park (the default)" {
+  TEST_TIMEOUT=60 gcr_e2e park
+}
+
+@test "every end-to-end program under NAME+gcr, every algorithm, yield; exclusion under spin" {
+  TEST_TIMEOUT=60 gcr_e2e yield
+  TEST_TIMEOUT=60 gcr_e2e spin
+}
