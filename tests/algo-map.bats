@@ -10,6 +10,7 @@ TEST_TIMEOUT=30
 P="$PROGS/algo_map"
 NODEBUG="$B/algo-map/algo_map_nodebug"
 STRIPPED="$B/algo-map/algo_map_stripped"
+NOSYMS="$B/algo-map/algo_map_nosyms"
 DL="$B/algo-map/libalgo_map_dl.so"
 
 # mapped MAP [VAR=VALUE...] PROG ARGS...: run with the map and LOCKSWAP_VERBOSE; output:
@@ -74,6 +75,24 @@ mapped() {
   assert_line "lockswap: map: rule 'libnothere.so=mcs' matched no mutex (no module libnothere.so is loaded)"
 }
 
+@test "MODULE+0xOFFSET rules, for a program without symbols: lockswap report --map proposes them from a profile, and they choose those mutexes" {
+  local j="$BATS_TEST_TMPDIR/p.json"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=pthread LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" "$NOSYMS" functions
+  assert_success
+  run "$B/lockswap-report" "$j" --map --algo mcs
+  assert_success
+  local line
+  line=$(tail -1 <<<"$output")
+  [[ "$line" =~ ^LOCKSWAP_ALGO_MAP=\'algo_map_nosyms\+0x[0-9a-f]+=mcs,algo_map_nosyms\+0x[0-9a-f]+=mcs,\*=pthread\'$ ]] || { echo "$output"; false; }
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 "${line//\'/}" "$NOSYMS" functions
+  assert_success
+  assert_line --regexp "^lockswap: map: rule 'algo_map_nosyms\+0x[0-9a-f]+=mcs': 3 mutexes -> mcs$"
+  assert_line --regexp "^lockswap: map: rule 'algo_map_nosyms\+0x[0-9a-f]+=mcs': 5 mutexes -> mcs$"
+  # function names are gone with the symbols: said at exit
+  run mapped 'make_hot=mcs' "$NOSYMS" functions
+  assert_line "lockswap: map: rule 'make_hot=mcs' matched no mutex (no function named make_hot in the program or its loaded libraries)"
+}
+
 @test "defaults: '*' takes every mutex no rule names; without it LOCKSWAP_ALGO's algorithm (pthread: glibc's mutex per mutex)" {
   run mapped 'make_hot=mcs,*=clh' "$P" functions
   assert_line --regexp "^lockswap: map: rule '\*=clh': ([5-9]|[1-9][0-9]) mutexes -> clh$"
@@ -124,7 +143,7 @@ mapped() {
 }
 
 @test "every end-to-end program passes with a map that gives its mutexes different algorithms" {
-  local maps=('main=alock,*=mcs' 'main=pthread,*=clh-tp' 'main=cal-fp,*=hmcs') m p c out main=0 rest=0 failed=()
+  local maps=('main=alock,*=hmcs' 'main=pthread,*=clh-tp+gcr') m p c out main=0 rest=0 failed=()
   local progs=(async_cancel cancel cond_users condvar cross_unlock cxx_sync fork mutex_errors mutex_memory
     mutex_types static_init passthrough)
   for m in "${maps[@]}"; do
@@ -138,7 +157,7 @@ mapped() {
   done
   [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; false; }
   # the maps did split the mutexes between the two rules
-  [ "$main" -gt 20 ] && [ "$rest" -gt 20 ] || { echo "main=$main rest=$rest"; false; }
+  [ "$main" -gt 15 ] && [ "$rest" -gt 15 ] || { echo "main=$main rest=$rest"; false; }
 }
 
 @test "100,000 mutexes from one place: one stack walk each, their return addresses resolved once" {
