@@ -119,8 +119,8 @@ static inline __attribute__((always_inline)) const struct ls_bind *entry_of(stru
 	return near ? (const struct ls_bind *)(uintptr_t)w : entry_at(w);
 }
 
-/* For an algorithm whose state is out of line, as ls_mutex_ext_state
- * (shim.h), but the algorithm is read only when a block must be attached,
+/* For an algorithm whose state is out of line, as mutex.c's ext_state, but
+ * with the mutex's algorithm, read only when a block must be attached,
  * so that the adapters below cost no more than ls_ext_lock and its kin. */
 static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
 {

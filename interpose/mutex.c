@@ -109,29 +109,45 @@ void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
 	       1;
 }
 
+/* For ls_g's algorithm: the fast path keeps no algorithm live across the
+ * call (map.c has its own, for each mutex's). */
+static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
+{
+	return ls_mutex_ext_attach(m, ls_g.algo);
+}
+
+/* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
+ * was stored by lockswap, for this mutex or for the one it was copied from:
+ * either way a block of the region, safe to read, so only pthread_mutex_init
+ * (which may meet garbage) checks ls_ext_owns. */
+static inline void *ext_state(struct ls_mutex *m)
+{
+	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
+	if (LS_LIKELY(e))
+		return e + 1;
+	return ext_attach(m);
+}
+
 /* The fast path's operations for an algorithm whose state is out of line:
  * they get the inline bytes (at offset 24) and find the block from there. */
 void ls_ext_lock(void *inline_state)
 {
-	const struct ls_algo *a = ls_g.algo;
-	a->lock(ls_mutex_ext_state(ls_mutex_of(inline_state), a));
+	ls_g.algo->lock(ext_state(ls_mutex_of(inline_state)));
 }
 
 int ls_ext_trylock(void *inline_state)
 {
-	const struct ls_algo *a = ls_g.algo;
-	return a->trylock(ls_mutex_ext_state(ls_mutex_of(inline_state), a));
+	return ls_g.algo->trylock(ext_state(ls_mutex_of(inline_state)));
 }
 
 void ls_ext_unlock(void *inline_state)
 {
-	const struct ls_algo *a = ls_g.algo;
-	a->unlock(ls_mutex_ext_state(ls_mutex_of(inline_state), a));
+	ls_g.algo->unlock(ext_state(ls_mutex_of(inline_state)));
 }
 
 static inline void *state_of(struct ls_mutex *m)
 {
-	return ls_g.ext ? ls_mutex_ext_state(m, ls_g.algo) : m->alg.state;
+	return ls_g.ext ? ext_state(m) : m->alg.state;
 }
 
 /* ---- the types' bookkeeping, shared by lock, trylock and the timed locks ---- */

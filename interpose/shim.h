@@ -162,28 +162,17 @@ void ls_cancel_restore(int old);
 		r_;                                                                                          \
 	})
 
-/* Out-of-line state (mutex.c). The mutex of an inline state's bytes; a
- * fresh block initialised for algorithm a (NULL only if !wait and there is
- * no memory without the pool's reserve); the mutex's block for a, attached
- * now if it has none of its own (on a lock path: never fails). */
+/* Out-of-line state (mutex.c), also for map.c's mutexes of different
+ * algorithms. The mutex of an inline state's bytes; a fresh block
+ * initialised for algorithm a (NULL only if !wait and there is no memory
+ * without the pool's reserve); a block for a attached to the mutex now (on
+ * a lock path: never fails), or the one another thread attached first. */
 static inline struct ls_mutex *ls_mutex_of(void *inline_state)
 {
 	return (struct ls_mutex *)((char *)inline_state - offsetof(struct ls_mutex, alg));
 }
 struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait);
 void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a);
-/* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
- * was stored by lockswap, for this mutex or for the one it was copied from:
- * either way a block of the region, safe to read, so only pthread_mutex_init
- * (which may meet garbage) checks ls_ext_owns. */
-static inline void *ls_mutex_ext_state(struct ls_mutex *m, const struct ls_algo *a)
-{
-	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
-	if (LS_LIKELY(e))
-		return e + 1;
-	return ls_mutex_ext_attach(m, a);
-}
-
 /* Fast-path operations for algorithms whose state is out of line. */
 void ls_ext_lock(void *inline_state);
 int ls_ext_trylock(void *inline_state);
