@@ -8,6 +8,7 @@
 #   build/algo-map/algo_map_nosyms          stripped of every symbol (as Debian's programs):
 #                                           rules by MODULE+0xOFFSET
 #   build/algo-map/libalgo_map_dl.so        dlopen'ed by `algo_map module`
+#   build/algo-map/liblowfill.so            preloaded: no room below 4 GiB for the map's table
 
 $(B)/algo-map/algo_map_nodebug: tests/progs/algo_map.c tests/progs/check.h
 	@mkdir -p $(@D)
@@ -28,5 +29,9 @@ $(B)/algo-map/libalgo_map_dl.so: tests/doubles-map/algo_map_dl.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O1 -g -pthread -fPIC -shared $(WARN) -o $@ $<
 
-tests-build: $(B)/algo-map/algo_map_nodebug $(B)/algo-map/algo_map_stripped $(B)/algo-map/algo_map_nosyms \
+$(B)/algo-map/liblowfill.so: tests/doubles-map/lowfill.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -fPIC -shared $(WARN) -o $@ $<
+
+tests-build: $(B)/algo-map/liblowfill.so $(B)/algo-map/algo_map_nodebug $(B)/algo-map/algo_map_stripped $(B)/algo-map/algo_map_nosyms \
 	$(B)/algo-map/libalgo_map_dl.so

@@ -199,6 +199,27 @@ pair_cost() {
   [ -n "$w1" ] && [ "$w1" = "$w2" ] || { echo "walks: $w1 vs $w2"; false; }
 }
 
+@test "no room below 4 GiB for the table: the dispatch goes by offset, one instruction more per call, and works" {
+  local low="$B/algo-map/liblowfill.so" c
+  for c in functions race cond; do
+    run timeout 30 env LD_PRELOAD="$LIB $low" LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO_MAP='make_hot=mcs,make_cold=alock,use_hot=clh,use_cold=alock' "$P" "$c"
+    assert_success
+    assert_line "lockswap: map: 4 rules from LOCKSWAP_ALGO_MAP; dispatch by offset (no room below 4 GiB: one instruction more per call)"
+  done
+  assert_line --regexp "^lockswap: map: rule 'make_cold=alock': 1 mutexes -> alock$"
+  # the dispatchers, as compiled, to their jump: 2 instructions by address, 3 by offset
+  # (valgrind keeps the low addresses for itself: callgrind cannot see the
+  # second kind)
+  command -v objdump >/dev/null || skip "objdump is not installed"
+  local f n
+  for f in lock trylock unlock; do
+    n=$(objdump -d --no-show-raw-insn "$LIB" | awk -v f="<near_$f>:" '$2 == f { on = 1; next } on { k++ } on && $2 == "jmp" { exit } END { print k }')
+    [ "$n" -eq 2 ] || { echo "near_$f: $n instructions"; false; }
+    n=$(objdump -d --no-show-raw-insn "$LIB" | awk -v f="<far_$f>:" '$2 == f { on = 1; next } on { k++ } on && $2 == "jmp" { exit } END { print k }')
+    [ "$n" -eq 3 ] || { echo "far_$f: $n instructions"; false; }
+  done
+}
+
 @test "validation: a malformed rule, an unknown algorithm, a waiting policy, two '*', both variables: one line, exit 2 before main" {
   local m
   for m in 'foo' '=mcs' 'foo=' 'a b=mcs' 'foo=nosuch' 'foo=mcs/spin' '*=mcs,*=tas' 'x.c:0=mcs' ','; do
