@@ -10,8 +10,8 @@
  * (few mappings: the kernel's and valgrind's limits on their number). */
 static void take(uintptr_t a, uintptr_t len)
 {
-	void *p = mmap((void *)a, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
-		       -1, 0);
+	void *p = mmap((void *)a, len, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == (void *)a)
 		return;
 	if (p != MAP_FAILED)
