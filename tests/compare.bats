@@ -320,8 +320,9 @@ EOF
 	assert_line --partial "/lockswap -a mcs -m 'init_lock0=mcs,*=ttas' -- $B/lockbench"
 	# auto: the contended mutexes' patterns from a profile; the runs really
 	# run under the maps (the verbose report of each run names the rules)
+	# (algo_map timeouts: every mutex contended, whatever the timing)
 	run lc --per-lock auto --per-lock-top 8 --algos mcs,tas --reps 1 --out "$OUTD" -- \
-		env LOCKSWAP_VERBOSE=1 "$PROGS/algo_map" functions
+		env LOCKSWAP_VERBOSE=1 "$PROGS/algo_map" timeouts
 	assert_success
 	assert_line --regexp "^lockswap compare: best map: LOCKSWAP_ALGO_MAP='make_(hot|cold)=(mcs|tas),make_(hot|cold)=(mcs|tas),\\*=pthread' \\([0-9.]+ x glibc\\)$"
 	grep -q "^lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs" "$OUTD"/logs/mcs* || { ls "$OUTD/logs"; cat "$OUTD"/logs/mcs*; false; }

@@ -22,6 +22,10 @@
  *                          and one from make_cold: signal, broadcast, timeout
  *   algo_map many [N]      N mutexes (default 100000) from make_one, each
  *                          initialised, locked, unlocked and destroyed
+ *   algo_map timeouts      HOT mutexes from make_hot, COLD from make_cold,
+ *                          each held by the main thread while another
+ *                          thread's timedlock of it times out: every one
+ *                          contended, whatever the timing (for profiles)
  */
 #include "check.h"
 
@@ -270,9 +274,33 @@ static void many(void)
 	}
 }
 
-static const struct test_case cases[] = {{"functions", functions}, {"static", statics}, {"lines", lines},
-					 {"module", module},	   {"fork", forked},	{"race", race},
-					 {"cond", cond},	   {"many", many},	{0, 0}};
+static void *timeout_fn(void *p)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return (void *)(intptr_t)pthread_mutex_timedlock(p, &ts);
+}
+
+static void timeouts(void)
+{
+	make_hot(hot, HOT);
+	make_cold(cold, COLD);
+	for (int i = 0; i < HOT + COLD; i++) {
+		pthread_mutex_t *m = i < HOT ? &hot[i] : &cold[i - HOT];
+		CHECK_RC(pthread_mutex_lock(m), 0);
+		CHECK_EQ(in_thread(timeout_fn, m), ETIMEDOUT);
+		CHECK_RC(pthread_mutex_unlock(m), 0);
+	}
+}
+
+static const struct test_case cases[] = {
+    {"functions", functions}, {"static", statics}, {"lines", lines}, {"module", module},     {"fork", forked},
+    {"race", race},	      {"cond", cond},	   {"many", many},   {"timeouts", timeouts}, {0, 0}};
 
 int main(int argc, char **argv)
 {
