@@ -7,10 +7,10 @@ set -euo pipefail
 usage() { echo "usage: scripts/deps.sh test|demo|bench" >&2; }
 case "${1:-}" in
   -h|--help) usage; exit 0 ;;
-  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox m4 valgrind binutils clang-format
+  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev gnuplot-nox m4 valgrind binutils clang-format
          python3 libc6-dbg chromium groff-base bash-completion debhelper dpkg-dev) ;;
-  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev python3) ;;
-  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3) ;;
+  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev python3) ;;
+  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3) ;;
   *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench)" >&2; exit 2 ;;
 esac
 
