@@ -42,10 +42,11 @@
  * Condition variables need nothing: a wait releases and re-takes its mutex
  * through the entry points, whatever the mutex's algorithm.
  *
- * Reader-writer locks (branch rwlock, not yet here) would join the same way:
- * their shim asks match.h's ls_match_caller at pthread_rwlock_init or first
- * use, keeps an entry of a table of rwlock algorithms in a word of its own,
- * and dispatches as here; the rules' syntax and the matcher are shared.
+ * Reader-writer locks and spinlocks (interpose/rwlock.c, spin.c) take no
+ * rules yet; they would join the same way: their shim asks match.h's
+ * ls_match_caller at pthread_rwlock_init or first use, keeps an entry of a
+ * table of rwlock algorithms in a word of its own, and dispatches as here;
+ * the rules' syntax and the matcher are shared.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -34,21 +34,23 @@
 #include "shim.h"
 #include "wait.h"
 
-static __thread int tls_tid __attribute__((tls_model("initial-exec")));
+__thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
+
+int ls_self_tid_slow(void)
+{
+	return ls_tls_tid = (int)syscall(SYS_gettid);
+}
 
 static int self_tid(void)
 {
-	int t = tls_tid;
-	if (LS_UNLIKELY(!t))
-		t = tls_tid = (int)syscall(SYS_gettid);
-	return t;
+	return ls_self_tid();
 }
 
 /* fork: the child's only thread has a new tid (as in glibc, a mutex the
  * parent's thread owned is not owned by the child's). */
 static void atfork_child(void)
 {
-	tls_tid = 0;
+	ls_tls_tid = 0;
 }
 
 static void atfork_child_all(void)
@@ -356,12 +358,10 @@ ls_pthread_mutex_unlock(pthread_mutex_t *mu)
 
 static bool valid_clock(clockid_t c)
 {
-	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC;
+	return ls_valid_clock(c);
 }
 
-/* Converts an absolute deadline on `clock` to ls_now_ns() time. Returns
- * EINVAL, ETIMEDOUT (already past) or 0. */
-static int to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
+int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
 {
 	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
 		return EINVAL;
@@ -388,7 +388,7 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 	if (!ls_g.algo->trylock(state))
 		return 0;
 	uint64_t deadline;
-	int r = to_deadline(clock, abs, &deadline);
+	int r = ls_to_deadline(clock, abs, &deadline);
 	if (r)
 		return r;
 	const struct ls_algo *a = ls_g.algo;
@@ -402,8 +402,6 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
  * trylock fallback), 1 ms doubling up to 16 ms, and between two, holding
  * nothing and in no queue, lets a pending cancel act. Returns 0, or for a
  * timed call ETIMEDOUT / EINVAL (checked once busy, as algo_timedlock). */
-#define SLICE_MIN_NS 1000000u
-#define SLICE_MAX_NS 16000000u
 static int sliced(void *state, const struct timed_arg *t)
 {
 	const struct ls_algo *a = ls_g.algo;
@@ -411,11 +409,11 @@ static int sliced(void *state, const struct timed_arg *t)
 	if (!a->trylock(state))
 		return 0;
 	if (t) {
-		int r = to_deadline(t->clock, t->abs, &deadline);
+		int r = ls_to_deadline(t->clock, t->abs, &deadline);
 		if (r)
 			return r;
 	}
-	for (uint64_t slice = SLICE_MIN_NS;; slice = slice < SLICE_MAX_NS ? 2 * slice : slice) {
+	for (uint64_t slice = LS_SLICE_MIN_NS;; slice = slice < LS_SLICE_MAX_NS ? 2 * slice : slice) {
 		uint64_t end = ls_now_ns() + slice;
 		if (end > deadline)
 			end = deadline;

@@ -139,6 +139,17 @@ int ls_observe_setup(char *err, size_t errlen);
 
 void ls_init(void); /* idempotent, thread-safe */
 
+/* The calling thread's kernel tid, cached per thread (mutex.c resets it in
+ * a fork child): the owner of a RECURSIVE/ERRORCHECK mutex, the writer of
+ * an rwlock. */
+extern __thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
+int ls_self_tid_slow(void);
+static inline int ls_self_tid(void)
+{
+	int t = ls_tls_tid;
+	return LS_LIKELY(t) ? t : ls_self_tid_slow();
+}
+
 /* Asynchronous cancellation (cancel.c): once a thread has made itself
  * asynchronously cancelable, fast_kind is LS_KIND_SLOW (no mutex has it)
  * and the slow paths run such a thread's calls with its type deferred
@@ -161,6 +172,20 @@ void ls_cancel_restore(int old);
 		}                                                                                            \
 		r_;                                                                                          \
 	})
+
+/* The clocks of the clock variants (pthread_mutex_clocklock,
+ * pthread_rwlock_clock*lock): glibc accepts these two, EINVAL otherwise. */
+static inline bool ls_valid_clock(clockid_t c)
+{
+	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC;
+}
+/* Converts an absolute deadline on `clock` to ls_now_ns() time. Returns
+ * EINVAL (tv_nsec outside [0, 1e9)), ETIMEDOUT (already past) or 0. */
+int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out);
+/* An asynchronously cancelable thread waits in slices this long, doubling
+ * (mutex.c, rwlock.c). */
+#define LS_SLICE_MIN_NS 1000000u
+#define LS_SLICE_MAX_NS 16000000u
 
 /* Out-of-line state (mutex.c), also for map.c's mutexes of different
  * algorithms. The mutex of an inline state's bytes; a fresh block

@@ -3,8 +3,10 @@
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
+ *   lockswap --names rwlock|spin [--cap CAP]...   the same for the other families
  *   lockswap --topology[=table]           clusters of the hierarchical locks
- *   lockswap [-a ALGO] [-m RULES | --config FILE] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *   lockswap [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]
+ *            [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
  * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
@@ -31,18 +33,22 @@
 #include "cli.h"
 #include "lock.h"
 #include "hier/topo.h"
+#include "rwlock/rwlock.h"
+#include "spin/spinlock.h"
 #include "wrap/wrap.h"
 
 static const char usage[] =
-    "usage: lockswap [-a ALGO] [-m RULES | --config FILE] [-w WAIT] [-s SPIN] [-v] [--stats]\n"
-    "                [--] PROG [ARGS...]\n"
+    "usage: lockswap [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO] [-w WAIT]\n"
+    "                [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
     "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
+    "       lockswap --names [mutex|rwlock|spin] [--cap CAP]...\n"
     "       lockswap --topology[=table]\n"
     "\n"
     "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
-    "uses the lock algorithm ALGO.\n"
+    "uses the lock algorithm ALGO (and every rwlock RWALGO, every spinlock the\n"
+    "--spinalgo one).\n"
     "\n"
     "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
     "  -m, --map RULES    an algorithm per mutex, by where it is created (LOCKSWAP_ALGO_MAP):\n"
@@ -50,14 +56,19 @@ static const char usage[] =
     "                     rest; without it, -a's algorithm); see --list\n"
     "      --config FILE  the same rules from a file, one or more per line, # comments\n"
     "                     (LOCKSWAP_CONFIG)\n"
+    "  -r, --rwalgo ALGO  reader-writer lock algorithm, or NAME+WRAPPER (LOCKSWAP_RWALGO;\n"
+    "                     default pthread, glibc's own)\n"
+    "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
     "  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
     "  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
     "  -v, --verbose      report the configuration and node statistics on stderr\n"
     "      --stats        count queue nodes in use and report them at exit\n"
     "      --list         list the algorithms with capabilities and descriptions\n"
-    "      --names        list algorithm names only, one per line\n"
+    "      --names [FAMILY]  list algorithm names only, one per line: mutex (default),\n"
+    "                     rwlock (every selectable name, NAME+WRAPPER included) or spin\n"
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
-    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough;\n"
+    "                     rwlock also: kind, exclusive, wrapper)\n"
     "      --wrap WRAPPER with --names: the compositions NAME+WRAPPER instead (e.g. gcr:\n"
     "                     mcs+gcr, ...), every one WRAPPER accepts, filtered by --cap\n"
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
@@ -103,6 +114,54 @@ static void list_wrappers(void)
 	}
 }
 
+/* The reader-writer family, rows "rwlock:NAME CAPS DESC": a name of its
+ * own in the list (and in lockswap(7), made from it), which the mutex
+ * rows' readers do not take for a mutex algorithm. */
+static void list_rw(void)
+{
+	char c[128];
+	printf("\nReader-writer locks (LOCKSWAP_RWALGO, -r; default pthread; NAME+WRAPPER composes a "
+	       "wrapper):\n");
+	for (size_t i = 0; i < ls_rwalgo_count(); i++) {
+		const struct ls_rwalgo *a = ls_rwalgo_at(i);
+		char name[64];
+		snprintf(name, sizeof name, "rwlock:%s%s", a->bind ? "+" : "", a->name);
+		printf("%-17s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
+		for (const struct ls_param *p = a->params; p && p->env; p++)
+			printf("%-17s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
+			       p->desc);
+	}
+	printf("Capabilities of rwlocks: kind = reader preference for the default kind, writer preference "
+	       "for the\n"
+	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
+	       "each other.\n"
+	       "Rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
+}
+
+/* The spinlock family, rows "spin:NAME CAPS DESC": the mutex algorithms
+ * that fit 4 bytes, and the spin-only ones. */
+static void list_spin(void)
+{
+	char c[128];
+	printf(
+	    "\nSpinlocks (LOCKSWAP_SPINALGO, --spinalgo; default pthread): algorithms whose state fits the\n"
+	    "4 bytes of a pthread_spinlock_t:\n");
+	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
+		const struct ls_algo *a = ls_spinalgo_at(i);
+		char name[64];
+		snprintf(name, sizeof name, "spin:%s", a->name);
+		printf("%-17s %-24s %s\n", name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+	}
+	printf("Mutex algorithms that do not fit:");
+	const char *sep = " ";
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		if (!ls_spin_fits(ls_algo_at(i)) && !(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH)) {
+			printf("%s%s", sep, ls_algo_at(i)->name);
+			sep = ", ";
+		}
+	printf("\n");
+}
+
 static void list(void)
 {
 	char c[128];
@@ -117,6 +176,8 @@ static void list(void)
 	printf("\nWaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
 	list_wrappers();
+	list_rw();
+	list_spin();
 	/* indented, so that no reader of the list takes a line for an
 	 * algorithm row or a tunable (man/algorithms.awk) */
 	printf("\nAn algorithm per mutex (LOCKSWAP_ALGO_MAP, lockswap -m; or a file: LOCKSWAP_CONFIG):\n"
@@ -126,10 +187,58 @@ static void list(void)
 	       "    FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
 	       "    FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
 	       "    MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
+	       "    MODULE+0xOFFSET=ALGO  the call that returns there (a stripped program's frame)\n"
 	       "    *=ALGO          every other mutex\n"
 	       "  pthread as ALGO: glibc's own mutex for those mutexes. Example:\n"
 	       "    lockswap -m 'queue_push=mcs-tp,libfoo.so=ttas,*=pthread' -- ./app\n"
 	       "  lockswap report --map proposes rules for a profile's most contended mutexes.\n");
+}
+
+/* The capabilities of a selectable name, as its composition would have
+ * them (rwregistry.c: the wrapper's, plus the inner's it keeps), without
+ * composing it: a process composes a wrapper with one inner algorithm only,
+ * so composing every NAME+WRAPPER here would list the first alone. */
+static bool rw_caps(const char *n, unsigned *caps)
+{
+	const char *plus = strchr(n, '+');
+	const struct ls_rwalgo *inner = NULL, *w = NULL;
+	for (size_t k = 0; k < ls_rwalgo_count(); k++) {
+		const struct ls_rwalgo *a = ls_rwalgo_at(k);
+		if (!plus && !strcmp(a->name, n))
+			return *caps = a->caps, true;
+		if (plus && strlen(a->name) == (size_t)(plus - n) && !strncmp(a->name, n, (size_t)(plus - n)))
+			inner = a;
+		if (plus && !strcmp(a->name, plus + 1))
+			w = a;
+	}
+	if (!inner || !w)
+		return false;
+	*caps = w->caps | (inner->caps & w->keep_caps);
+	return true;
+}
+
+static void rw_names(unsigned want, int want_lock)
+{
+	char buf[160];
+	const char *n;
+	for (size_t i = 0; (n = ls_rwalgo_selectable(i, buf, sizeof buf)); i++) {
+		unsigned caps;
+		if (!rw_caps(n, &caps) || (caps & want) != want)
+			continue;
+		if (want_lock && (caps & LS_RWCAP_PASSTHROUGH))
+			continue;
+		printf("%s\n", n);
+	}
+}
+
+static void spin_names(unsigned want, int want_lock)
+{
+	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
+		const struct ls_algo *a = ls_spinalgo_at(i);
+		if ((a->caps & want) != want || (want_lock && (a->caps & LS_CAP_PASSTHROUGH)))
+			continue;
+		printf("%s\n", a->name);
+	}
 }
 
 /* `lockswap --names [--cap CAP]... [--wrap W]`: bases, or their compositions
@@ -221,9 +330,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP, OPT_SPINALGO };
 	static const struct option opts[] = {
 	    CLI_RUN_LONG,
+	    {"rwalgo", required_argument, NULL, 'r'},
+	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
@@ -235,17 +346,25 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_run run = {0};
-	const char *wrap = NULL;
+	const char *wrap = NULL, *rwalgo = NULL, *spinalgo = NULL, *family = "mutex";
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
-	char buf[1024];
+	const char *capnames[16];
+	size_t ncapnames = 0;
+	char buf[1400];
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:vh", opts, NULL)) != -1) {
 		if (cli_run_option(&run, c, optarg))
 			continue;
 		switch (c) {
+		case 'r':
+			rwalgo = optarg;
+			break;
+		case OPT_SPINALGO:
+			spinalgo = optarg;
+			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -257,19 +376,18 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NAMES:
 			do_names = 1;
+			/* `--names rwlock`: the family is the next word */
+			if (optind < argc &&
+			    (!strcmp(argv[optind], "mutex") || !strcmp(argv[optind], "rwlock") ||
+			     !strcmp(argv[optind], "spin")))
+				family = argv[optind++];
 			break;
-		case OPT_CAP: {
-			size_t i;
-			for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
-				if (!strcmp(caps[i].name, optarg))
-					break;
-			if (i == sizeof caps / sizeof caps[0])
-				bad("--cap: unknown capability '%s'", optarg,
-				    "fifo, timeout, qnode, hier, passthrough, lock");
-			want |= caps[i].bit;
-			want_lock |= caps[i].bit == 0;
+		case OPT_CAP:
+			/* checked once the family is known */
+			if (ncapnames == sizeof capnames / sizeof capnames[0])
+				bad("%s", "--cap: too many", NULL);
+			capnames[ncapnames++] = optarg;
 			break;
-		}
 		case OPT_WRAP:
 			if (!ls_wrap_find(optarg))
 				bad("--wrap: unknown wrapper '%s'", optarg, ls_wrap_names(buf, sizeof buf));
@@ -292,8 +410,40 @@ int main(int argc, char **argv)
 		list();
 		return 0;
 	}
+	bool rw = !strcmp(family, "rwlock");
+	for (size_t k = 0; k < ncapnames; k++) {
+		const char *cn = capnames[k];
+		if (!strcmp(cn, "lock")) {
+			want_lock = 1;
+			continue;
+		}
+		unsigned bit = 0;
+		if (rw) {
+			bit = ls_rwcap_bit(cn);
+		} else {
+			for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+				if (!strcmp(caps[i].name, cn))
+					bit = caps[i].bit;
+		}
+		if (!bit) {
+			if (rw)
+				snprintf(buf, sizeof buf, "%s, lock", ls_rwcap_names());
+			else
+				snprintf(buf, sizeof buf, "fifo, timeout, qnode, hier, passthrough, lock");
+			bad("--cap: unknown capability '%s'", cn, buf);
+		}
+		want |= bit;
+	}
 	if (do_names) {
-		names(want, want_lock, wrap);
+		if (wrap && strcmp(family, "mutex"))
+			bad("--wrap: the %s family names its compositions itself (lockswap --names rwlock)",
+			    family, NULL);
+		if (rw)
+			rw_names(want, want_lock);
+		else if (!strcmp(family, "spin"))
+			spin_names(want, want_lock);
+		else
+			names(want, want_lock, wrap);
 		return 0;
 	}
 	if (want || want_lock)
@@ -305,6 +455,10 @@ int main(int argc, char **argv)
 
 	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
 		bad("-a: %s", buf, NULL);
+	if (rwalgo && !ls_rwalgo_lookup(rwalgo, buf, sizeof buf))
+		bad("-r: %s", buf, NULL);
+	if (spinalgo && !ls_spinalgo_lookup(spinalgo, buf, sizeof buf))
+		bad("--spinalgo: %s", buf, NULL);
 	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
 		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
 	if (run.spin && !cli_unsigned(run.spin, 0, 100000000))
@@ -331,6 +485,10 @@ int main(int argc, char **argv)
 		setenv("LOCKSWAP_ALGO_MAP", run.map, 1);
 	if (run.config)
 		setenv("LOCKSWAP_CONFIG", run.config, 1);
+	if (rwalgo)
+		setenv("LOCKSWAP_RWALGO", rwalgo, 1);
+	if (spinalgo)
+		setenv("LOCKSWAP_SPINALGO", spinalgo, 1);
 	if (run.wait)
 		setenv("LOCKSWAP_WAIT", run.wait, 1);
 	if (run.spin)

@@ -71,9 +71,11 @@
 #include "lock.h"
 #include "hier/topo.h"
 #include "pool.h"
+#include "spin/spinlock.h"
 #include "wait.h"
 
 #define OPT_PROG "stress"
+#include "harness.h"
 #include "opts.h"
 
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
@@ -416,23 +418,6 @@ static void *stall_sampler(void *arg)
 
 /* ---- diagnostics on timeout (async-signal-safe: write only) ---- */
 
-static void put(const char *s)
-{
-	if (write(2, s, strlen(s)) < 0) {
-	}
-}
-
-static void put_u(unsigned long v)
-{
-	char b[24];
-	int i = sizeof b;
-	b[--i] = '\0';
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b + i);
-}
-
 static void on_signal(int sig)
 {
 	put("stress: FAIL algo=");
@@ -631,7 +616,9 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc)
 		opt_error("unexpected argument '%s'", argv[optind]);
-	algo = opt_algo(name);
+	/* a spin-only algorithm (locks/spin/spinlock.h) is a lock.h lock too */
+	algo =
+	    name && !ls_algo_find(name) && ls_spinalgo_find(name) ? ls_spinalgo_find(name) : opt_algo(name);
 	opt_params(algo);
 	if (algo->caps & LS_CAP_HIER) {
 		char err[1024];
@@ -677,11 +664,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		thr[i].id = i;
-		/* splitmix64 of (seed, i): distinct, non-zero xorshift states */
-		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		thr[i].rng = (z ^ (z >> 31)) | 1;
+		thr[i].rng = seed_stream(seed, i);
 		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i])) {
 			perror("stress: pthread_create");
 			return 2;
