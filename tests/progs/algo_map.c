@@ -206,6 +206,19 @@ static void race(void)
 	hammer(r_static, RACE);
 }
 
+/* CLOCK_REALTIME 1 ms from now: a deadline for timed waits that time out. */
+static struct timespec in_1ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int turn;
 static void *cond_fn(void *p)
@@ -232,13 +245,7 @@ static void cond_round(pthread_mutex_t *m)
 	CHECK_RC(pthread_cond_broadcast(&cv), 0);
 	CHECK_RC(pthread_mutex_unlock(m), 0);
 	join(t);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = in_1ms();
 	CHECK_RC(pthread_mutex_lock(m), 0);
 	CHECK_RC(pthread_cond_timedwait(&cv, m, &ts), ETIMEDOUT);
 	CHECK_RC(pthread_mutex_unlock(m), 0);
@@ -276,13 +283,7 @@ static void many(void)
 
 static void *timeout_fn(void *p)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	struct timespec ts = in_1ms();
 	return (void *)(intptr_t)pthread_mutex_timedlock(p, &ts);
 }
 
