@@ -106,6 +106,8 @@
  * then a release); an unlock whose borrow a lock in flight hid is a release,
  * and the count below 0 shows at the next unlock, which repairs it. ACTIVE
  * below 0x8000 means at most about 28,000 threads arriving at once.
+ * tests/model/gcr.pml models W, the queue and the sleep for spin(1) (make
+ * model): no thread waits for ever, with misuse racing everything too.
  * fork(): the child empties every bucket (their
  * nodes belong to threads that are not there); PASSIVE, SLEEP or APPROVED
  * left in a word by them are repaired by the next queue to empty, but an
