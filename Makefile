@@ -77,7 +77,7 @@ $(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
 	$(CC) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
 		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
 
-$(CMD): scripts/cli/lockswap.c $(B)/liblocks.a $(HDRS)
+$(CMD): scripts/cli/lockswap.c scripts/cli/cli.h $(B)/liblocks.a $(HDRS)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
 

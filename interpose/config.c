@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "rwshim.h"
 #include "shim.h"
+#include "spin/spinlock.h"
 #include "wait.h"
 #include "wrap/wrap.h"
 
@@ -67,15 +69,20 @@ static void resolve_glibc(void)
 	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
 	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
 	ls_real_setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
+	ls_rw_resolve_glibc();
 }
 
 /* The variables the shim itself reads; algorithm tunables are added from
  * the registry. */
 static const char *const own_vars[] = {
-    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",  "LOCKSWAP_SPIN", "LOCKSWAP_YIELD",
-    "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS", "LOCKSWAP_LIB", /* read by the lockswap command only */
+    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN", "LOCKSWAP_YIELD",
+    "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",    "LOCKSWAP_LIB", /* read by the lockswap command only */
     "LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
+    "LOCKSWAP_RWALGO",	"LOCKSWAP_SPINALGO",
 };
+
+static bool rw_known_var(const char *name, size_t len);
+static size_t rw_list_params(char *list, size_t used, size_t size);
 
 /* The first registered parameter with this name. */
 static const struct ls_param *first_with(const char *env)
@@ -160,7 +167,7 @@ static bool known_var(const char *name, size_t len)
 		for (const struct ls_param *p = ls_algo_at(i)->params; p && p->env; p++)
 			if (strlen(p->env) == len && !strncmp(p->env, name, len))
 				return true;
-	return false;
+	return rw_known_var(name, len);
 }
 
 static void check_unknown_vars(void)
@@ -190,6 +197,7 @@ static void check_unknown_vars(void)
 				if (first_with(p->env) == p) /* algorithms may share a tunable */
 					used +=
 					    (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
+		used = rw_list_params(list, used, sizeof list);
 		char msg[LS_SAY_MAX];
 		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
 		config_error(msg);
@@ -284,6 +292,9 @@ static void configure(void)
 			ls_say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
 	}
 
+	if (ls_rw_configure(a, verbose, msg, sizeof msg)) /* LOCKSWAP_RWALGO, LOCKSWAP_SPINALGO */
+		config_error(msg);
+
 	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
 		snprintf(msg, sizeof msg, "algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)",
 			 a->name, a->state_size, LS_EXT_MAX - (unsigned)sizeof(struct ls_ext));
@@ -300,6 +311,127 @@ static void configure(void)
 	if (ls_observe_setup(msg, sizeof msg)) /* the profiler may wrap the above */
 		config_error(msg);
 	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
+}
+
+/* ---- LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO (rwshim.h) ---- */
+
+struct ls_rwglobal ls_rwg;
+struct ls_rwreal ls_rwreal;
+
+void ls_rw_resolve_glibc(void)
+{
+	ls_rwreal.rw_init = real_sym("pthread_rwlock_init", "GLIBC_2.34");
+	ls_rwreal.rw_destroy = real_sym("pthread_rwlock_destroy", "GLIBC_2.34");
+	ls_rwreal.rw_rdlock = real_sym("pthread_rwlock_rdlock", "GLIBC_2.34");
+	ls_rwreal.rw_tryrdlock = real_sym("pthread_rwlock_tryrdlock", "GLIBC_2.34");
+	ls_rwreal.rw_timedrdlock = real_sym("pthread_rwlock_timedrdlock", "GLIBC_2.34");
+	ls_rwreal.rw_clockrdlock = real_sym("pthread_rwlock_clockrdlock", "GLIBC_2.34");
+	ls_rwreal.rw_wrlock = real_sym("pthread_rwlock_wrlock", "GLIBC_2.34");
+	ls_rwreal.rw_trywrlock = real_sym("pthread_rwlock_trywrlock", "GLIBC_2.34");
+	ls_rwreal.rw_timedwrlock = real_sym("pthread_rwlock_timedwrlock", "GLIBC_2.34");
+	ls_rwreal.rw_clockwrlock = real_sym("pthread_rwlock_clockwrlock", "GLIBC_2.34");
+	ls_rwreal.rw_unlock = real_sym("pthread_rwlock_unlock", "GLIBC_2.34");
+	ls_rwreal.spin_init = real_sym("pthread_spin_init", "GLIBC_2.34");
+	ls_rwreal.spin_destroy = real_sym("pthread_spin_destroy", "GLIBC_2.34");
+	ls_rwreal.spin_lock = real_sym("pthread_spin_lock", "GLIBC_2.34");
+	ls_rwreal.spin_trylock = real_sym("pthread_spin_trylock", "GLIBC_2.34");
+	ls_rwreal.spin_unlock = real_sym("pthread_spin_unlock", "GLIBC_2.34");
+}
+
+static bool rw_known_var(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ls_rwalgo_count(); i++)
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++)
+			if (strlen(p->env) == len && !strncmp(p->env, name, len))
+				return true;
+	return false;
+}
+
+/* The rwlock algorithms' tunables, each once: c-rw-wp shares the cohort
+ * locks' LOCKSWAP_COHORT_PASSES and LOCKSWAP_HIER_FASTPATH with the mutex
+ * family (listed already), and algorithms of the family may share one too. */
+static size_t rw_list_params(char *list, size_t used, size_t size)
+{
+	for (size_t i = 0; i < ls_rwalgo_count() && used < size; i++)
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env && used < size; p++) {
+			bool seen = first_with(p->env) != NULL;
+			for (size_t k = 0; k < i && !seen; k++)
+				for (const struct ls_param *q = ls_rwalgo_at(k)->params; q && q->env; q++)
+					seen |= !strcmp(q->env, p->env);
+			if (!seen)
+				used += (size_t)snprintf(list + used, size - used, ", %s", p->env);
+		}
+	return used;
+}
+
+int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len)
+{
+	char err[1400], caps[128];
+	static const char *const policy[] = {"spin", "yield", "park"};
+
+	/* Every rwlock algorithm's tunables are validated, as the mutexes'. */
+	for (size_t i = 0; i < ls_rwalgo_count(); i++)
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++) {
+			const char *v = getenv(p->env);
+			uint64_t x;
+			if (!v)
+				continue;
+			if (ls_param_parse(p, v, &x, msg, len))
+				return -1;
+			*p->value = x;
+		}
+
+	const char *name = getenv("LOCKSWAP_RWALGO");
+	const struct ls_rwalgo *rw = ls_rwalgo_lookup(name ? name : "pthread", err, sizeof err);
+	if (!rw) {
+		snprintf(msg, len, "LOCKSWAP_RWALGO: %s", err);
+		return -1;
+	}
+	const struct ls_algo *m = (mutex->caps & LS_CAP_PASSTHROUGH) ? NULL : mutex;
+	if (ls_rwalgo_start(rw, m, err, sizeof err)) {
+		snprintf(msg, len, "LOCKSWAP_RWALGO=%s: %s", rw->name, err);
+		return -1;
+	}
+	if (rw->state_size > LS_RW_INLINE_STATE && LS_CACHELINE + rw->state_size > LS_EXT_MAX) {
+		snprintf(msg, len, "rwlock algorithm %s: state of %zu bytes exceeds the pool's blocks (%u)",
+			 rw->name, rw->state_size, LS_EXT_MAX - LS_CACHELINE);
+		return -1;
+	}
+
+	name = getenv("LOCKSWAP_SPINALGO");
+	const struct ls_algo *sp = ls_spinalgo_lookup(name ? name : "pthread", err, sizeof err);
+	if (!sp) {
+		snprintf(msg, len, "LOCKSWAP_SPINALGO: %s", err);
+		return -1;
+	}
+
+	if (verbose) {
+		ls_say("lockswap: rwlock algorithm=%s wait=%s caps=%s state=%s", rw->name,
+		       policy[ls_wait_cfg.policy], ls_rwcaps_string(rw->caps, caps, sizeof caps),
+		       rw->state_size > LS_RW_INLINE_STATE ? "out-of-line" : "inline");
+		for (const struct ls_param *p = rw->params; p && p->env; p++)
+			ls_say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
+		if (!(rw->caps & (LS_RWCAP_PASSTHROUGH | LS_RWCAP_TIMEOUT)))
+			ls_say(
+			    "lockswap: rwlock timed locks by fallback (try polled under the waiting policy)");
+		ls_say("lockswap: spinlock algorithm=%s caps=%s", sp->name,
+		       ls_caps_string(sp->caps, caps, sizeof caps));
+	}
+
+	ls_rwg.rw = rw;
+	ls_rwg.rdlock = rw->rdlock;
+	ls_rwg.rdunlock = rw->rdunlock;
+	ls_rwg.wrlock = rw->wrlock;
+	ls_rwg.wrunlock = rw->wrunlock;
+	ls_rwg.rw_size = rw->state_size;
+	ls_rwg.rw_ext = rw->state_size > LS_RW_INLINE_STATE;
+	ls_rwg.spin = sp;
+	/* release: the fields above are seen by whoever reads these with
+	 * acquire (the entry points' fast paths) */
+	__atomic_store_n(&ls_rwg.rw_on, !(rw->caps & LS_RWCAP_PASSTHROUGH), __ATOMIC_RELEASE);
+	__atomic_store_n(&ls_rwg.rw_glibc, (rw->caps & LS_RWCAP_PASSTHROUGH) != 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&ls_rwg.spin_on, !(sp->caps & LS_CAP_PASSTHROUGH), __ATOMIC_RELEASE);
+	return 0;
 }
 
 static __thread int in_init;

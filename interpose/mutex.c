@@ -34,21 +34,23 @@
 #include "shim.h"
 #include "wait.h"
 
-static __thread int tls_tid __attribute__((tls_model("initial-exec")));
+__thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
+
+int ls_self_tid_slow(void)
+{
+	return ls_tls_tid = (int)syscall(SYS_gettid);
+}
 
 static int self_tid(void)
 {
-	int t = tls_tid;
-	if (LS_UNLIKELY(!t))
-		t = tls_tid = (int)syscall(SYS_gettid);
-	return t;
+	return ls_self_tid();
 }
 
 /* fork: the child's only thread has a new tid (as in glibc, a mutex the
  * parent's thread owned is not owned by the child's). */
 static void atfork_child(void)
 {
-	tls_tid = 0;
+	ls_tls_tid = 0;
 }
 
 static void atfork_child_all(void)
@@ -92,7 +94,8 @@ static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
 	size_t size = sizeof(struct ls_ext) + a->state_size;
 	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
 	if (e) {
-		e->mutex = m;
+		/* relaxed atomic: a stale copy of another mutex may read it */
+		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -100,20 +103,12 @@ static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
 }
 
 /* On a lock path, which cannot fail: the pool's reserve, or a wait. */
-static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
+static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
 {
-	const struct ls_algo *a = ls_g.algo;
-	for (;;) {
-		struct ls_ext *e = ext_new(m, true);
-		/* release: the initialised state is visible to whoever loads
-		 * the pointer with acquire (ext_state) */
-		if (atomic_compare_exchange_strong_explicit(&m->alg.ext, &seen, e, memory_order_acq_rel,
-							    memory_order_acquire))
-			return e + 1;
-		ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
-		if (seen && seen->mutex == m)
-			return seen + 1; /* another thread attached first */
-	}
+	struct ls_ext *e = ext_new(m, true);
+	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h,
+					      sizeof(struct ls_ext) + ls_g.algo->state_size, NULL) +
+	       1;
 }
 
 /* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
@@ -122,10 +117,10 @@ static void *ext_attach(struct ls_mutex *m, struct ls_ext *seen)
  * (which may meet garbage) checks ls_ext_owns. */
 static inline void *ext_state(struct ls_mutex *m)
 {
-	struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_acquire);
-	if (LS_LIKELY(e && e->mutex == m))
+	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
+	if (LS_LIKELY(e))
 		return e + 1;
-	return ext_attach(m, e);
+	return ext_attach(m);
 }
 
 /* The fast path's operations for an algorithm whose state is out of line:
@@ -360,12 +355,10 @@ ls_pthread_mutex_unlock(pthread_mutex_t *mu)
 
 static bool valid_clock(clockid_t c)
 {
-	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC;
+	return ls_valid_clock(c);
 }
 
-/* Converts an absolute deadline on `clock` to ls_now_ns() time. Returns
- * EINVAL, ETIMEDOUT (already past) or 0. */
-static int to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
+int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
 {
 	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
 		return EINVAL;
@@ -392,7 +385,7 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 	if (!ls_g.algo->trylock(state))
 		return 0;
 	uint64_t deadline;
-	int r = to_deadline(clock, abs, &deadline);
+	int r = ls_to_deadline(clock, abs, &deadline);
 	if (r)
 		return r;
 	const struct ls_algo *a = ls_g.algo;
@@ -406,8 +399,6 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
  * trylock fallback), 1 ms doubling up to 16 ms, and between two, holding
  * nothing and in no queue, lets a pending cancel act. Returns 0, or for a
  * timed call ETIMEDOUT / EINVAL (checked once busy, as algo_timedlock). */
-#define SLICE_MIN_NS 1000000u
-#define SLICE_MAX_NS 16000000u
 static int sliced(void *state, const struct timed_arg *t)
 {
 	const struct ls_algo *a = ls_g.algo;
@@ -415,11 +406,11 @@ static int sliced(void *state, const struct timed_arg *t)
 	if (!a->trylock(state))
 		return 0;
 	if (t) {
-		int r = to_deadline(t->clock, t->abs, &deadline);
+		int r = ls_to_deadline(t->clock, t->abs, &deadline);
 		if (r)
 			return r;
 	}
-	for (uint64_t slice = SLICE_MIN_NS;; slice = slice < SLICE_MAX_NS ? 2 * slice : slice) {
+	for (uint64_t slice = LS_SLICE_MIN_NS;; slice = slice < LS_SLICE_MAX_NS ? 2 * slice : slice) {
 		uint64_t end = ls_now_ns() + slice;
 		if (end > deadline)
 			end = deadline;
@@ -489,9 +480,9 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	 * outside the region is garbage and is never dereferenced. */
 	struct ls_ext *old = NULL;
 	if (ls_g.ext) {
-		struct ls_ext *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && e->mutex == m)
-			old = e;
+		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type & KIND_TYPE_MASK;
@@ -500,7 +491,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + ls_g.algo->state_size);
 		if (ls_g.algo->init)
 			ls_g.algo->init(old + 1);
-		atomic_store_explicit(&m->alg.ext, old, memory_order_release);
+		atomic_store_explicit(&m->alg.ext, &old->h, memory_order_release);
 	} else if (ls_g.ext) {
 		/* The out-of-line state is attached here, where failing is
 		 * allowed: without memory for it (the pool's reserve is kept
@@ -512,7 +503,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		struct ls_ext *e = ext_new(m, false);
 		if (!e)
 			return ENOMEM;
-		atomic_store_explicit(&m->alg.ext, e, memory_order_release);
+		atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
 	} else if (ls_g.algo->init) {
 		ls_g.algo->init(m->alg.state);
 	}
@@ -541,11 +532,9 @@ static int destroy_mutex(struct ls_mutex *m)
 	if (ls_g.algo->destroy)
 		ls_g.algo->destroy(state);
 	if (ls_g.ext) {
-		struct ls_ext *e = atomic_exchange_explicit(&m->alg.ext, NULL, memory_order_acq_rel);
-		if (e && e->mutex == m) {
-			e->mutex = NULL;
+		struct ls_ext_head *e = ls_ext_detach(&m->alg.ext);
+		if (ls_ext_mine(&m->alg.ext, e))
 			ls_ext_free(e, sizeof(struct ls_ext) + ls_g.algo->state_size);
-		}
 	}
 	m->kind = -1;
 	if (LS_UNLIKELY(ls_events.destroy))

@@ -26,8 +26,9 @@
  * state, which every algorithm takes as unlocked, so there is nothing to do
  * at first use: the mapping from mutex to lock is the address itself, O(1),
  * with no table and no global lock. An out-of-line block records the mutex
- * it belongs to; a mutex copied by value (or memory reused without destroy)
- * finds a block that is not its own and attaches a fresh one.
+ * it belongs to (the address of its state word: pool.h, ls_ext_*); a mutex
+ * copied by value (or memory reused without destroy) finds a block that is
+ * not its own and attaches a fresh one.
  *
  * Mutexes glibc must own (process-shared: the lock must live in the shared
  * memory itself and work across processes, which lockswap's per-process
@@ -48,6 +49,7 @@
 
 #include "lock.h"
 #include "observe.h"
+#include "pool.h"
 
 #define LS_EXPORT __attribute__((visibility("default")))
 
@@ -65,7 +67,7 @@ struct ls_mutex {
 	uint32_t wrap_word; /* LS_WRAP_WORD(alg.state): a wrapper's, never the shim's */
 	union {
 		unsigned char state[LS_INLINE_STATE];
-		struct ls_ext *_Atomic ext;
+		ls_ext_word_t ext; /* the block: struct ls_ext */
 	} alg;
 };
 _Static_assert(sizeof(struct ls_mutex) == sizeof(pthread_mutex_t), "layout");
@@ -82,8 +84,8 @@ _Static_assert(offsetof(struct ls_mutex, alg) == LS_OBS_STATE_OFFSET, "observe.h
 /* Header of an out-of-line state block; the state follows at +64, and the
  * header's last 4 bytes are the state's wrapper word (zeroed with it). */
 struct ls_ext {
-	struct ls_mutex *mutex;
-	char pad[LS_CACHELINE - sizeof(void *) - LS_WRAP_WORD_SIZE];
+	struct ls_ext_head h; /* owner: &mutex->alg.ext */
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head) - LS_WRAP_WORD_SIZE];
 	uint32_t wrap_word;
 };
 _Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the header at +64");
@@ -125,6 +127,17 @@ int ls_observe_setup(char *err, size_t errlen);
 
 void ls_init(void); /* idempotent, thread-safe */
 
+/* The calling thread's kernel tid, cached per thread (mutex.c resets it in
+ * a fork child): the owner of a RECURSIVE/ERRORCHECK mutex, the writer of
+ * an rwlock. */
+extern __thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
+int ls_self_tid_slow(void);
+static inline int ls_self_tid(void)
+{
+	int t = ls_tls_tid;
+	return LS_LIKELY(t) ? t : ls_self_tid_slow();
+}
+
 /* Asynchronous cancellation (cancel.c): once a thread has made itself
  * asynchronously cancelable, fast_kind is LS_KIND_SLOW (no mutex has it)
  * and the slow paths run such a thread's calls with its type deferred
@@ -147,6 +160,20 @@ void ls_cancel_restore(int old);
 		}                                                                                            \
 		r_;                                                                                          \
 	})
+
+/* The clocks of the clock variants (pthread_mutex_clocklock,
+ * pthread_rwlock_clock*lock): glibc accepts these two, EINVAL otherwise. */
+static inline bool ls_valid_clock(clockid_t c)
+{
+	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC;
+}
+/* Converts an absolute deadline on `clock` to ls_now_ns() time. Returns
+ * EINVAL (tv_nsec outside [0, 1e9)), ETIMEDOUT (already past) or 0. */
+int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out);
+/* An asynchronously cancelable thread waits in slices this long, doubling
+ * (mutex.c, rwlock.c). */
+#define LS_SLICE_MIN_NS 1000000u
+#define LS_SLICE_MAX_NS 16000000u
 
 /* Fast-path operations for algorithms whose state is out of line. */
 void ls_ext_lock(void *inline_state);

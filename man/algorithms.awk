@@ -21,7 +21,7 @@ function close_tunables() {
   inrs = 0
 }
 
-/^[a-z0-9][-a-z0-9+_.]* +[-a-z,]+ / {
+/^[a-z0-9][-a-z0-9+_.:]* +[-a-z,]+ / {
   close_tunables()
   name = $1; caps = $2
   gsub(/,/, ", ", caps)

@@ -101,6 +101,19 @@ EOF
 	for a in $(algos); do assert_output --partial "$LOCKSWAP -a $a -- "; done
 }
 
+@test "a name lockswap runs but does not list (a wrapper, NAME+gcr) is passed to lockswap -a as it is; one it refuses is unknown" {
+	local a
+	a=$(algos lock | head -n 1)
+	"$LOCKSWAP" -a "$a+gcr" -- true 2>/dev/null || skip "this lockswap has no +gcr wrapper"
+	run lc --algos "$a+gcr/yield,$a+gcr" --reps 1 --dry-run -- true
+	assert_success
+	assert_line "cd $PWD && $LOCKSWAP -a $a+gcr -w yield -- true"
+	assert_line "cd $PWD && $LOCKSWAP -a $a+gcr -- true"
+	run lc --algos "$a+nosuch" --dry-run -- true
+	assert_failure 2
+	assert_output --partial "lockswap compare: --algos: unknown algorithm '$a+nosuch' (valid: glibc, "
+}
+
 @test "ranking by a printed figure: best first, ratio to glibc, both directions" {
 	local prog
 	prog=$(score_prog)

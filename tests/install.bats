@@ -160,7 +160,7 @@ complete_words() {
   (cd "$T/stage" && find . -type f | sort) >"$T/files"
   local f
   for f in ./usr/bin/lockswap ./usr/bin/lockswap-profile ./usr/bin/lockswap-report ./usr/bin/lockswap-compare \
-    ./usr/lib/liblockswap.so ./usr/share/man/man1/lockswap.1 ./usr/share/man/man7/lockswap.7 \
+    ./usr/lib/liblockswap.so ./usr/lib/lockswap_compare.zip ./usr/share/man/man1/lockswap.1 ./usr/share/man/man7/lockswap.7 \
     ./usr/share/bash-completion/completions/lockswap; do
     grep -qxF "$f" "$T/files" || { echo "not installed: $f"; cat "$T/files"; return 1; }
   done
@@ -226,6 +226,11 @@ complete_words() {
   run timeout 60 "$root/usr/bin/lockswap" report --folded --weight contended "$T/p.json"
   assert_success
   assert_line --regexp '^.*;worker;handle_request;cache_lookup;mutex #[0-9]+ cache_init \(flame.c:[0-9]+\) 3$'
+  # compare's engine from lib/lockswap_compare.zip
+  run timeout 60 "$root/usr/bin/lockswap" compare --algos mcs --reps 1 --no-plot -q --out "$T/c" -- "$PROGS/hello"
+  assert_success
+  assert_line "lockswap compare: 2 runs, 0 not ok; results in $T/c (results.csv, summary.txt)"
+  grep -qx "lockswap: $root/usr/bin/lockswap" "$T/c/meta.txt"
   run env MANWIDTH=100 man -l "$root/usr/share/man/man7/lockswap.7.gz"
   assert_success
   assert_output --partial "c-tkt-tkt"

@@ -28,22 +28,9 @@ S=$STRESS
 # stress_all "SEEDS" ARGS... : the harness over every lock and every seed;
 # fails naming each algorithm/seed that failed, with the end of its output.
 stress_all() {
-  local seeds=$1 names a s rc out failed=()
+  local seeds=$1
   shift
-  names=${STRESS_ALGOS:-$(algos lock)}
-  [ -n "$names" ] || { echo "no algorithm has capability lock"; return 1; }
-  for a in $names; do
-    for s in $seeds; do
-      rc=0
-      out=$(timeout -k 2 "$STRESS_TIMEOUT" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
-      if [ "$rc" -ne 0 ]; then
-        failed+=("$a(seed $s)")
-        [ "$rc" -eq 124 ] && out+=$'\n(killed after '"$STRESS_TIMEOUT"' s: deadlock or lost wake-up?)'
-        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
-      fi
-    done
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+  validate_each "${STRESS_ALGOS:-$(algos lock)}" "$seeds" "$@"
 }
 
 # --- the validator catches what it claims to catch ---------------------------

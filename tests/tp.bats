@@ -21,19 +21,9 @@ TP="mcs-tp clh-tp"
 
 # run_all "SEEDS" ARGS... : the stress harness for both locks and each seed.
 run_all() {
-  local seeds=$1 a s rc out failed=()
+  local seeds=$1
   shift
-  for a in $TP; do
-    for s in $seeds; do
-      rc=0
-      out=$(timeout -k 2 "$STRESS_TIMEOUT" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
-      if [ "$rc" -ne 0 ]; then
-        failed+=("$a(seed $s)")
-        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
-      fi
-    done
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+  validate_each "$TP" "$seeds" "$@"
 }
 
 # --- time source -------------------------------------------------------------

@@ -1,7 +1,8 @@
 /*
- * abortable.h - what the abortable queue locks share (clh_try.c, mcs_try.c,
- * clh_nb.c, mcs_nb.c, cal.c, cal_fp.c). Private to those files: everything
- * here is static, each including file gets its own copy.
+ * abortable.h - what the abortable locks share (clh_try.c, mcs_try.c,
+ * clh_nb.c, mcs_nb.c, and through composite.h cal.c and cal_fp.c). Private
+ * to those files: everything here is static, each including file gets its
+ * own copy.
  *
  *   1. Deadlines: AB_NEVER (lock), 0 (trylock: already passed), else the
  *      caller's absolute ls_now_ns() deadline.
@@ -18,7 +19,10 @@
  *      side sees the other (the writer wakes, or the waiter does not sleep).
  *   4. Per-thread node pools for the non-blocking locks (Scott, TR 773,
  *      section 2.1.1 and appendix "local_qnode"): see the comment there.
- *   5. The composite abortable lock core, shared by cal.c and cal_fp.c.
+ *   5. Per-thread random numbers (the composite lock's node choice and
+ *      backoff).
+ * The composite abortable lock's core, shared by cal.c and cal_fp.c, is in
+ * composite.h.
  */
 #ifndef LS_ABORTABLE_H
 #define LS_ABORTABLE_H
@@ -307,7 +311,7 @@ static __attribute__((unused)) void ab_pool_free(void *n)
 	}
 }
 
-/* ---- per-thread random numbers ------------------------------------------ */
+/* ---- 5. per-thread random numbers --------------------------------------- */
 
 static __thread uint64_t ab_rng __attribute__((tls_model("initial-exec")));
 
@@ -322,280 +326,5 @@ static __attribute__((unused)) uint32_t ab_random(void)
 	ab_rng = x;
 	return (uint32_t)(x >> 32);
 }
-
-/* ---- 5. composite abortable lock (cal.c, cal_fp.c) ----------------------- */
-#ifdef AB_WANT_CAL
-/*
- * Marathe, Moir & Shavit, "Composite Abortable Locks", IPDPS 2006 (paper
- * 003, section 3, Figs. 1-2; 3.1 aborts; 3.2 fast path) and AMP 7.7
- * (CompositeLock, CompositeFastPathLock). Line numbers "L23" below are
- * those of 003's Fig. 2.
- *
- * State (out of line, type-stable): the tail word, then C nodes of one
- * 32-bit word each, one node per cache line:
- *
- *	tail:	version:55 | FP:1 | index:8	(index 0 = NULL, 1..C a node)
- *	node:	state:8 | pred:8 | 0:15 | LS_PARKED:1
- *		F free, W waiting (queued or holding), R released,
- *		A aborted, with `pred` its predecessor's index (the paper
- *		stores it in node->next; packing it into the state word makes
- *		"write pred, then mark A" one atomic publish).
- *
- * ABA on x86-64: a node index is reused constantly, so "tail == node 3"
- * says nothing about which use of node 3. Every CAS on the tail adds one
- * to the 55-bit version carried in the same 64-bit word, and a plain
- * LOCK CMPXCHG compares index and version together: a CAS prepared from a
- * stale read fails unless the tail went through exactly 2^55 updates in
- * between. Storing an index, not a pointer (AMP's AtomicStampedReference
- * would need CMPXCHG16B), is what lets version and reference share one
- * word.
- *
- * Transitions: F->W (CAS, a thread takes the node, L23), A/R->W (tail
- * clean-up: the node is the tail and nobody is behind it, L27-35),
- * W->F (aborted before splicing, L47), W->A (abort while queued, L63-64),
- * W->R (release), A->F and R->F (the successor frees it, L60, L69).
- * Who frees (sets F): the thread spinning on the node, or the thread that
- * cleans it up at the tail, or (cal-fp) the fast path that empties the
- * queue; no memory is ever allocated.
- *
- * FP (cal-fp, 003 3.2): "locked by an unqueued thread". A thread takes an
- * idle lock (tail NULL, or the tail node R, or A with no predecessor) by
- * one CAS that sets FP; queued threads then proceed as in CAL, except that
- * the head of the queue enters only once FP is clear. It waits for that on
- * `fpseq`, which the fast-path unlocker bumps (with a wake) whenever its
- * CAS found someone queued; a thread queued after that CAS sees FP clear.
- *
- * Backoff (L39): a thread that cannot take its node sleeps on that node's
- * word for a random time below a doubling limit (AB_CAL_BACKOFF_MIN..MAX
- * ns), capped by its deadline, waking early if the node changes: a
- * test-and-test-and-set on the node, through the waiting policy.
- */
-#define AB_CAL_MAX 16
-#define AB_CAL_BACKOFF_MIN 1000u
-#define AB_CAL_BACKOFF_MAX 256000u
-enum { CAL_F = 0, CAL_W = 1, CAL_R = 2, CAL_A = 3 };
-#define CAL_IDX(t) ((uint32_t)((t)&0xff))
-#define CAL_FP 0x100ull
-#define CAL_VER 0x200ull
-#define CAL_ST(w) ((w)&0xff)
-#define CAL_PRED(w) (((w) >> 8) & 0xff)
-
-struct cal_node {
-	_Atomic uint32_t word;
-	char pad[LS_CACHELINE - 4];
-};
-
-struct cal {
-	_Atomic uint64_t tail;
-	_Atomic uint32_t fpseq;	 /* cal-fp: bumped when FP clears under a queue */
-	_Atomic uint32_t holder; /* node index of the holder, 0: fast path */
-	char pad[LS_CACHELINE - 16];
-	struct cal_node node[AB_CAL_MAX];
-};
-
-/* Next tail word: same FP bit, one more version, index `idx`. */
-static inline uint64_t cal_next(uint64_t t, uint32_t idx)
-{
-	return ((t & ~(CAL_VER - 1)) + CAL_VER) | (t & CAL_FP) | idx;
-}
-
-static inline struct cal_node *cal_at(struct cal *l, uint32_t idx)
-{
-	return &l->node[idx - 1];
-}
-
-/* One try at node idx (L23-37): F -> W, or, if it is released or aborted
- * and is the tail (nobody behind it), take it out of the queue. *wp: the
- * node word seen (for the backoff). */
-static bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp)
-{
-	struct cal_node *n = cal_at(l, idx);
-	if (ab_cas(&n->word, CAL_F, CAL_W))
-		return true;
-	LS_INJECT();
-	/* L25-26: tail first, then the node. */
-	uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-	uint32_t w = *wp = ab_load(&n->word);
-	if ((CAL_ST(w) == CAL_A || CAL_ST(w) == CAL_R) && CAL_IDX(t) == idx) {
-		/* R: it was the only node, the queue becomes empty; A: its
-		 * predecessor becomes the tail. The version makes the CAS fail
-		 * if the tail moved since we read it. */
-		uint64_t nt = cal_next(t, CAL_ST(w) == CAL_A ? CAL_PRED(w) : 0);
-		if (atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
-							    memory_order_relaxed)) {
-			LS_INJECT();
-			ab_set(&n->word, CAL_W);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path. */
-static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
-{
-	uint32_t idx = 1 + ab_random() % c;
-	struct cal_node *n = cal_at(l, idx);
-	uint32_t limit = AB_CAL_BACKOFF_MIN;
-	uint64_t t;
-
-	/* Take a node (L22-43): a test-and-set with backoff on one node. */
-	for (;;) {
-		uint32_t w;
-		if (cal_take(l, idx, &w))
-			break;
-		/* L39-42, with the deadline checked before sleeping. */
-		uint64_t now = ls_now_ns();
-		if (now >= deadline) {
-			/* Out of patience without a node. POSIX: a timed lock
-			 * must not time out if the mutex can be locked at
-			 * once, so before giving up try every node once: an
-			 * unheld, quiescent lock always has a free node or a
-			 * released/aborted one at the tail. */
-			for (idx = 1; idx <= c; idx++)
-				if (cal_take(l, idx, &w))
-					break;
-			if (idx > c)
-				return ETIMEDOUT; /* no node: nothing to undo */
-			n = cal_at(l, idx);
-			break;
-		}
-		uint64_t until = now + ab_random() % limit;
-		if (until > deadline)
-			until = deadline;
-		ab_wait(&n->word, w, until, NULL);
-		if (limit < AB_CAL_BACKOFF_MAX)
-			limit *= 2;
-		/* Retry on a node chosen afresh. 003 section 3 allows "the
-		 * same node or a different one selected at random"; Fig. 2 and
-		 * AMP keep the same node, which livelocks a lone thread whose
-		 * node is R (or A) but not the tail while an aborted node at
-		 * the tail names it: only a thread that picks the tail node
-		 * can clean up (the stress test found this). */
-		idx = 1 + ab_random() % c;
-		n = cal_at(l, idx);
-	}
-
-	/* Splice it in (L44-51). The CAS comes before the deadline check so
-	 * that zero patience (trylock) still gets one try. release: our W is
-	 * visible to the successor that gets idx from the tail. */
-	t = atomic_load_explicit(&l->tail, memory_order_relaxed);
-	for (;;) {
-		LS_INJECT();
-		if (atomic_compare_exchange_weak_explicit(&l->tail, &t, cal_next(t, idx),
-							  memory_order_acq_rel, memory_order_relaxed))
-			break;
-		if (ls_now_ns() >= deadline) {
-			ab_set(&n->word, CAL_F); /* L47 */
-			return ETIMEDOUT;
-		}
-	}
-
-	/* Wait for the predecessor (L52-69). */
-	uint32_t pred = CAL_IDX(t);
-	for (;;) {
-		if (pred == 0) {
-			if (!fp)
-				break;
-			/* cal-fp: head of the queue, wait for FP to clear.
-			 * seq first, then tail: see the unlock side. */
-			uint32_t q = ab_load(&l->fpseq);
-			if (!(atomic_load_explicit(&l->tail, memory_order_acquire) & CAL_FP))
-				break;
-			if (ab_wait(&l->fpseq, q, deadline, NULL) == ETIMEDOUT)
-				goto abort;
-			continue;
-		}
-		struct cal_node *p = cal_at(l, pred);
-		/* (A) acquire: pairs with (B) in cal_release */
-		uint32_t w = ab_load(&p->word);
-		if (CAL_ST(w) == CAL_R) {
-			LS_INJECT();
-			ab_set(&p->word, CAL_F); /* L69 */
-			pred = 0;
-			continue;
-		}
-		if (CAL_ST(w) == CAL_A) {
-			LS_INJECT();
-			ab_set(&p->word, CAL_F); /* L57-61: clean up, skip it */
-			pred = CAL_PRED(w);
-			continue;
-		}
-		if (ab_wait(&p->word, w, deadline, NULL) == ETIMEDOUT)
-			goto abort;
-		LS_INJECT();
-	}
-	atomic_store_explicit(&l->holder, idx, memory_order_relaxed);
-	return 0;
-
-abort:
-	/* L63-64: leave the node, naming our predecessor, for our successor
-	 * (or a thread that finds it at the tail) to clean up. */
-	LS_INJECT();
-	ab_set(&n->word, CAL_A | pred << 8);
-	return ETIMEDOUT;
-}
-
-/* cal-fp fast path (003 3.2, AMP Fig. 7.25): an idle lock in one CAS. */
-static inline bool cal_fast(struct cal *l)
-{
-	uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-	if (t & CAL_FP)
-		return false;
-	uint32_t idx = CAL_IDX(t);
-	if (idx) {
-		/* "Tail points to a node in R state, or in A state with a
-		 * NULL next field": the queue is empty, reset it. */
-		uint32_t w = ab_load(&cal_at(l, idx)->word);
-		if (!(CAL_ST(w) == CAL_R || (CAL_ST(w) == CAL_A && CAL_PRED(w) == 0)))
-			return false;
-	}
-	/* acquire: pairs with the release CAS in cal_release, or (A) */
-	uint64_t nt = ((t & ~(CAL_VER - 1)) + CAL_VER) | CAL_FP;
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
-						     memory_order_relaxed))
-		return false;
-	if (idx) /* it left the queue with our CAS: nobody else frees it */
-		ab_set(&cal_at(l, idx)->word, CAL_F);
-	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
-	return true;
-}
-
-static void cal_release(struct cal *l, bool fp)
-{
-	uint32_t idx = atomic_load_explicit(&l->holder, memory_order_relaxed);
-	if (fp && idx == 0) {
-		/* AMP Fig. 7.26 fastPathUnlock. release: pairs with the
-		 * acquire of the next fast path or queue head. */
-		uint64_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
-		while (!atomic_compare_exchange_weak_explicit(&l->tail, &t,
-							      ((t & ~(CAL_VER - 1)) + CAL_VER) | CAL_IDX(t),
-							      memory_order_acq_rel, memory_order_relaxed)) {
-		}
-		if (CAL_IDX(t)) {
-			/* Someone queued before our CAS may wait for FP. */
-			LS_INJECT();
-			ab_set(&l->fpseq, (ab_load(&l->fpseq) + 1) & ~LS_PARKED);
-		}
-		return;
-	}
-	/* (B) release: Fig. 1 line 14 */
-	ab_set(&cal_at(l, idx)->word, CAL_R);
-}
-
-/* trylock: EBUSY without taking a node if the tail node is W (held or
- * queued) or the fast path is held; else one attempt with zero patience. */
-static inline int cal_trylock(struct cal *l, uint32_t c, bool fp)
-{
-	if (fp && cal_fast(l))
-		return 0;
-	uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
-	if (fp && (t & CAL_FP))
-		return EBUSY;
-	if (CAL_IDX(t) && CAL_ST(ab_load(&cal_at(l, CAL_IDX(t))->word)) == CAL_W)
-		return EBUSY;
-	return cal_acquire(l, c, 0, fp) == 0 ? 0 : EBUSY;
-}
-#endif /* AB_WANT_CAL */
 
 #endif

@@ -17,39 +17,31 @@
  * backed-off threads race).
  *
  * The shared core (node states, transitions, who frees, the tail word and
- * its ABA protection on x86-64) is in abortable.h, section 5, with cal_fp.c.
+ * its ABA protection on x86-64) is in composite.h, with cal_fp.c.
  * State lives out of line (C nodes of one cache line each, up to 16).
  * lock() is an attempt with infinite patience; trylock is EBUSY when the
  * tail node is held or queued, else one attempt with zero patience.
  */
-#define AB_WANT_CAL
-#include "abortable.h"
-
-static uint64_t nodes = 4;
-static const struct ls_param params[] = {
-    {"LOCKSWAP_CAL_NODES", "cal and cal-fp: queue nodes per lock (C of Marathe et al.)", &nodes, 1,
-     AB_CAL_MAX},
-    {0},
-};
+#include "composite.h"
 
 static void cal_lock(void *state)
 {
-	cal_acquire(state, (uint32_t)nodes, AB_NEVER, false);
+	cal_op_lock(state, false);
 }
 
 static int cal_timedlock(void *state, uint64_t deadline_ns)
 {
-	return cal_acquire(state, (uint32_t)nodes, deadline_ns, false);
+	return cal_op_timedlock(state, deadline_ns, false);
 }
 
 static int cal_try(void *state)
 {
-	return cal_trylock(state, (uint32_t)nodes, false);
+	return cal_op_trylock(state, false);
 }
 
 static void cal_unlock(void *state)
 {
-	cal_release(state, false);
+	cal_op_unlock(state, false);
 }
 
 static const struct ls_algo cal_algo = {
@@ -58,7 +50,7 @@ static const struct ls_algo cal_algo = {
     .caps = LS_CAP_TIMEOUT,
     .rank = 46,
     .state_size = sizeof(struct cal),
-    .params = params,
+    .params = cal_params,
     .lock = cal_lock,
     .trylock = cal_try,
     .timedlock = cal_timedlock,

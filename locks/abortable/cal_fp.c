@@ -14,43 +14,31 @@
  * it. Under contention threads queue as in cal; the head of the queue
  * enters only once the bit is clear, waiting for it with its patience (AMP
  * waits without a deadline; 003 counts it as part of the attempt, which is
- * what a timed lock needs). The core is in abortable.h, section 5.
+ * what a timed lock needs). The core is in composite.h.
  *
  * trylock is the fast path, then EBUSY if the lock is visibly held, then one
  * attempt with zero patience.
  */
-#define AB_WANT_CAL
-#include "abortable.h"
-
-static uint64_t nodes = 4;
-static const struct ls_param params[] = {
-    {"LOCKSWAP_CAL_NODES", "cal and cal-fp: queue nodes per lock (C of Marathe et al.)", &nodes, 1,
-     AB_CAL_MAX},
-    {0},
-};
+#include "composite.h"
 
 static void cal_fp_lock(void *state)
 {
-	if (LS_LIKELY(cal_fast(state)))
-		return;
-	cal_acquire(state, (uint32_t)nodes, AB_NEVER, true);
+	cal_op_lock(state, true);
 }
 
 static int cal_fp_timedlock(void *state, uint64_t deadline_ns)
 {
-	if (LS_LIKELY(cal_fast(state)))
-		return 0;
-	return cal_acquire(state, (uint32_t)nodes, deadline_ns, true);
+	return cal_op_timedlock(state, deadline_ns, true);
 }
 
 static int cal_fp_try(void *state)
 {
-	return cal_trylock(state, (uint32_t)nodes, true);
+	return cal_op_trylock(state, true);
 }
 
 static void cal_fp_unlock(void *state)
 {
-	cal_release(state, true);
+	cal_op_unlock(state, true);
 }
 
 static const struct ls_algo cal_fp_algo = {
@@ -60,7 +48,7 @@ static const struct ls_algo cal_fp_algo = {
     .caps = LS_CAP_TIMEOUT,
     .rank = 47,
     .state_size = sizeof(struct cal),
-    .params = params,
+    .params = cal_params,
     .lock = cal_fp_lock,
     .trylock = cal_fp_try,
     .timedlock = cal_fp_timedlock,

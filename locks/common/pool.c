@@ -400,6 +400,26 @@ void ls_ext_free(void *p, size_t size)
 	stack_push(&ext_head[lines - 1], p, 0);
 }
 
+struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
+				  const struct ls_ext_head *marker)
+{
+	struct ls_ext_head *seen = atomic_load_explicit(w, memory_order_acquire);
+	for (;;) {
+		if (ls_ext_mine(w, seen) || (marker && seen == marker)) {
+			if (fresh != marker)
+				ls_ext_free(fresh, size); /* another thread attached first */
+			return seen;
+		}
+		/* NULL, a copy's block or garbage left by a copy: replace it.
+		 * release: fresh's head and contents are visible to whoever
+		 * loads the word with acquire (ls_ext_load); acquire: so are
+		 * those of a block another thread attached */
+		if (atomic_compare_exchange_strong_explicit(w, &seen, fresh, memory_order_acq_rel,
+							    memory_order_acquire))
+			return fresh;
+	}
+}
+
 bool ls_ext_owns(const void *p)
 {
 	const char *q = p;

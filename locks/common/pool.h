@@ -60,13 +60,31 @@
  *
  * Out-of-line state (ls_ext_*): blocks of the active algorithm's state size
  * rounded up to cache lines, used by the shim for algorithms whose state
- * does not fit in the mutex. ls_ext_owns() tells whether a pointer is a
- * block of the pool (so a stale pointer found in recycled memory can be
- * recognised without being dereferenced).
+ * does not fit in the mutex, and by the hierarchical locks for their
+ * per-cluster lines (locks/hier/hier.h). ls_ext_owns() tells whether a
+ * pointer is a block of the pool (so a stale pointer found in recycled
+ * memory can be recognised without being dereferenced).
+ *
+ * Attaching a block to a lock (ls_ext_load, ls_ext_attach, ls_ext_detach),
+ * written once for both: a word of the lock's inline state (an
+ * ls_ext_word_t, NULL in the all-zero state) points at the block, whose
+ * head (struct ls_ext_head) records the OWNER: the address of the word it
+ * was attached to. A program may copy an unlocked lock by value; the copy's
+ * word then points at its original's block, which is not the copy's own,
+ * so the copy attaches a fresh one. Reading the head of a block that was
+ * freed is safe: the memory is type-stable, and a freed block's first word
+ * is a free-list link, never the address of a word. The block is attached
+ * lazily, by whichever thread needs it first, with one CAS after its
+ * contents are ready: threads that race allocate one each, one wins, and
+ * the others free theirs and adopt the winner's. A word may also hold a
+ * static MARKER (hier.h: a lock with no address space left for a block):
+ * a read-only head whose owner is never a word, attached by the same CAS
+ * and kept, like a block, until destroy (ls_ext_detach) empties the word.
  */
 #ifndef LS_POOL_H
 #define LS_POOL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -147,5 +165,51 @@ void *ls_ext_alloc(size_t size);
 void *ls_ext_alloc_wait(size_t size);
 void ls_ext_free(void *p, size_t size);
 bool ls_ext_owns(const void *p);
+
+/* The head of an attached block (see the file comment); what follows it is
+ * its user's. */
+struct ls_ext_head {
+	const void *owner; /* the word it was attached to */
+};
+typedef struct ls_ext_head *_Atomic ls_ext_word_t;
+
+/* True if h is a block attached to w. relaxed: the head of a block that was
+ * freed may be rewritten by the pool (a free-list link). */
+static inline bool ls_ext_mine(const ls_ext_word_t *w, const struct ls_ext_head *h)
+{
+	return h && __atomic_load_n(&h->owner, __ATOMIC_RELAXED) == (const void *)w;
+}
+
+/* The block of w's own, or NULL (none yet, or a copy's: ls_ext_attach).
+ * acquire: pairs with the release CAS in ls_ext_attach, so the block's
+ * contents are seen. */
+static inline struct ls_ext_head *ls_ext_load(ls_ext_word_t *w)
+{
+	struct ls_ext_head *h = atomic_load_explicit(w, memory_order_acquire);
+	return __builtin_expect(ls_ext_mine(w, h), 1) ? h : NULL;
+}
+
+/* What w holds if it needs no attaching: a block of its own, or `marker`
+ * (NULL: the caller has none); else NULL. acquire, as ls_ext_load. */
+static inline struct ls_ext_head *ls_ext_attached(ls_ext_word_t *w, const struct ls_ext_head *marker)
+{
+	struct ls_ext_head *h = atomic_load_explicit(w, memory_order_acquire);
+	return ls_ext_mine(w, h) || (marker && h == marker) ? h : NULL;
+}
+
+/* Attaches `fresh` to w, unless a block of w's own or `marker` is there by
+ * then (another thread attached it first: fresh, size bytes, is freed, and
+ * that one adopted). fresh is a block whose head names w, its contents
+ * ready (the CAS publishes them), or `marker` itself. Returns what w holds
+ * afterwards. */
+struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
+				  const struct ls_ext_head *marker);
+
+/* destroy(): empties w and returns what it held; the caller frees that
+ * (ls_ext_free) if it was w's own (ls_ext_mine). */
+static inline struct ls_ext_head *ls_ext_detach(ls_ext_word_t *w)
+{
+	return atomic_exchange_explicit(w, NULL, memory_order_acq_rel);
+}
 
 #endif

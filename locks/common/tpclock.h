@@ -1,32 +1,17 @@
 /*
- * tpclock.h - the time source and thresholds of the time-published locks
- * (mcs-tp, clh-tp): He, Scherer, Scott, "Preemption Adaptivity in
- * Time-Published Queue-Based Spin Locks", TR 867, Rochester 2005
- * (../shared/papers/000_9c294dcad948dd76.txt), sections 1 and 2 and the
- * constants of appendices B.2.1 and B.3.1.
+ * tpclock.h - the time source of the time-published locks (mcs-tp, clh-tp):
+ * He, Scherer, Scott, "Preemption Adaptivity in Time-Published Queue-Based
+ * Spin Locks", TR 867, Rochester 2005
+ * (../shared/papers/000_9c294dcad948dd76.txt), sections 1 and 2; mutexee
+ * and the profiler use it too. The locks' thresholds are locks/tp/tp.h's.
  *
  * ls_tp_now() is the paper's gethrtime(): a cheap timestamp, in nanoseconds,
  * that threads on different cores can compare. It reads the TSC (rdtsc,
  * scaled to ns) when the CPU says the TSC is invariant, and
  * clock_gettime(CLOCK_MONOTONIC) otherwise; both count from the same epoch
  * as ls_now_ns() (see tpclock.c for the measurements and the checks).
- *
- * The thresholds are ls_params shared by both locks (see tpclock.c for the
- * defaults and why):
- *   LOCKSWAP_TP_MAX_CS_NS       MAXIMUM_CS_TIME: a holder whose critical
- *                               section is older seems preempted; a waiter
- *                               that fails or times out then yields
- *   LOCKSWAP_TP_UPDATE_DELAY_NS UPDATE_DELAY: a waiter whose published time
- *                               is older seems preempted and is passed over
- *   LOCKSWAP_TP_PATIENCE_NS     patience of one attempt of a blocking
- *                               acquisition (the paper's T); lock() retries
- *   LOCKSWAP_TP_TREADMILL       MAX_THREAD_NUM (mcs-tp only): nodes the
- *                               holder removes eagerly before scanning
- *   LOCKSWAP_TP_CLOCK           0: TSC when invariant, else clock_gettime;
- *                               1: always clock_gettime
- *   LOCKSWAP_TP_SPIN_FACTOR     a waiter spins this many times the waiting
- *                               policy's budget (LOCKSWAP_SPIN) before it
- *                               yields or parks (ls_tp_spin)
+ * LOCKSWAP_TP_CLOCK (ls_tp_clock_mode, a tunable of the TP locks): 0 TSC
+ * when invariant, else clock_gettime; 1 always clock_gettime.
  */
 #ifndef LS_TPCLOCK_H
 #define LS_TPCLOCK_H
@@ -38,23 +23,11 @@
 #include "lock.h"
 #include "wait.h"
 
-extern uint64_t ls_tp_max_cs_ns, ls_tp_update_delay_ns, ls_tp_patience_ns, ls_tp_treadmill, ls_tp_clock_mode,
-    ls_tp_spin_factor;
-
-/* The spin budget of a TP waiter: LOCKSWAP_TP_SPIN_FACTOR x LOCKSWAP_SPIN
- * steps (for ls_spin_step_n). */
-static inline unsigned ls_tp_spin(void)
-{
-	uint64_t n = (uint64_t)ls_wait_cfg.spin * ls_tp_spin_factor;
-	return n < UINT32_MAX ? (unsigned)n : UINT32_MAX;
-}
-
-#define LS_TP_SPIN_FACTOR_PARAM                                                                              \
+extern uint64_t ls_tp_clock_mode;
+#define LS_TP_CLOCK_PARAM                                                                                    \
 	{                                                                                                    \
-		"LOCKSWAP_TP_SPIN_FACTOR",                                                                   \
-		    "a waiter spins this many times LOCKSWAP_SPIN before it "                                \
-		    "yields or parks",                                                                       \
-		    &ls_tp_spin_factor, 1, 1u << 20                                                          \
+		"LOCKSWAP_TP_CLOCK", "timestamps: 0 TSC if invariant, else clock_gettime; 1 clock_gettime",  \
+		    &ls_tp_clock_mode, 0, 1                                                                  \
 	}
 
 /* Scale of the TSC, published once calibrated (tpclock.c). */

@@ -136,13 +136,14 @@ int ls_wait_while_eq_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadline_
 	}
 }
 
-int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadline_ns)
+int ls_poll_until(int (*try)(void *arg), void *arg, uint64_t deadline_ns)
 {
 	struct ls_spin s = LS_SPIN_INIT;
 	uint64_t nap = 1000;
 	for (;;) {
-		if (a->trylock(state) == 0)
-			return 0;
+		int r = try(arg);
+		if (r != EBUSY)
+			return r;
 		uint64_t now = ls_now_ns();
 		if (now >= deadline_ns)
 			return ETIMEDOUT;
@@ -159,6 +160,23 @@ int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadlin
 				nap *= 2;
 		}
 	}
+}
+
+struct try_arg {
+	const struct ls_algo *a;
+	void *state;
+};
+
+static int try_algo(void *arg)
+{
+	struct try_arg *t = arg;
+	return t->a->trylock(t->state);
+}
+
+int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadline_ns)
+{
+	struct try_arg t = {a, state};
+	return ls_poll_until(try_algo, &t, deadline_ns);
 }
 
 /* xorshift32, one per thread: only decorrelates the waiters. */

@@ -165,5 +165,9 @@ static inline void ls_word_prewake(_Atomic uint32_t *w)
  * in doubling steps from 1 us up to 1 ms) until it succeeds or the deadline
  * passes. Not FIFO: a timed waiter can be overtaken by queued waiters. */
 int ls_timedlock_fallback(const struct ls_algo *a, void *state, uint64_t deadline_ns);
+/* The loop behind it, for any try operation: calls try(arg) until it
+ * returns something other than EBUSY (returned as is) or the deadline
+ * passes (ETIMEDOUT), waiting between attempts as above. */
+int ls_poll_until(int (*try)(void *arg), void *arg, uint64_t deadline_ns);
 
 #endif

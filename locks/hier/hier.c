@@ -14,41 +14,33 @@ static size_t block_size(const struct ls_hier_head *h)
 
 struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat)
 {
-	struct ls_hier_head *marker = (struct ls_hier_head *)flat; /* never written */
-	for (;;) {
-		struct ls_hier_head *seen = atomic_load_explicit(w, memory_order_acquire);
-		if (ls_hier_mine(w, seen) || seen == marker)
-			return seen; /* another thread attached it */
-		unsigned n = ls_topo_clusters(), g = with_groups ? ls_topo_groups() : 0;
-		if (n < 1)
-			n = 1;
-		if (1 + n + g > LS_TOPO_MAX_CLUSTERS) { /* at most 64 lines per block */
-			g = 0;
-			if (n >= LS_TOPO_MAX_CLUSTERS)
-				n = LS_TOPO_MAX_CLUSTERS - 1;
-		}
-		/* zero-filled; NULL when no address space is left (never the
-		 * reserve): then the marker (hier.h, "No address space") */
-		struct ls_hier_head *h = ls_ext_alloc((size_t)(1 + n + g) * LS_CACHELINE);
-		if (h) {
-			h->nclusters = n;
-			h->ngroups = g;
-			__atomic_store_n(&h->owner, (void *)w, __ATOMIC_RELAXED);
-		}
-		/* release: the head and the zeroed lines are visible to whoever
-		 * loads the word with acquire (ls_hier_load) */
-		if (atomic_compare_exchange_strong_explicit(w, &seen, h ? h : marker, memory_order_acq_rel,
-							    memory_order_relaxed))
-			return h ? h : marker;
-		if (h)
-			ls_ext_free(h, block_size(h));
+	const struct ls_ext_head *marker = flat; /* never written */
+	struct ls_ext_head *seen = ls_ext_attached(w, marker);
+	if (seen)
+		return (struct ls_hier_head *)seen; /* another thread attached it */
+	unsigned n = ls_topo_clusters(), g = with_groups ? ls_topo_groups() : 0;
+	if (n < 1)
+		n = 1;
+	if (1 + n + g > LS_TOPO_MAX_CLUSTERS) { /* at most 64 lines per block */
+		g = 0;
+		if (n >= LS_TOPO_MAX_CLUSTERS)
+			n = LS_TOPO_MAX_CLUSTERS - 1;
 	}
+	/* zero-filled; NULL when no address space is left (never the reserve):
+	 * then the marker (hier.h, "No address space") */
+	struct ls_hier_head *h = ls_ext_alloc((size_t)(1 + n + g) * LS_CACHELINE);
+	if (!h)
+		return (struct ls_hier_head *)ls_ext_attach(w, (struct ls_ext_head *)marker, 0, marker);
+	__atomic_store_n(&h->ext.owner, (const void *)w, __ATOMIC_RELAXED); /* a stale copy may read it */
+	h->nclusters = n;
+	h->ngroups = g;
+	return (struct ls_hier_head *)ls_ext_attach(w, &h->ext, block_size(h), marker);
 }
 
 struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w)
 {
-	struct ls_hier_head *h = atomic_exchange_explicit(w, NULL, memory_order_acq_rel);
-	if (ls_hier_mine(w, h))
+	struct ls_hier_head *h = (struct ls_hier_head *)ls_ext_detach(w);
+	if (ls_ext_mine(w, (struct ls_ext_head *)h))
 		ls_ext_free(h, block_size(h));
 	return h;
 }

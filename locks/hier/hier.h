@@ -11,11 +11,11 @@
  * state stays a valid unlocked lock and no init() is needed; its counts
  * come from the topology at that moment: a lock first used before the
  * topology was published has one cluster line and folds every cluster id
- * onto it (ls_cluster_fold). The block is attached with one CAS on a word
- * of the inline state (ls_hier_lines_t), after its head is written, so the
- * counts are read with the pointer:
+ * onto it (ls_cluster_fold). The block is attached to a word of the inline
+ * state (ls_hier_lines_t) as pool.h attaches out-of-line state (one CAS,
+ * after its head is written, so the counts are read with the pointer):
  *
- *	head:	owner		the address of the word it was attached to
+ *	head:	ext.owner	the address of the word it was attached to
  *		nclusters	cluster lines (>= 1)
  *		ngroups		group lines (hmcs; 0 otherwise)
  *		then the lock's own fields (struct ls_hier_head first)
@@ -53,12 +53,10 @@
  * nodes come from ls_node_alloc, which has the reserve and waits).
  *
  * Copies. A program may copy an unlocked mutex by value: the copy's word
- * then points at its original's block. The head records the address of the
- * word it was attached to, so the copy sees a block that is not its own and
- * attaches a fresh one (the shim does the same for out-of-line states).
- * Reading the head of a block that was freed is safe: ls_ext memory is
- * type-stable, and a freed block's first word is a free-list link, never
- * the address of a lock. destroy() frees the block if it is the lock's own;
+ * then points at its original's block, which is not its own (the owner in
+ * its head says so), and it attaches a fresh one (pool.h: the shim's
+ * out-of-line states work the same way). destroy() frees the block if it
+ * is the lock's own;
  * a mutex freed without destroy, or re-initialised without destroy, loses
  * its block (README, Known limits).
  *
@@ -113,12 +111,12 @@ extern uint64_t ls_cohort_passes, ls_hier_fastpath;
 #define LS_HIER_FAST UINT32_MAX
 
 struct ls_hier_head {
-	void *owner;
+	struct ls_ext_head ext; /* first: the block's head for pool.h */
 	uint32_t nclusters;
 	uint32_t ngroups;
 };
 
-typedef struct ls_hier_head *_Atomic ls_hier_lines_t;
+typedef ls_ext_word_t ls_hier_lines_t;
 
 /* Where the lines word is in the inline state of every lock that has one
  * (each file asserts it), so that a test can tell a flat lock from one
@@ -129,12 +127,12 @@ typedef struct ls_hier_head *_Atomic ls_hier_lines_t;
  * owner, no lines. A block has at least one cluster line. */
 #define LS_HIER_FLAT_HEAD                                                                                    \
 	{                                                                                                    \
-		.owner = NULL, .nclusters = 0, .ngroups = 0                                                  \
+		.ext = {.owner = NULL}, .nclusters = 0, .ngroups = 0                                         \
 	}
 
 static inline bool ls_hier_is_flat(const struct ls_hier_head *h)
 {
-	return h && !h->owner && !h->nclusters;
+	return h && !h->ext.owner && !h->nclusters;
 }
 
 /* Line i of the block: 0 the head, 1..nclusters the clusters, then the
@@ -153,20 +151,11 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
  * what was attached (the caller resets its top level if it was `flat`). */
 struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w);
 
-/* True if h is a block attached to w. relaxed: the head of a block that
- * was freed may be rewritten by the pool (a free-list link). */
-static inline bool ls_hier_mine(ls_hier_lines_t *w, struct ls_hier_head *h)
-{
-	return h && __atomic_load_n(&h->owner, __ATOMIC_RELAXED) == (void *)w;
-}
-
 /* The block for an acquisition, if the lock has its own (else NULL: call
- * ls_hier_attach). acquire: pairs with the release CAS in ls_hier_attach,
- * so the head and the zeroed lines are seen. */
+ * ls_hier_attach); its head and zeroed lines are seen (ls_ext_load). */
 static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
 {
-	struct ls_hier_head *h = atomic_load_explicit(w, memory_order_acquire);
-	return LS_LIKELY(ls_hier_mine(w, h)) ? h : NULL;
+	return (struct ls_hier_head *)ls_ext_load(w);
 }
 
 #endif

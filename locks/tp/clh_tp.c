@@ -102,6 +102,7 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "tp.h"
 #include "tpclock.h"
 #include "wait.h"
 
@@ -468,18 +469,7 @@ static void clhtp_destroy(void *state)
 	}
 }
 
-static const struct ls_param clhtp_params[] = {
-    {"LOCKSWAP_TP_MAX_CS_NS", "MAXIMUM_CS_TIME: a holder inside longer seems preempted (ns)",
-     &ls_tp_max_cs_ns, 1000, 1000000000},
-    {"LOCKSWAP_TP_UPDATE_DELAY_NS", "UPDATE_DELAY: a waiter whose timestamp is older seems preempted (ns)",
-     &ls_tp_update_delay_ns, 1000, 1000000000},
-    {"LOCKSWAP_TP_PATIENCE_NS", "patience of one attempt of a blocking acquisition (ns)", &ls_tp_patience_ns,
-     1000, 1000000000},
-    {"LOCKSWAP_TP_CLOCK", "timestamps: 0 TSC if invariant, else clock_gettime; 1 clock_gettime",
-     &ls_tp_clock_mode, 0, 1},
-    LS_TP_SPIN_FACTOR_PARAM,
-    {0},
-};
+static const struct ls_param clhtp_params[] = {LS_TP_PARAMS, {0}};
 
 static const struct ls_algo clhtp_algo = {
     .name = "clh-tp",

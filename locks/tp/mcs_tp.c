@@ -78,8 +78,13 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "tp.h"
 #include "tpclock.h"
 #include "wait.h"
+
+/* MAX_THREAD_NUM, LOCKSWAP_TP_TREADMILL: nodes a releaser removes eagerly
+ * before it only scans (the default: tp.c). */
+static uint64_t treadmill = 64;
 
 enum { WAITING = 1, AVAILABLE, TIMEOUT, FAILED, ABANDONED };
 enum { GOT = 1, REMOVED = -1, TIMED_OUT = -2 }; /* the paper's results */
@@ -493,7 +498,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 					sched_yield(); /* a pointer: no futex to park on */
 		}
 		LS_INJECT();
-		if (++scanned < ls_tp_treadmill) {
+		if (++scanned < treadmill) {
 			if (cur != I && !hold)
 				mark_failed(cur, &wk);
 		} else if (!hold) {
@@ -536,17 +541,9 @@ static void mcstp_unlock(void *state)
 }
 
 static const struct ls_param mcstp_params[] = {
-    {"LOCKSWAP_TP_MAX_CS_NS", "MAXIMUM_CS_TIME: a holder inside longer seems preempted (ns)",
-     &ls_tp_max_cs_ns, 1000, 1000000000},
-    {"LOCKSWAP_TP_UPDATE_DELAY_NS", "UPDATE_DELAY: a waiter whose timestamp is older seems preempted (ns)",
-     &ls_tp_update_delay_ns, 1000, 1000000000},
-    {"LOCKSWAP_TP_PATIENCE_NS", "patience of one attempt of a blocking acquisition (ns)", &ls_tp_patience_ns,
-     1000, 1000000000},
+    LS_TP_PARAMS,
     {"LOCKSWAP_TP_TREADMILL", "MAX_THREAD_NUM: nodes a releaser removes before it only scans (mcs-tp)",
-     &ls_tp_treadmill, 2, 1000000},
-    {"LOCKSWAP_TP_CLOCK", "timestamps: 0 TSC if invariant, else clock_gettime; 1 clock_gettime",
-     &ls_tp_clock_mode, 0, 1},
-    LS_TP_SPIN_FACTOR_PARAM,
+     &treadmill, 2, 1000000},
     {0},
 };
 

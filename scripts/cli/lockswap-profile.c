@@ -21,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
+
 static const char usage[] =
     "usage: lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N]\n"
     "                        [--top N] [--] PROG [ARGS...]\n"
@@ -58,13 +60,10 @@ static __attribute__((noreturn)) void bad(const char *what, const char *arg, con
 
 static const char *number(const char *opt, const char *v, unsigned long long lo, unsigned long long hi)
 {
-	char *end, valid[64];
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	snprintf(valid, sizeof valid, "%llu..%llu", lo, hi);
-	if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
-		char what[64];
+	if (!cli_unsigned(v, lo, hi)) {
+		char what[64], valid[64];
 		snprintf(what, sizeof what, "%s: invalid value", opt);
+		snprintf(valid, sizeof valid, "%llu..%llu", lo, hi);
 		bad(what, v, valid);
 	}
 	return v;
@@ -74,9 +73,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_FRAMES = 256, OPT_SAMPLE, OPT_TOP };
 	static const struct option opts[] = {
-	    {"algo", required_argument, NULL, 'a'},
-	    {"wait", required_argument, NULL, 'w'},
-	    {"spin", required_argument, NULL, 's'},
+	    CLI_RUN_LONG,
 	    {"out", required_argument, NULL, 'o'},
 	    {"frames", required_argument, NULL, OPT_FRAMES},
 	    {"sample", required_argument, NULL, OPT_SAMPLE},
@@ -84,21 +81,14 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = "pthread", *wait = NULL, *spin = NULL;
+	struct cli_run run = {.algo = "pthread"};
 	int c;
 	opterr = 0;
 	/* argv[0] may be the full path lockswap ran us by */
-	while ((c = getopt_long(argc, argv, "+a:w:s:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "o:h", opts, NULL)) != -1) {
+		if (cli_run_option(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'a':
-			algo = optarg;
-			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 's':
-			spin = optarg;
-			break;
 		case 'o':
 			if (!*optarg)
 				bad("--out: invalid value", optarg, "a file name");
@@ -118,11 +108,7 @@ int main(int argc, char **argv)
 			return 0;
 		default: {
 			char opt[64];
-			if (optopt && optopt < 256)
-				snprintf(opt, sizeof opt, "-%c", optopt);
-			else
-				snprintf(opt, sizeof opt, "%s", argv[optind - 1]);
-			bad("bad option or missing argument:", opt, NULL);
+			bad("bad option or missing argument:", cli_refused(argv, opt, sizeof opt), NULL);
 		}
 		}
 	}
@@ -137,14 +123,13 @@ int main(int argc, char **argv)
 		snprintf(cmd, sizeof cmd, "%s", env);
 	} else {
 		char self[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-		if (n <= 0) {
+		const char *dir = cli_self_dir(self, sizeof self);
+		if (!dir) {
 			fprintf(stderr, "lockswap profile: cannot find my own directory: %s\n",
 				strerror(errno));
 			return 2;
 		}
-		self[n] = '\0';
-		snprintf(cmd, sizeof cmd, "%s/lockswap", dirname(self));
+		snprintf(cmd, sizeof cmd, "%s/lockswap", dir);
 	}
 	setenv("LOCKSWAP_PROFILE", "1", 1);
 
@@ -156,14 +141,14 @@ int main(int argc, char **argv)
 	int k = 0;
 	args[k++] = cmd;
 	args[k++] = "-a";
-	args[k++] = (char *)algo;
-	if (wait) {
+	args[k++] = (char *)run.algo;
+	if (run.wait) {
 		args[k++] = "-w";
-		args[k++] = (char *)wait;
+		args[k++] = (char *)run.wait;
 	}
-	if (spin) {
+	if (run.spin) {
 		args[k++] = "-s";
-		args[k++] = (char *)spin;
+		args[k++] = (char *)run.spin;
 	}
 	args[k++] = "--";
 	for (int i = optind; i < argc; i++)

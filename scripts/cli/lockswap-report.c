@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "profile_table.h"
 #include "report_flame.h"
 
@@ -691,14 +692,11 @@ int main(int argc, char **argv)
 				die("--sort: unknown key '%s' (valid: wait, hold, contended, acquisitions)",
 				    optarg);
 			break;
-		case 'T': {
-			char *end;
-			errno = 0;
-			top = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || errno || optarg[0] == '-' || top > 100000000)
+		case 'T':
+			if (!cli_unsigned(optarg, 0, 100000000))
 				die("--top: invalid value '%s' (valid: 0..100000000, 0 for all)", optarg);
+			top = strtoul(optarg, NULL, 10);
 			break;
-		}
 		case 'C':
 			csv = true;
 			break;

@@ -3,8 +3,9 @@
  *
  *   lockswap --list                       algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
+ *   lockswap --names rwlock|spin [--cap CAP]...   the same for the other families
  *   lockswap --topology[=table]           clusters of the hierarchical locks
- *   lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *   lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
  * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
@@ -28,29 +29,40 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "lock.h"
 #include "hier/topo.h"
+#include "rwlock/rwlock.h"
+#include "spin/spinlock.h"
 #include "wrap/wrap.h"
 
 static const char usage[] =
-    "usage: lockswap [-a ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
+    "usage: lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--]\n"
+    "                PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
     "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
+    "       lockswap --names [mutex|rwlock|spin] [--cap CAP]...\n"
     "       lockswap --topology[=table]\n"
     "\n"
     "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
-    "uses the lock algorithm ALGO.\n"
+    "uses the lock algorithm ALGO (and every rwlock RWALGO, every spinlock the\n"
+    "--spinalgo one).\n"
     "\n"
     "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+    "  -r, --rwalgo ALGO  reader-writer lock algorithm, or NAME+WRAPPER (LOCKSWAP_RWALGO;\n"
+    "                     default pthread, glibc's own)\n"
+    "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
     "  -w, --wait WAIT    waiting policy: spin, yield or park (LOCKSWAP_WAIT; default park)\n"
     "  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
     "  -v, --verbose      report the configuration and node statistics on stderr\n"
     "      --stats        count queue nodes in use and report them at exit\n"
     "      --list         list the algorithms with capabilities and descriptions\n"
-    "      --names        list algorithm names only, one per line\n"
+    "      --names [FAMILY]  list algorithm names only, one per line: mutex (default),\n"
+    "                     rwlock (every selectable name, NAME+WRAPPER included) or spin\n"
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
-    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough)\n"
+    "                     (fifo, timeout, qnode, hier, passthrough, or lock = not passthrough;\n"
+    "                     rwlock also: kind, exclusive, wrapper)\n"
     "      --wrap WRAPPER with --names: the compositions NAME+WRAPPER instead (e.g. gcr:\n"
     "                     mcs+gcr, ...), every one WRAPPER accepts, filtered by --cap\n"
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
@@ -96,6 +108,54 @@ static void list_wrappers(void)
 	}
 }
 
+/* The reader-writer family, rows "rwlock:NAME CAPS DESC": a name of its
+ * own in the list (and in lockswap(7), made from it), which the mutex
+ * rows' readers do not take for a mutex algorithm. */
+static void list_rw(void)
+{
+	char c[128];
+	printf("\nReader-writer locks (LOCKSWAP_RWALGO, -r; default pthread; NAME+WRAPPER composes a "
+	       "wrapper):\n");
+	for (size_t i = 0; i < ls_rwalgo_count(); i++) {
+		const struct ls_rwalgo *a = ls_rwalgo_at(i);
+		char name[64];
+		snprintf(name, sizeof name, "rwlock:%s%s", a->bind ? "+" : "", a->name);
+		printf("%-17s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
+		for (const struct ls_param *p = a->params; p && p->env; p++)
+			printf("%-17s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
+			       p->desc);
+	}
+	printf("Capabilities of rwlocks: kind = reader preference for the default kind, writer preference "
+	       "for the\n"
+	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
+	       "each other.\n"
+	       "Rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
+}
+
+/* The spinlock family, rows "spin:NAME CAPS DESC": the mutex algorithms
+ * that fit 4 bytes, and the spin-only ones. */
+static void list_spin(void)
+{
+	char c[128];
+	printf(
+	    "\nSpinlocks (LOCKSWAP_SPINALGO, --spinalgo; default pthread): algorithms whose state fits the\n"
+	    "4 bytes of a pthread_spinlock_t:\n");
+	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
+		const struct ls_algo *a = ls_spinalgo_at(i);
+		char name[64];
+		snprintf(name, sizeof name, "spin:%s", a->name);
+		printf("%-17s %-24s %s\n", name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+	}
+	printf("Mutex algorithms that do not fit:");
+	const char *sep = " ";
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		if (!ls_spin_fits(ls_algo_at(i)) && !(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH)) {
+			printf("%s%s", sep, ls_algo_at(i)->name);
+			sep = ", ";
+		}
+	printf("\n");
+}
+
 static void list(void)
 {
 	char c[128];
@@ -110,6 +170,55 @@ static void list(void)
 	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
 	list_wrappers();
+	list_rw();
+	list_spin();
+}
+
+/* The capabilities of a selectable name, as its composition would have
+ * them (rwregistry.c: the wrapper's, plus the inner's it keeps), without
+ * composing it: a process composes a wrapper with one inner algorithm only,
+ * so composing every NAME+WRAPPER here would list the first alone. */
+static bool rw_caps(const char *n, unsigned *caps)
+{
+	const char *plus = strchr(n, '+');
+	const struct ls_rwalgo *inner = NULL, *w = NULL;
+	for (size_t k = 0; k < ls_rwalgo_count(); k++) {
+		const struct ls_rwalgo *a = ls_rwalgo_at(k);
+		if (!plus && !strcmp(a->name, n))
+			return *caps = a->caps, true;
+		if (plus && strlen(a->name) == (size_t)(plus - n) && !strncmp(a->name, n, (size_t)(plus - n)))
+			inner = a;
+		if (plus && !strcmp(a->name, plus + 1))
+			w = a;
+	}
+	if (!inner || !w)
+		return false;
+	*caps = w->caps | (inner->caps & w->keep_caps);
+	return true;
+}
+
+static void rw_names(unsigned want, int want_lock)
+{
+	char buf[160];
+	const char *n;
+	for (size_t i = 0; (n = ls_rwalgo_selectable(i, buf, sizeof buf)); i++) {
+		unsigned caps;
+		if (!rw_caps(n, &caps) || (caps & want) != want)
+			continue;
+		if (want_lock && (caps & LS_RWCAP_PASSTHROUGH))
+			continue;
+		printf("%s\n", n);
+	}
+}
+
+static void spin_names(unsigned want, int want_lock)
+{
+	for (size_t i = 0; i < ls_spinalgo_count(); i++) {
+		const struct ls_algo *a = ls_spinalgo_at(i);
+		if ((a->caps & want) != want || (want_lock && (a->caps & LS_CAP_PASSTHROUGH)))
+			continue;
+		printf("%s\n", a->name);
+	}
 }
 
 /* `lockswap --names [--cap CAP]... [--wrap W]`: bases, or their compositions
@@ -155,13 +264,11 @@ static char *find_lib(void)
 		return realpath(env, NULL);
 	}
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n < 0) {
+	char *dir = cli_self_dir(exe, sizeof exe);
+	if (!dir) {
 		fprintf(stderr, "lockswap: cannot find my own executable: %s\n", strerror(errno));
 		exit(2);
 	}
-	exe[n] = '\0';
-	char *dir = dirname(exe);
 	snprintf(path, sizeof path, "%s/liblockswap.so", dir);
 	if (access(path, R_OK) == 0)
 		return path;
@@ -174,24 +281,13 @@ static char *find_lib(void)
 	exit(2);
 }
 
-/* The directory this executable lives in, or NULL. */
-static char *self_dir(void)
-{
-	static char path[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return dirname(path);
-}
-
 static const char *const subcommands[] = {"compare", "profile", "report"};
 
 /* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program. */
 static int subcommand(int argc, char **argv)
 {
-	char prog[PATH_MAX], self[PATH_MAX];
-	const char *dir = self_dir();
+	char prog[PATH_MAX], self[PATH_MAX], exe[PATH_MAX];
+	const char *dir = cli_self_dir(exe, sizeof exe);
 	(void)argc;
 	if (!dir)
 		bad("cannot find my own directory to run '%s'", argv[1], NULL);
@@ -214,11 +310,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP, OPT_SPINALGO };
 	static const struct option opts[] = {
-	    {"algo", required_argument, NULL, 'a'},
-	    {"wait", required_argument, NULL, 'w'},
-	    {"spin", required_argument, NULL, 's'},
+	    CLI_RUN_LONG,
+	    {"rwalgo", required_argument, NULL, 'r'},
+	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
@@ -229,23 +325,25 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *algo = NULL, *wait = NULL, *spin = NULL, *wrap = NULL;
+	struct cli_run run = {0};
+	const char *wrap = NULL, *rwalgo = NULL, *spinalgo = NULL, *family = "mutex";
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
-	char buf[1024];
+	const char *capnames[16];
+	size_t ncapnames = 0;
+	char buf[1400];
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+a:w:s:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:vh", opts, NULL)) != -1) {
+		if (cli_run_option(&run, c, optarg))
+			continue;
 		switch (c) {
-		case 'a':
-			algo = optarg;
+		case 'r':
+			rwalgo = optarg;
 			break;
-		case 'w':
-			wait = optarg;
-			break;
-		case 's':
-			spin = optarg;
+		case OPT_SPINALGO:
+			spinalgo = optarg;
 			break;
 		case 'v':
 			verbose = 1;
@@ -258,19 +356,18 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NAMES:
 			do_names = 1;
+			/* `--names rwlock`: the family is the next word */
+			if (optind < argc &&
+			    (!strcmp(argv[optind], "mutex") || !strcmp(argv[optind], "rwlock") ||
+			     !strcmp(argv[optind], "spin")))
+				family = argv[optind++];
 			break;
-		case OPT_CAP: {
-			size_t i;
-			for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
-				if (!strcmp(caps[i].name, optarg))
-					break;
-			if (i == sizeof caps / sizeof caps[0])
-				bad("--cap: unknown capability '%s'", optarg,
-				    "fifo, timeout, qnode, hier, passthrough, lock");
-			want |= caps[i].bit;
-			want_lock |= caps[i].bit == 0;
+		case OPT_CAP:
+			/* checked once the family is known */
+			if (ncapnames == sizeof capnames / sizeof capnames[0])
+				bad("%s", "--cap: too many", NULL);
+			capnames[ncapnames++] = optarg;
 			break;
-		}
 		case OPT_WRAP:
 			if (!ls_wrap_find(optarg))
 				bad("--wrap: unknown wrapper '%s'", optarg, ls_wrap_names(buf, sizeof buf));
@@ -285,19 +382,48 @@ int main(int argc, char **argv)
 			return 0;
 		case '?':
 		default:
-			if (optopt && optopt < 256)
-				snprintf(buf, sizeof buf, "-%c", optopt);
-			else
-				snprintf(buf, sizeof buf, "%s", argv[optind - 1]);
-			bad("bad option or missing argument: %s (see lockswap --help)", buf, NULL);
+			bad("bad option or missing argument: %s (see lockswap --help)",
+			    cli_refused(argv, buf, sizeof buf), NULL);
 		}
 	}
 	if (do_list) {
 		list();
 		return 0;
 	}
+	bool rw = !strcmp(family, "rwlock");
+	for (size_t k = 0; k < ncapnames; k++) {
+		const char *cn = capnames[k];
+		if (!strcmp(cn, "lock")) {
+			want_lock = 1;
+			continue;
+		}
+		unsigned bit = 0;
+		if (rw) {
+			bit = ls_rwcap_bit(cn);
+		} else {
+			for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+				if (!strcmp(caps[i].name, cn))
+					bit = caps[i].bit;
+		}
+		if (!bit) {
+			if (rw)
+				snprintf(buf, sizeof buf, "%s, lock", ls_rwcap_names());
+			else
+				snprintf(buf, sizeof buf, "fifo, timeout, qnode, hier, passthrough, lock");
+			bad("--cap: unknown capability '%s'", cn, buf);
+		}
+		want |= bit;
+	}
 	if (do_names) {
-		names(want, want_lock, wrap);
+		if (wrap && strcmp(family, "mutex"))
+			bad("--wrap: the %s family names its compositions itself (lockswap --names rwlock)",
+			    family, NULL);
+		if (rw)
+			rw_names(want, want_lock);
+		else if (!strcmp(family, "spin"))
+			spin_names(want, want_lock);
+		else
+			names(want, want_lock, wrap);
 		return 0;
 	}
 	if (want || want_lock)
@@ -307,17 +433,16 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		bad("%s", "no program to run (see lockswap --help)", NULL);
 
-	if (algo && !ls_algo_resolve(algo, buf, sizeof buf))
+	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
 		bad("-a: %s", buf, NULL);
-	if (wait && strcmp(wait, "spin") && strcmp(wait, "yield") && strcmp(wait, "park"))
-		bad("unknown waiting policy '%s'", wait, "spin, yield, park");
-	if (spin) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(spin, &end, 10);
-		if (!*spin || *end || errno || spin[0] == '-' || v > 100000000ull)
-			bad("--spin: '%s' is not an unsigned integer", spin, "0..100000000");
-	}
+	if (rwalgo && !ls_rwalgo_lookup(rwalgo, buf, sizeof buf))
+		bad("-r: %s", buf, NULL);
+	if (spinalgo && !ls_spinalgo_lookup(spinalgo, buf, sizeof buf))
+		bad("--spinalgo: %s", buf, NULL);
+	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
+		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
+	if (run.spin && !cli_unsigned(run.spin, 0, 100000000))
+		bad("--spin: '%s' is not an unsigned integer", run.spin, "0..100000000");
 
 	const char *lib = find_lib();
 	const char *old = getenv("LD_PRELOAD");
@@ -327,12 +452,16 @@ int main(int argc, char **argv)
 	else
 		snprintf(preload, sizeof preload, "%s", lib);
 	setenv("LD_PRELOAD", preload, 1);
-	if (algo)
-		setenv("LOCKSWAP_ALGO", algo, 1);
-	if (wait)
-		setenv("LOCKSWAP_WAIT", wait, 1);
-	if (spin)
-		setenv("LOCKSWAP_SPIN", spin, 1);
+	if (run.algo)
+		setenv("LOCKSWAP_ALGO", run.algo, 1);
+	if (rwalgo)
+		setenv("LOCKSWAP_RWALGO", rwalgo, 1);
+	if (spinalgo)
+		setenv("LOCKSWAP_SPINALGO", spinalgo, 1);
+	if (run.wait)
+		setenv("LOCKSWAP_WAIT", run.wait, 1);
+	if (run.spin)
+		setenv("LOCKSWAP_SPIN", run.spin, 1);
 	if (verbose)
 		setenv("LOCKSWAP_VERBOSE", "1", 1);
 	if (stats)

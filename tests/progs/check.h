@@ -165,6 +165,43 @@ static inline void *lock_fn(void *m)
 	return (void *)(intptr_t)pthread_mutex_lock(m);
 }
 
+/* Contention: nthreads (at most 16) x iters increments of a counter through
+ * m, checking that no two threads are ever inside at once and that no
+ * increment is lost. */
+struct contend_arg {
+	pthread_mutex_t *m;
+	int iters;
+	long counter;
+	atomic_int inside;
+};
+static inline void *contend_thread(void *p)
+{
+	struct contend_arg *c = p;
+	for (int i = 0; i < c->iters; i++) {
+		CHECK_RC(pthread_mutex_lock(c->m), 0);
+		if (atomic_fetch_add_explicit(&c->inside, 1, memory_order_relaxed) != 0)
+			FAIL("two threads inside the critical section");
+		long v = c->counter;
+		__asm__ __volatile__("" ::: "memory");
+		c->counter = v + 1;
+		atomic_fetch_sub_explicit(&c->inside, 1, memory_order_relaxed);
+		CHECK_RC(pthread_mutex_unlock(c->m), 0);
+	}
+	return NULL;
+}
+static inline void contend(pthread_mutex_t *m, int nthreads, int iters)
+{
+	struct contend_arg c = {.m = m, .iters = iters};
+	pthread_t t[16];
+	if (nthreads > 16)
+		FAIL("contend: %d threads, at most 16", nthreads);
+	for (int i = 0; i < nthreads; i++)
+		t[i] = spawn(contend_thread, &c);
+	for (int i = 0; i < nthreads; i++)
+		join(t[i]);
+	CHECK_EQ(c.counter, (long)nthreads * iters);
+}
+
 /* pthread_mutex_trylock from another thread: EBUSY while m is held. When it
  * succeeds the other thread unlocks again, so the state is unchanged. */
 static inline void *probe_fn(void *m)
@@ -243,12 +280,11 @@ static inline struct timespec deadline_in(clockid_t c, int64_t ns)
 			     (int)(c));                                                                      \
 	} while (0)
 
-/* The scheduler state of one of this process's threads: 'R' running,
- * 'S' sleeping in the kernel, ... (the third field of /proc/.../stat). */
-static inline char task_state(pid_t tid)
+/* The scheduler state in a /proc/.../stat file: 'R' running, 'S' sleeping
+ * in the kernel, ... (its third field). */
+static inline char stat_state(const char *path)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	char buf[512];
 	FILE *f = fopen(path, "r");
 	if (!f)
 		FAIL("cannot open %s", path);
@@ -259,6 +295,14 @@ static inline char task_state(pid_t tid)
 	if (!p || p[1] != ' ')
 		FAIL("cannot parse %s", path);
 	return p[2];
+}
+
+/* The scheduler state of one of this process's threads. */
+static inline char task_state(pid_t tid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	return stat_state(path);
 }
 /* CPU time thread tid has used, in clock ticks (utime + stime of
  * /proc/.../stat). */
@@ -316,14 +360,14 @@ static inline int await_waiting(pid_t tid, int ms)
 }
 
 /* Waits (up to `ms` milliseconds of the monotonic clock, however loaded
- * the machine) for thread tid to be asleep in the kernel; returns whether
- * it got there. */
-static inline int await_sleeping(pid_t tid, int ms)
+ * the machine) for the thread or process whose stat file is path to be
+ * asleep in the kernel; returns whether it got there. */
+static inline int await_stat_sleeping(const char *path, int ms)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int64_t end = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec + (int64_t)ms * 1000000;
-	while (task_state(tid) != 'S') {
+	while (stat_state(path) != 'S') {
 		struct timespec t = {0, 1000000};
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if ((int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec >= end)
@@ -331,6 +375,33 @@ static inline int await_sleeping(pid_t tid, int ms)
 		nanosleep(&t, NULL);
 	}
 	return 1;
+}
+
+/* The same for one of this process's threads, and for a child process. */
+static inline int await_sleeping(pid_t tid, int ms)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	return await_stat_sleeping(path, ms);
+}
+static inline int await_child_sleeping(pid_t pid, int ms)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	return await_stat_sleeping(path, ms);
+}
+
+/* The body of a critical section under test, for any kind of lock: fails
+ * if another thread is inside (*inside counts them), and increments
+ * *counter by a read and a write, which lose updates if two overlap. */
+static inline void critical_section(atomic_int *inside, long *counter)
+{
+	if (atomic_fetch_add_explicit(inside, 1, memory_order_relaxed) != 0)
+		FAIL("two threads inside the critical section");
+	long v = *counter;
+	__asm__ __volatile__("" ::: "memory");
+	*counter = v + 1;
+	atomic_fetch_sub_explicit(inside, 1, memory_order_relaxed);
 }
 
 #define MS 1000000LL

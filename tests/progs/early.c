@@ -54,33 +54,6 @@ static void held(pthread_mutex_t *m, int depth)
 	CHECK_RC(probe(m), 0);
 }
 
-struct contend {
-	pthread_mutex_t *m;
-	long n;
-};
-static void *contend_fn(void *p)
-{
-	struct contend *c = p;
-	for (int i = 0; i < 1000; i++) {
-		CHECK_RC(pthread_mutex_lock(c->m), 0);
-		long v = c->n;
-		__asm__ __volatile__("" ::: "memory");
-		c->n = v + 1;
-		CHECK_RC(pthread_mutex_unlock(c->m), 0);
-	}
-	return NULL;
-}
-static void contend(pthread_mutex_t *m)
-{
-	struct contend c = {m, 0};
-	pthread_t t[3];
-	for (int i = 0; i < 3; i++)
-		t[i] = spawn(contend_fn, &c);
-	for (int i = 0; i < 3; i++)
-		join(t[i]);
-	CHECK_EQ(c.n, 3000);
-}
-
 int main(void)
 {
 	CHECK_EQ(pre_status, 0);
@@ -102,7 +75,7 @@ int main(void)
 	pthread_mutex_t *all[] = {&pre_normal,	     &pre_recursive,	   &pre_errorcheck,	 &pre_zero,
 				  &early_lib_normal, &early_lib_recursive, &early_lib_errorcheck};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-		contend(all[i]);
+		contend(all[i], 3, 1000);
 	puts("early: ok");
 	return 0;
 }

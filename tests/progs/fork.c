@@ -26,33 +26,6 @@ static void in_child(void (*fn)(void))
 		FAIL("child failed (status 0x%x)", st);
 }
 
-struct contend {
-	pthread_mutex_t *m;
-	long n;
-};
-static void *contend_fn(void *p)
-{
-	struct contend *c = p;
-	for (int i = 0; i < 500; i++) {
-		CHECK_RC(pthread_mutex_lock(c->m), 0);
-		long v = c->n;
-		__asm__ __volatile__("" ::: "memory");
-		c->n = v + 1;
-		CHECK_RC(pthread_mutex_unlock(c->m), 0);
-	}
-	return NULL;
-}
-static void contend(pthread_mutex_t *m)
-{
-	struct contend c = {m, 0};
-	pthread_t t[3];
-	for (int i = 0; i < 3; i++)
-		t[i] = spawn(contend_fn, &c);
-	for (int i = 0; i < 3; i++)
-		join(t[i]);
-	CHECK_EQ(c.n, 1500);
-}
-
 /* Held by the forking thread: held in the child, and the child's single
  * thread can release it (NORMAL) and use it with new threads. */
 static pthread_mutex_t held_n, free_n, free_r, free_e;
@@ -63,12 +36,12 @@ static void child_held(void)
 	CHECK_RC(probe(&held_n), EBUSY);
 	CHECK_RC(pthread_mutex_unlock(&held_n), 0);
 	CHECK_RC(probe(&held_n), 0);
-	contend(&held_n);
+	contend(&held_n, 3, 500);
 	/* Free in the parent at fork time: free in the child. */
 	CHECK_RC(probe(&free_n), 0);
-	contend(&free_n);
-	contend(&free_r);
-	contend(&free_e);
+	contend(&free_n, 3, 500);
+	contend(&free_r, 3, 500);
+	contend(&free_e, 3, 500);
 	/* Recursive and errorcheck mutexes the forking thread held are held in
 	 * the child. */
 	CHECK_RC(probe(&held_r), EBUSY);
@@ -106,8 +79,8 @@ static void held(void)
 	init_type(&free_e, PTHREAD_MUTEX_ERRORCHECK);
 	init_type(&held_r, PTHREAD_MUTEX_RECURSIVE);
 	init_type(&held_e, PTHREAD_MUTEX_ERRORCHECK);
-	contend(&held_n); /* used by several threads before */
-	contend(&free_n);
+	contend(&held_n, 3, 500); /* used by several threads before */
+	contend(&free_n, 3, 500);
 	CHECK_RC(pthread_mutex_lock(&held_n), 0);
 	CHECK_RC(pthread_mutex_lock(&held_r), 0);
 	CHECK_RC(pthread_mutex_lock(&held_e), 0);
@@ -117,7 +90,7 @@ static void held(void)
 	CHECK_RC(pthread_mutex_unlock(&held_n), 0);
 	CHECK_RC(pthread_mutex_unlock(&held_r), 0);
 	CHECK_RC(pthread_mutex_unlock(&held_e), 0);
-	contend(&held_n);
+	contend(&held_n, 3, 500);
 }
 
 /* pthread_atfork: lock in prepare, unlock in parent and child. */
@@ -146,7 +119,7 @@ static void child_atfork(void)
 	CHECK_RC(af_child_r_rc, EPERM);
 	CHECK_RC(probe(&af_r), EBUSY);
 	CHECK_RC(probe(&af_n), 0);
-	contend(&af_n);
+	contend(&af_n, 3, 500);
 }
 static void atfork(void)
 {
@@ -189,8 +162,8 @@ static void child_busy(void)
 {
 	pthread_mutex_t fresh;
 	init_type(&fresh, PTHREAD_MUTEX_NORMAL);
-	contend(&fresh);
-	contend(&mine);
+	contend(&fresh, 3, 500);
+	contend(&mine, 3, 500);
 	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 	struct timespec dl = deadline_in(CLOCK_REALTIME, 1 * MS);
 	CHECK_RC(pthread_mutex_lock(&fresh), 0);
@@ -216,7 +189,7 @@ static void busy(void)
 static void child_held_nothing(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	contend(&m);
+	contend(&m, 3, 500);
 }
 
 static const struct test_case cases[] = {

@@ -7,39 +7,6 @@
  */
 #include "check.h"
 
-/* N threads x ITERS increments through one mutex; returns the count. */
-struct contend {
-	pthread_mutex_t *m;
-	int iters;
-	long counter;
-	atomic_int inside;
-};
-static void *contend_fn(void *p)
-{
-	struct contend *c = p;
-	for (int i = 0; i < c->iters; i++) {
-		CHECK_RC(pthread_mutex_lock(c->m), 0);
-		if (atomic_fetch_add_explicit(&c->inside, 1, memory_order_relaxed) != 0)
-			FAIL("two threads inside the critical section");
-		long v = c->counter;
-		__asm__ __volatile__("" ::: "memory");
-		c->counter = v + 1;
-		atomic_fetch_sub_explicit(&c->inside, 1, memory_order_relaxed);
-		CHECK_RC(pthread_mutex_unlock(c->m), 0);
-	}
-	return NULL;
-}
-static void contend(pthread_mutex_t *m, int nthreads, int iters)
-{
-	struct contend c = {.m = m, .iters = iters};
-	pthread_t t[16];
-	for (int i = 0; i < nthreads; i++)
-		t[i] = spawn(contend_fn, &c);
-	for (int i = 0; i < nthreads; i++)
-		join(t[i]);
-	CHECK_EQ(c.counter, (long)nthreads * iters);
-}
-
 /* The type-specific behaviour that must survive copies and reuse. */
 static void expect_type(pthread_mutex_t *m, int type)
 {

@@ -13,38 +13,6 @@ static pthread_mutex_t s_errorcheck = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t s_adaptive = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_mutex_t s_bss; /* zero, as the C standard says */
 
-/* Contention: 4 threads x 1000 increments through m. */
-struct contend {
-	pthread_mutex_t *m;
-	long counter;
-	atomic_int inside;
-};
-static void *contend_fn(void *p)
-{
-	struct contend *c = p;
-	for (int i = 0; i < 1000; i++) {
-		CHECK_RC(pthread_mutex_lock(c->m), 0);
-		if (atomic_fetch_add_explicit(&c->inside, 1, memory_order_relaxed) != 0)
-			FAIL("two threads inside the critical section");
-		long v = c->counter;
-		__asm__ __volatile__("" ::: "memory");
-		c->counter = v + 1;
-		atomic_fetch_sub_explicit(&c->inside, 1, memory_order_relaxed);
-		CHECK_RC(pthread_mutex_unlock(c->m), 0);
-	}
-	return NULL;
-}
-static void contend(pthread_mutex_t *m)
-{
-	struct contend c = {.m = m};
-	pthread_t t[4];
-	for (int i = 0; i < 4; i++)
-		t[i] = spawn(contend_fn, &c);
-	for (int i = 0; i < 4; i++)
-		join(t[i]);
-	CHECK_EQ(c.counter, 4000);
-}
-
 /* NORMAL behaviour on a mutex that was never initialised. */
 static void as_normal(pthread_mutex_t *m)
 {
@@ -53,7 +21,7 @@ static void as_normal(pthread_mutex_t *m)
 	CHECK_RC(probe(m), EBUSY);
 	CHECK_RC(pthread_mutex_unlock(m), 0);
 	CHECK_RC(probe(m), 0);
-	contend(m);
+	contend(m, 4, 1000);
 	CHECK_RC(probe(m), 0);
 }
 
@@ -78,7 +46,7 @@ static void recursive(void)
 	CHECK_RC(pthread_mutex_unlock(&s_recursive), 0);
 	CHECK_RC(probe(&s_recursive), 0);
 	CHECK_RC(pthread_mutex_unlock(&s_recursive), EPERM);
-	contend(&s_recursive);
+	contend(&s_recursive, 4, 1000);
 }
 
 static void errorcheck(void)
@@ -90,7 +58,7 @@ static void errorcheck(void)
 	CHECK_RC(in_thread(unlock_fn, &s_errorcheck), EPERM);
 	CHECK_RC(pthread_mutex_unlock(&s_errorcheck), 0);
 	CHECK_RC(pthread_mutex_unlock(&s_errorcheck), EPERM);
-	contend(&s_errorcheck);
+	contend(&s_errorcheck, 4, 1000);
 }
 
 static void adaptive(void)

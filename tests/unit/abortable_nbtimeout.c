@@ -46,6 +46,8 @@
 
 #define FAIL_PREFIX "abortable_nbtimeout: FAIL "
 #include "fail.h"
+#define OPT_PROG "abortable_nbtimeout"
+#include "opts.h"
 
 static const struct ls_algo *algo;
 static void *state;
@@ -139,19 +141,6 @@ static void *tester(void *arg)
 	return NULL;
 }
 
-static unsigned long number(const char *opt, const char *s, unsigned long min, unsigned long max)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "abortable_nbtimeout: -%s: invalid value '%s' (%lu..%lu)\n", opt, s, min,
-			max);
-		exit(2);
-	}
-	return v;
-}
-
 static void stop(struct nb *n)
 {
 	while (!atomic_load(&n->ready))
@@ -184,39 +173,23 @@ int main(int argc, char **argv)
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	while ((c = getopt(argc, argv, "a:w:p:t:r:s:W:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
-		case 'w':
-			if (!strcmp(optarg, "spin"))
-				ls_wait_cfg.policy = LS_WAIT_SPIN;
-			else if (!strcmp(optarg, "yield"))
-				ls_wait_cfg.policy = LS_WAIT_YIELD;
-			else if (!strcmp(optarg, "park"))
-				ls_wait_cfg.policy = LS_WAIT_PARK;
-			else {
-				fprintf(stderr,
-					"abortable_nbtimeout: -w: unknown policy '%s' (valid: spin, yield, "
-					"park)\n",
-					optarg);
-				return 2;
-			}
-			break;
 		case 'p':
-			patience = number("p", optarg, 1, 10000000000ul);
+			patience = opt_number("p", optarg, 1, 10000000000ul);
 			break;
 		case 't':
-			testers = (unsigned)number("t", optarg, 1, 64);
+			testers = (unsigned)opt_number("t", optarg, 1, 64);
 			break;
 		case 'r':
-			rounds = (unsigned)number("r", optarg, 0, 100000);
+			rounds = (unsigned)opt_number("r", optarg, 0, 100000);
 			break;
 		case 's':
-			seed = number("s", optarg, 0, ~0ul);
+			seed = opt_number("s", optarg, 0, ~0ul);
 			break;
 		case 'W':
-			watchdog_s = (unsigned)number("W", optarg, 1, 3600);
+			watchdog_s = (unsigned)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
 			fprintf(
@@ -226,20 +199,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!name || !(algo = ls_algo_find(name))) {
-		fprintf(stderr, "abortable_nbtimeout: -a: unknown algorithm '%s'\n", name ? name : "");
-		return 2;
-	}
-	if (!(algo->caps & LS_CAP_TIMEOUT) || !algo->timedlock) {
-		fprintf(stderr, "abortable_nbtimeout: -a: %s has no native timeout\n", name);
-		return 2;
-	}
+	algo = opt_algo(name);
+	if (!(algo->caps & LS_CAP_TIMEOUT) || !algo->timedlock)
+		opt_error("-a: %s has no native timeout", name);
 	ls_node_counting = true;
 	srand((unsigned)seed);
-	if (algo->state_size > LS_INLINE_STATE)
-		state = ls_ext_alloc(algo->state_size);
-	else
-		state = calloc(1, LS_CACHELINE);
+	state = opt_state(algo);
 	if (!state || pipe(nbs[0].pipefd) != 0 || pipe(nbs[1].pipefd) != 0)
 		fail("setup");
 	if (algo->init)

@@ -48,13 +48,15 @@
 #include "lock.h"
 #include "wait.h"
 
+#define OPT_PROG "auto"
+#include "opts.h"
+
 static const struct ls_algo *algo;
 static void *state;
 static int limit_ms = 30000;
-static const char *const policies[] = {"spin", "yield", "park"};
 
 /* One line "file:line: auto: FAIL wait=POLICY: ..." and exit 1 (check.h). */
-#define die(...) FAIL("auto: FAIL wait=%s: %s", policies[ls_wait_cfg.policy], msg(__VA_ARGS__))
+#define die(...) FAIL("auto: FAIL wait=%s: %s", opt_policy_name(ls_wait_cfg.policy), msg(__VA_ARGS__))
 
 static const char *msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static const char *msg(const char *fmt, ...)
@@ -223,27 +225,14 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((opt = getopt(argc, argv, "w:k:T:")) != -1) {
 		switch (opt) {
-		case 'w': {
-			int i = 0;
-			while (i < 3 && strcmp(optarg, policies[i]))
-				i++;
-			if (i == 3) {
-				fprintf(stderr, "auto: -w: unknown policy '%s' (valid: spin, yield, park)\n",
-					optarg);
-				return 2;
-			}
-			ls_wait_cfg.policy = (enum ls_policy)i;
+		case 'w':
+			opt_policy(optarg);
 			break;
-		}
 		case 'k':
-			k = strtoul(optarg, NULL, 10);
+			k = (unsigned long)opt_number("k", optarg, 0, 1u << 24);
 			break;
 		case 'T':
-			limit_ms = atoi(optarg) * 1000;
-			if (limit_ms < 1000) {
-				fprintf(stderr, "auto: -T: invalid value '%s' (valid: 1 or more)\n", optarg);
-				return 2;
-			}
+			limit_ms = (int)opt_number("T", optarg, 1, 3600) * 1000;
 			break;
 		default:
 			return 2;
@@ -257,7 +246,7 @@ int main(int argc, char **argv)
 	if (!state)
 		die("out of memory");
 	memset(state, 0, LS_CACHELINE);
-	const char *pol = policies[ls_wait_cfg.policy];
+	const char *pol = opt_policy_name(ls_wait_cfg.policy);
 
 	if (!strcmp(c, "passes")) {
 		set_param("LOCKSWAP_AUTO_PASSES", k);

@@ -28,4 +28,12 @@ static void fail(const char *fmt, ...)
 	_exit(1);
 }
 
+/* From here on, failures name the algorithm: FAIL_PREFIX "algo=NAME: ". */
+static inline void fail_algo(const char *name)
+{
+	static char prefix[192];
+	snprintf(prefix, sizeof prefix, FAIL_PREFIX "algo=%s: ", name);
+	fail_prefix = prefix;
+}
+
 #endif

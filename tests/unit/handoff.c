@@ -69,6 +69,9 @@
 #include "queue/turn.h"
 #include "wait.h"
 
+#define OPT_PROG "handoff"
+#include "opts.h"
+
 static const struct ls_algo *algo;
 static void *L;
 static const char *volatile phase = "start";
@@ -208,18 +211,6 @@ static uint64_t *param(const char *env)
 	return NULL;
 }
 
-static void apply_env_params(void)
-{
-	for (const struct ls_param *p = algo->params; p && p->env; p++) {
-		const char *v = getenv(p->env);
-		char err[256];
-		if (v && ls_param_parse(p, v, p->value, err, sizeof err)) {
-			fprintf(stderr, "handoff: %s\n", err);
-			exit(2);
-		}
-	}
-}
-
 /* Waits until waiter i has gone to sleep again since `before`. */
 static long await_woken(int i, long before, const char *what)
 {
@@ -258,43 +249,27 @@ int main(int argc, char **argv)
 		if (c == 'a')
 			name = optarg;
 		else if (c == 'T')
-			watchdog = (unsigned)atoi(optarg);
+			watchdog = (unsigned)opt_number("T", optarg, 1, 3600);
 		else if (c == 'n')
-			n = atoi(optarg);
+			n = (int)opt_number("n", optarg, 1, MAXW);
 		else
 			return 2;
 	}
 	if (optind < argc)
 		test = argv[optind];
-	char names[1024];
-	if (!name || !(algo = ls_algo_find(name)) || (algo->caps & LS_CAP_PASSTHROUGH)) {
-		fprintf(stderr, "handoff: -a: unknown lock '%s' (valid: %s)\n", name ? name : "",
-			ls_algo_names(names, sizeof names));
-		return 2;
-	}
+	algo = opt_algo(name);
 	static const char *const tests[] = {"only-next", "prewake", "awake", "order", "spinner"};
 	static const int default_n[] = {3, 2, 5, 3, 1};
-	int mode = -1;
-	for (int k = 0; test && k < 5; k++)
-		if (!strcmp(test, tests[k]))
-			mode = k;
-	if (mode < 0) {
-		fprintf(stderr,
-			"handoff: unknown test '%s' (valid: only-next, prewake, awake, order, spinner)\n",
-			test ? test : "");
-		return 2;
-	}
+	if (!test)
+		opt_error("a test is required (valid: only-next, prewake, awake, order, spinner)");
+	int mode = opt_choose("", "test", test, tests, 5);
 	if (!n || mode < 2 || mode == 4)
 		n = default_n[mode];
-	if (watchdog < 1 || watchdog > 3600 || n < 1 || n > MAXW) {
-		fprintf(stderr, "handoff: -T or -n: invalid value (valid: 1..3600, 1..%d)\n", MAXW);
-		return 2;
-	}
-	apply_env_params();
+	opt_params(algo);
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	signal(SIGALRM, on_alarm);
 	alarm(watchdog);
-	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
+	L = opt_state(algo);
 	if (!L)
 		fail("cannot allocate the lock state");
 	if (algo->init)

@@ -45,6 +45,11 @@
 #include "hier/topo.h"
 #include "wait.h"
 
+#define FAIL_PREFIX "hier_nomem: FAIL "
+#include "fail.h"
+#define OPT_PROG "hier_nomem"
+#include "opts.h"
+
 #define MAX_THREADS 64
 #define MAX_LOCKS 64
 #define MAX_TAKEN (1u << 16)
@@ -64,18 +69,6 @@ static _Atomic int go, done;
 static void *taken[MAX_TAKEN];
 static size_t ntaken[2], taken_size[2] = {LS_EXT_MAX, LS_CACHELINE};
 
-static void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "hier_nomem: %s%s: ", code == 1 ? "FAIL algo=" : "",
-		code == 1 && algo ? algo->name : "");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(code);
-}
-
 static ls_hier_lines_t *lines_of(struct slot *s)
 {
 	return (ls_hier_lines_t *)(void *)(s->state + LS_HIER_LINES_AT);
@@ -90,7 +83,7 @@ static size_t as_size(void)
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
-		die(2, "cannot read /proc/self/statm");
+		opt_error("cannot read /proc/self/statm");
 	buf[n] = 0;
 	return (size_t)strtoul(buf, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
 }
@@ -98,7 +91,7 @@ static size_t as_size(void)
 static void enter(struct slot *s)
 {
 	if (atomic_exchange_explicit(&s->inside, 1, memory_order_relaxed) != 0)
-		die(1, "two threads inside lock %ld at once", (long)(s - locks));
+		fail("two threads inside lock %ld at once", (long)(s - locks));
 	s->count++;
 	atomic_store_explicit(&s->inside, 0, memory_order_relaxed);
 }
@@ -136,14 +129,14 @@ static void workload(void (*before_start)(void))
 		locks[i].count = 0;
 	for (uintptr_t i = 0; i < nthreads; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(i + 1)))
-			die(2, "pthread_create failed");
+			opt_error("pthread_create failed");
 	if (before_start)
 		before_start();
 	atomic_store_explicit(&go, 1, memory_order_release);
 	for (int ms = 0; atomic_load_explicit(&done, memory_order_acquire) < (int)nthreads; ms++) {
 		if (ms > limit_s * 1000)
-			die(1, "only %d of %u threads done after %d s (a lost wake-up?)", atomic_load(&done),
-			    nthreads, limit_s);
+			fail("only %d of %u threads done after %d s (a lost wake-up?)", atomic_load(&done),
+			     nthreads, limit_s);
 		struct timespec nap = {0, 1000000};
 		nanosleep(&nap, NULL);
 	}
@@ -153,8 +146,8 @@ static void workload(void (*before_start)(void))
 	for (unsigned i = 0; i < nlocks; i++)
 		sum += locks[i].count;
 	if (sum != (long)(nthreads * iters))
-		die(1, "%ld acquisitions counted inside, %lu made: mutual exclusion broken", sum,
-		    nthreads * iters);
+		fail("%ld acquisitions counted inside, %lu made: mutual exclusion broken", sum,
+		     nthreads * iters);
 }
 
 static struct rlimit saved;
@@ -164,10 +157,10 @@ static struct rlimit saved;
 static void no_address_space(void)
 {
 	if (getrlimit(RLIMIT_AS, &saved))
-		die(2, "getrlimit failed");
+		opt_error("getrlimit failed");
 	struct rlimit r = {as_size(), saved.rlim_max};
 	if (setrlimit(RLIMIT_AS, &r))
-		die(2, "setrlimit(RLIMIT_AS) failed");
+		opt_error("setrlimit(RLIMIT_AS) failed");
 	size_t n = 0;
 	for (int k = 0; k < 2; k++) {
 		void *p;
@@ -176,79 +169,60 @@ static void no_address_space(void)
 		ntaken[k] = n;
 	}
 	if (n == MAX_TAKEN)
-		die(2, "the pool still gives blocks after %u: is RLIMIT_AS enforced?", MAX_TAKEN);
+		opt_error("the pool still gives blocks after %u: is RLIMIT_AS enforced?", MAX_TAKEN);
 }
 
 static void address_space_back(void)
 {
 	if (setrlimit(RLIMIT_AS, &saved))
-		die(2, "cannot restore RLIMIT_AS");
+		opt_error("cannot restore RLIMIT_AS");
 	for (size_t i = 0; i < ntaken[1]; i++)
 		ls_ext_free(taken[i], taken_size[i >= ntaken[0]]);
-}
-
-static unsigned number(const char *opt, const char *s, unsigned long max)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || v < 1 || v > max)
-		die(2, "-%s: '%s' is not a number in 1..%lu", opt, s, max);
-	return (unsigned)v;
 }
 
 int main(int argc, char **argv)
 {
 	const char *name = NULL, *clusters = "2";
-	static const char *const waits[] = {"spin", "yield", "park"};
 	int c;
 	while ((c = getopt(argc, argv, "a:t:n:l:c:w:T:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
 		case 't':
-			nthreads = number("t", optarg, MAX_THREADS);
+			nthreads = (unsigned)opt_number("t", optarg, 1, MAX_THREADS);
 			break;
 		case 'n':
-			iters = number("n", optarg, 100000000);
+			iters = (unsigned)opt_number("n", optarg, 1, 100000000);
 			break;
 		case 'l':
-			nlocks = number("l", optarg, MAX_LOCKS);
+			nlocks = (unsigned)opt_number("l", optarg, 1, MAX_LOCKS);
 			break;
 		case 'c':
 			clusters = optarg;
 			break;
 		case 'T':
-			limit_s = (int)number("T", optarg, 3600);
+			limit_s = (int)opt_number("T", optarg, 1, 3600);
 			break;
-		case 'w': {
-			int w = 0;
-			while (w < 3 && strcmp(optarg, waits[w]))
-				w++;
-			if (w == 3)
-				die(2, "-w: '%s' is not a waiting policy (valid: spin, yield, park)", optarg);
-			ls_wait_cfg.policy = (enum ls_policy)w;
-			break;
-		}
 		default:
-			die(2, "usage: hier_nomem -a ALGO [-t THREADS] [-n ITERS] [-l LOCKS] [-c CLUSTERS] "
-			       "[-w spin|yield|park] [-T SECONDS]");
+			opt_error(
+			    "usage: hier_nomem -a ALGO [-t THREADS] [-n ITERS] [-l LOCKS] [-c CLUSTERS] "
+			    "[-w spin|yield|park] [-T SECONDS]");
 		}
 	}
 	if (!name)
-		die(2, "-a ALGO is required");
+		opt_error("-a ALGO is required");
 	if (!(algo = ls_algo_find(name)) || !(algo->caps & LS_CAP_HIER))
-		die(2, "-a: '%s' is not a hierarchical algorithm", name);
+		opt_error("-a: '%s' is not a hierarchical algorithm", name);
+	fail_algo(algo->name);
 	static const char *const with_lines = " c-bo-mcs c-tkt-tkt hclh hmcs ";
 	char padded[64];
 	snprintf(padded, sizeof padded, " %s ", name);
 	if (!strstr(with_lines, padded))
-		die(2, "-a: '%s' keeps no per-cluster lines (valid:%s)", name, with_lines);
+		opt_error("-a: '%s' keeps no per-cluster lines (valid:%s)", name, with_lines);
 	char spec[64], err[1024];
 	snprintf(spec, sizeof spec, "thread:%s", clusters);
 	if (ls_topo_setup(spec, NULL, err, sizeof err))
-		die(2, "%s", err);
+		opt_error("%s", err);
 	ls_node_counting = true; /* before the first node */
 
 	/* Round 1: no address space when the locks are first used. */
@@ -257,28 +231,28 @@ int main(int argc, char **argv)
 	ls_node_stats(&st);
 	for (unsigned i = 0; i < nlocks; i++) {
 		ls_hier_lines_t *w = lines_of(&locks[i]);
-		struct ls_hier_head *h = atomic_load(w);
+		struct ls_hier_head *h = (struct ls_hier_head *)atomic_load(w);
 		if (!ls_hier_is_flat(h) || ls_hier_load(w))
-			die(1, "lock %u has %p attached with no address space left, not the flat marker", i,
-			    (void *)h);
+			fail("lock %u has %p attached with no address space left, not the flat marker", i,
+			     (void *)h);
 	}
 	if (st.max_in_use != 0)
-		die(1, "%ld queue nodes used at once by flat locks (their top-level locks need none)",
-		    st.max_in_use);
+		fail("%ld queue nodes used at once by flat locks (their top-level locks need none)",
+		     st.max_in_use);
 	/* A copy by value of an unlocked flat lock is one too, and works. */
 	static struct slot copy;
 	memcpy(copy.state, locks[0].state, sizeof copy.state);
 	for (int k = 0; k < 3; k++) {
 		algo->lock(copy.state);
 		if (algo->trylock(copy.state) != EBUSY)
-			die(1, "trylock of a held copy of a flat lock succeeded");
+			fail("trylock of a held copy of a flat lock succeeded");
 		algo->unlock(copy.state);
 	}
 	if (algo->trylock(copy.state) != 0)
-		die(1, "trylock of a free copy of a flat lock failed");
+		fail("trylock of a free copy of a flat lock failed");
 	algo->unlock(copy.state);
-	if (!ls_hier_is_flat(atomic_load(lines_of(&copy))))
-		die(1, "a copy of a flat lock is not flat");
+	if (!ls_hier_is_flat((struct ls_hier_head *)atomic_load(lines_of(&copy))))
+		fail("a copy of a flat lock is not flat");
 	algo->destroy(copy.state);
 
 	/* Round 2: destroy, address space back, the same locks again. */
@@ -290,7 +264,7 @@ int main(int argc, char **argv)
 	workload(NULL);
 	for (unsigned i = 0; i < nlocks; i++)
 		if (!ls_hier_load(lines_of(&locks[i])))
-			die(1, "lock %u has no block of its own after destroy, with address space back", i);
+			fail("lock %u has no block of its own after destroy, with address space back", i);
 	printf("address space back: %u locks with a block of their own\n", nlocks);
 	for (unsigned i = 0; i < nlocks; i++)
 		algo->destroy(locks[i].state);

@@ -46,6 +46,11 @@
 #include "hier/topo.h"
 #include "wait.h"
 
+#define FAIL_PREFIX "hier_order: FAIL "
+#include "fail.h"
+#define OPT_PROG "hier_order"
+#include "opts.h"
+
 #define MAX_WAITERS 64
 
 static const struct ls_algo *algo;
@@ -61,18 +66,6 @@ struct waiter {
 static struct waiter w[MAX_WAITERS];
 static unsigned nwaiters, log_[MAX_WAITERS];
 static _Atomic unsigned nlog;
-
-static void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "hier_order: %s%s: ", code == 1 ? "FAIL algo=" : "",
-		code == 1 && algo ? algo->name : "");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(code);
-}
 
 static void nap_ms(int ms)
 {
@@ -115,7 +108,7 @@ static void *waiter(void *arg)
 	struct waiter *me = arg;
 	unsigned c = ls_cluster();
 	if (c != me->cluster)
-		die(1, "waiter got cluster %u, expected %u (the round-robin rule of topo.h)", c, me->cluster);
+		fail("waiter got cluster %u, expected %u (the round-robin rule of topo.h)", c, me->cluster);
 	atomic_store_explicit(&me->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
 	algo->lock(state);
 	log_[atomic_fetch_add_explicit(&nlog, 1, memory_order_relaxed)] = (unsigned)(me - w);
@@ -133,20 +126,10 @@ static void advance_to(unsigned want, unsigned nclusters)
 		unsigned got;
 		pthread_t t;
 		if (pthread_create(&t, NULL, asker, &got))
-			die(2, "pthread_create failed");
+			opt_error("pthread_create failed");
 		pthread_join(t, NULL);
 	}
 	asked++; /* the waiter */
-}
-
-static unsigned number(const char *opt, const char *s)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || v > 1000000)
-		die(2, "-%s: '%s' is not a number", opt, s);
-	return (unsigned)v;
 }
 
 int main(int argc, char **argv)
@@ -166,43 +149,45 @@ int main(int argc, char **argv)
 			order = optarg;
 			break;
 		case 'b':
-			bound = number("b", optarg);
+			bound = (long)opt_number("b", optarg, 0, 1000000);
 			break;
 		case 'B':
-			gbound = number("B", optarg);
+			gbound = (long)opt_number("B", optarg, 0, 1000000);
 			break;
 		case 'P':
-			passes = number("P", optarg);
+			passes = (long)opt_number("P", optarg, 0, 1000000);
 			break;
 		case 's':
-			max_sw = number("s", optarg);
+			max_sw = (long)opt_number("s", optarg, 0, 1000000);
 			break;
 		case 'g':
-			max_gsw = number("g", optarg);
+			max_gsw = (long)opt_number("g", optarg, 0, 1000000);
 			break;
 		case 'T':
-			limit_ms = (int)number("T", optarg) * 1000;
+			limit_ms = (int)opt_number("T", optarg, 1, 3600) * 1000;
 			break;
 		default:
-			die(2, "usage: hier_order -a ALGO -c CLUSTERS[/GROUPS] -o ORDER [-b N] [-B N] [-P N] "
-			       "[-s N] [-g N] [-T S]");
+			opt_error(
+			    "usage: hier_order -a ALGO -c CLUSTERS[/GROUPS] -o ORDER [-b N] [-B N] [-P N] "
+			    "[-s N] [-g N] [-T S]");
 		}
 	}
 	if (!name || !order || !clusters)
-		die(2, "-a, -c and -o are required");
+		opt_error("-a, -c and -o are required");
 	if (!(algo = ls_algo_find(name)) || !(algo->caps & LS_CAP_HIER))
-		die(2, "-a: '%s' is not a hierarchical algorithm", name);
+		opt_error("-a: '%s' is not a hierarchical algorithm", name);
+	fail_algo(algo->name);
 	char spec[64], err[1024];
 	snprintf(spec, sizeof spec, "thread:%s", clusters);
 	if (ls_topo_setup(spec, NULL, err, sizeof err))
-		die(2, "%s", err);
+		opt_error("%s", err);
 	unsigned ncl = ls_topo_clusters();
 	nwaiters = (unsigned)strlen(order);
 	if (nwaiters == 0 || nwaiters > MAX_WAITERS)
-		die(2, "-o: 1..%d waiters", MAX_WAITERS);
+		opt_error("-o: 1..%d waiters", MAX_WAITERS);
 	for (unsigned i = 0; i < nwaiters; i++) {
 		if (order[i] < '0' || (unsigned)(order[i] - '0') >= ncl)
-			die(2, "-o: '%c' is not a cluster (0..%u)", order[i], ncl - 1);
+			opt_error("-o: '%c' is not a cluster (0..%u)", order[i], ncl - 1);
 		w[i].cluster = (unsigned)(order[i] - '0');
 	}
 	/* the tunables, as the shim would set them */
@@ -219,30 +204,30 @@ int main(int argc, char **argv)
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 
 	if (ls_cluster() != 0)
-		die(1, "the first thread to ask is not in cluster 0");
-	state = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
+		fail("the first thread to ask is not in cluster 0");
+	state = opt_state(algo);
 	if (!state)
-		die(2, "cannot allocate the lock");
+		opt_error("cannot allocate the lock");
 	algo->lock(state);
 	for (unsigned i = 0; i < nwaiters; i++) {
 		advance_to(w[i].cluster, ncl);
 		if (pthread_create(&w[i].thread, NULL, waiter, &w[i]))
-			die(2, "pthread_create failed");
+			opt_error("pthread_create failed");
 		pid_t tid;
 		int ms = 0;
 		while (!(tid = atomic_load_explicit(&w[i].tid, memory_order_acquire)) ||
 		       !asleep_in_futex(tid)) {
 			if (++ms > limit_ms)
-				die(1, "waiter %u (cluster %u) is not asleep in futex(2) after %d ms", i,
-				    w[i].cluster, limit_ms);
+				fail("waiter %u (cluster %u) is not asleep in futex(2) after %d ms", i,
+				     w[i].cluster, limit_ms);
 			nap_ms(1);
 		}
 	}
 	algo->unlock(state);
 	for (int ms = 0; atomic_load_explicit(&nlog, memory_order_acquire) < nwaiters; ms++) {
 		if (ms > limit_ms)
-			die(1, "only %u of %u waiters got the lock after %d ms (a lost wake-up?)",
-			    atomic_load(&nlog), nwaiters, limit_ms);
+			fail("only %u of %u waiters got the lock after %d ms (a lost wake-up?)",
+			     atomic_load(&nlog), nwaiters, limit_ms);
 		nap_ms(1);
 	}
 	for (unsigned i = 0; i < nwaiters; i++)
@@ -277,16 +262,15 @@ int main(int argc, char **argv)
 	printf("\nswitches=%u group_switches=%u longest_local_run=%u longest_group_run=%u\n", sw, gsw, worst,
 	       gworst);
 	if (bound >= 0 && worst > (unsigned)bound)
-		die(1, "%u hand-offs in a row inside one cluster while another cluster waited (bound %ld)",
-		    worst, bound);
+		fail("%u hand-offs in a row inside one cluster while another cluster waited (bound %ld)",
+		     worst, bound);
 	if (gbound >= 0 && gworst > (unsigned)gbound)
-		die(1,
-		    "%u hand-offs in a row between clusters of one group while another group waited (bound "
-		    "%ld)",
-		    gworst, gbound);
+		fail("%u hand-offs in a row between clusters of one group while another group waited (bound "
+		     "%ld)",
+		     gworst, gbound);
 	if (max_sw >= 0 && sw > (unsigned)max_sw)
-		die(1, "%u hand-offs to another cluster (at most %ld expected)", sw, max_sw);
+		fail("%u hand-offs to another cluster (at most %ld expected)", sw, max_sw);
 	if (max_gsw >= 0 && gsw > (unsigned)max_gsw)
-		die(1, "%u hand-offs to another group (at most %ld expected)", gsw, max_gsw);
+		fail("%u hand-offs to another group (at most %ld expected)", gsw, max_gsw);
 	return 0;
 }

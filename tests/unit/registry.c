@@ -18,6 +18,9 @@
 #include "pool.h"
 #include "wait.h"
 
+#define OPT_PROG "registry"
+#include "opts.h"
+
 static const char *cur;
 static int failures;
 
@@ -87,20 +90,10 @@ static void tables(void)
 
 static void *state_new(const struct ls_algo *a)
 {
-	void *p = a->state_size > LS_INLINE_STATE ? ls_ext_alloc(a->state_size) : calloc(1, LS_CACHELINE);
-	if (!p) {
-		fprintf(stderr, "registry: cannot allocate a state\n");
-		exit(2);
-	}
+	void *p = opt_state(a);
+	if (!p)
+		opt_error("cannot allocate a state");
 	return p;
-}
-
-static void state_free(const struct ls_algo *a, void *p)
-{
-	if (a->state_size > LS_INLINE_STATE)
-		ls_ext_free(p, a->state_size);
-	else
-		free(p);
 }
 
 /* All-zero is unlocked, without init (static initialisers): trylock takes
@@ -136,7 +129,7 @@ static void *zero_state_one(void *arg)
 	a->unlock(s);
 	if (a->destroy)
 		a->destroy(s);
-	state_free(a, s);
+	opt_state_free(a, s);
 	return NULL;
 }
 
@@ -189,8 +182,8 @@ static void copied_state(void)
 		      a->name);
 		a->unlock(s);
 		a->unlock(c);
-		state_free(a, s);
-		state_free(a, c);
+		opt_state_free(a, s);
+		opt_state_free(a, c);
 	}
 }
 

@@ -71,11 +71,15 @@
 #include "lock.h"
 #include "hier/topo.h"
 #include "pool.h"
+#include "spin/spinlock.h"
 #include "wait.h"
+
+#define OPT_PROG "stress"
+#include "harness.h"
+#include "opts.h"
 
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
 static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
-static const char *const wait_names[] = {"spin", "yield", "park"};
 
 static const struct ls_algo *algo;
 static unsigned nthreads = 4, nlocks = 1;
@@ -137,17 +141,6 @@ static void fail_final(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfail(true, fmt, ap);
 	va_end(ap);
-}
-
-static void usage_error(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "stress: %s\n", msg);
-	exit(2);
 }
 
 static uint64_t rnd(struct thr *t)
@@ -425,23 +418,6 @@ static void *stall_sampler(void *arg)
 
 /* ---- diagnostics on timeout (async-signal-safe: write only) ---- */
 
-static void put(const char *s)
-{
-	if (write(2, s, strlen(s)) < 0) {
-	}
-}
-
-static void put_u(unsigned long v)
-{
-	char b[24];
-	int i = sizeof b;
-	b[--i] = '\0';
-	do
-		b[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b + i);
-}
-
 static void on_signal(int sig)
 {
 	put("stress: FAIL algo=");
@@ -579,74 +555,19 @@ LS_REGISTER_ALGO(selftest_early);
 
 /* ---- set-up ---- */
 
-static unsigned long number(const char *opt, const char *s, unsigned long lo, unsigned long hi)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
-		usage_error("%s%s: invalid value '%s' (valid: %lu..%lu)", opt[1] ? "" : "-", opt, s, lo, hi);
-	return (unsigned long)v;
-}
-
-static int choose(const char *opt, const char *s, const char *const *names, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	char valid[128] = "";
-	for (int i = 0; i < n; i++)
-		snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "",
-			 names[i]);
-	usage_error("-%s: unknown value '%s' (valid: %s)", opt, s, valid);
-	return -1;
-}
-
-static void apply_params(void)
-{
-	for (const struct ls_param *p = algo->params; p && p->env; p++) {
-		const char *v = getenv(p->env);
-		char err[256];
-		uint64_t x;
-		if (!v)
-			continue;
-		if (ls_param_parse(p, v, &x, err, sizeof err))
-			usage_error("%s", err);
-		*p->value = x;
-	}
-}
-
-/* Every state has the wrapper word before it, as the shim's do (a
- * composition NAME+WRAPPER keeps its per-lock word there: wrap/wrap.h). */
-#define STATE_AT 24 /* as an inline state in a pthread_mutex_t */
+/* A line of its own, zero-filled, 8-aligned like the shim's inline state
+ * (offset 24 of a pthread_mutex_t), or a block of the pool (opts.h). */
 static void *state_alloc(void)
 {
-	char *p;
-	if (algo->state_size > LS_INLINE_STATE) {
-		/* as the shim's out-of-line blocks: a header line, then the state */
-		p = ls_ext_alloc(LS_CACHELINE + algo->state_size);
-		if (!p)
-			usage_error("algorithm %s: state of %zu bytes too large for ls_ext_alloc", algo->name,
-				    algo->state_size);
-		return p + LS_CACHELINE;
-	}
-	/* A line of its own, zero-filled, the state 8-aligned at offset 24
-	 * like the shim's inline state in a pthread_mutex_t. */
-	p = aligned_alloc(LS_CACHELINE, LS_CACHELINE);
-	if (!p) {
-		perror("stress: aligned_alloc");
-		exit(2);
-	}
-	memset(p, 0, LS_CACHELINE);
-	return p + STATE_AT;
+	void *p = opt_state(algo);
+	if (!p)
+		opt_error("algorithm %s: no memory for a state of %zu bytes", algo->name, algo->state_size);
+	return p;
 }
 
 static void state_free(void *p)
 {
-	if (algo->state_size > LS_INLINE_STATE)
-		ls_ext_free((char *)p - LS_CACHELINE, LS_CACHELINE + algo->state_size);
-	else
-		free((char *)p - STATE_AT);
+	opt_state_free(algo, p);
 }
 
 int main(int argc, char **argv)
@@ -656,33 +577,29 @@ int main(int argc, char **argv)
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	ls_wait_cfg.spin = LS_WAIT_SPIN_DEFAULT;
 	while ((c = getopt(argc, argv, "a:t:n:l:m:p:w:S:s:qh")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
 		case 't':
-			nthreads = (unsigned)number("t", optarg, 1, 1024);
+			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
 			break;
 		case 'n':
-			iters = number("n", optarg, 1, 100000000);
+			iters = opt_number("n", optarg, 1, 100000000);
 			break;
 		case 'l':
-			nlocks = (unsigned)number("l", optarg, 1, 100000);
+			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
 			break;
 		case 'm':
-			mode = (enum mode)choose("m", optarg, mode_names, 4);
+			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
 			break;
 		case 'p':
-			patience = number("p", optarg, 0, 100000000000ul);
-			break;
-		case 'w':
-			ls_wait_cfg.policy = (enum ls_policy)choose("w", optarg, wait_names, 3);
+			patience = opt_number("p", optarg, 0, 100000000000ul);
 			break;
 		case 'S':
-			ls_wait_cfg.spin = (unsigned)number("S", optarg, 0, 100000000);
+			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
 			break;
 		case 's':
-			seed = number("s", optarg, 0, ~0ul);
+			seed = opt_number("s", optarg, 0, ~0ul);
 			break;
 		case 'q':
 			quiet = true;
@@ -693,30 +610,24 @@ int main(int argc, char **argv)
 			       "              [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]\n");
 			return 0;
 		default:
-			usage_error("usage: stress -a ALGO [-t N] [-n N] [-l N] [-m MODE] [-p NS] [-w WAIT] "
-				    "[-S SPIN] [-s SEED] [-q]");
+			opt_error("usage: stress -a ALGO [-t N] [-n N] [-l N] [-m MODE] [-p NS] [-w WAIT] "
+				  "[-S SPIN] [-s SEED] [-q]");
 		}
 	}
 	if (optind != argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	char names[1024];
-	if (!name)
-		usage_error("-a ALGO is required (valid: %s)", ls_algo_names(names, sizeof names));
-	algo = ls_algo_find(name);
-	if (!algo)
-		usage_error("-a: unknown algorithm '%s' (valid: %s)", name,
-			    ls_algo_names(names, sizeof names));
-	if (algo->caps & LS_CAP_PASSTHROUGH)
-		usage_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
-	apply_params();
+		opt_error("unexpected argument '%s'", argv[optind]);
+	/* a spin-only algorithm (locks/spin/spinlock.h) is a lock.h lock too */
+	algo =
+	    name && !ls_algo_find(name) && ls_spinalgo_find(name) ? ls_spinalgo_find(name) : opt_algo(name);
+	opt_params(algo);
 	if (algo->caps & LS_CAP_HIER) {
 		char err[1024];
 		if (ls_topo_setup(getenv("LOCKSWAP_CLUSTER"), getenv("LOCKSWAP_TOPOLOGY"), err, sizeof err))
-			usage_error("%s", err);
+			opt_error("%s", err);
 	}
 	const char *y = getenv("LOCKSWAP_YIELD");
 	if (y)
-		ls_wait_cfg.yield = (unsigned)number("LOCKSWAP_YIELD", y, 0, 100000000);
+		ls_wait_cfg.yield = (unsigned)opt_number("LOCKSWAP_YIELD", y, 0, 100000000);
 
 	/* The -inject build draws its delays from LOCKSWAP_SEED: follow -s. */
 	char sbuf[32];
@@ -753,11 +664,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		thr[i].id = i;
-		/* splitmix64 of (seed, i): distinct, non-zero xorshift states */
-		uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ull;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		thr[i].rng = (z ^ (z >> 31)) | 1;
+		thr[i].rng = seed_stream(seed, i);
 		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i])) {
 			perror("stress: pthread_create");
 			return 2;
@@ -823,8 +730,8 @@ int main(int argc, char **argv)
 	snprintf(conf, sizeof conf,
 		 "algo=%s wait=%s spin=%u yield=%u threads=%u locks=%u mode=%s iters=%lu patience=%" PRIu64
 		 " seed=%" PRIu64 "%s",
-		 algo->name, wait_names[ls_wait_cfg.policy], ls_wait_cfg.spin, ls_wait_cfg.yield, nthreads,
-		 nlocks, mode_names[mode], iters, patience, seed,
+		 algo->name, opt_policy_name(ls_wait_cfg.policy), ls_wait_cfg.spin, ls_wait_cfg.yield,
+		 nthreads, nlocks, mode_names[mode], iters, patience, seed,
 #ifdef LS_FAULT_INJECT
 		 " inject=yes"
 #else

@@ -76,8 +76,12 @@
 #include "lock.h"
 #include "pool.h"
 #include "proctask.h"
+#include "tp/tp.h"
 #include "tpclock.h"
 #include "wait.h"
+
+#define OPT_PROG "tp_preempt"
+#include "opts.h"
 
 static const struct ls_algo *algo;
 static void *L;
@@ -309,7 +313,7 @@ static void t_stopped_waiter(void)
 	atomic_store(&th[3].stop, 1);
 	finish_checks();
 	printf("tp_preempt: OK test=stopped-waiter algo=%s wait=%s acquisitions_while_stopped=%ld\n",
-	       algo->name, (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], got);
+	       algo->name, opt_policy_name(ls_wait_cfg.policy), got);
 }
 
 static void t_holder(bool expect_yields)
@@ -350,7 +354,7 @@ static void t_holder(bool expect_yields)
 	finish_checks();
 	printf("tp_preempt: OK test=%s algo=%s wait=%s yields=%lu,%lu\n",
 	       expect_yields ? "holder-yields" : "holder-no-yield", algo->name,
-	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], y1, y2);
+	       opt_policy_name(ls_wait_cfg.policy), y1, y2);
 }
 
 /* CPU time used so far by thread id, in ns. */
@@ -394,7 +398,7 @@ static void t_spin_factor(void)
 	await(&th[2].held, 1, "second waiter getting the lock");
 	finish_checks();
 	printf("tp_preempt: OK test=spin-factor algo=%s wait=%s cpu_ms_without_yield=%lu\n", algo->name,
-	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], ms);
+	       opt_policy_name(ls_wait_cfg.policy), ms);
 }
 
 static _Atomic long early, timeouts_seen;
@@ -467,7 +471,7 @@ static void t_timeouts(void)
 		fail("%s", "a timedlock thread failed");
 	finish_checks();
 	printf("tp_preempt: OK test=timeouts algo=%s wait=%s timeouts=%ld\n", algo->name,
-	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], atomic_load(&timeouts_seen));
+	       opt_policy_name(ls_wait_cfg.policy), atomic_load(&timeouts_seen));
 }
 
 static void usage(const char *why)
@@ -484,26 +488,20 @@ int main(int argc, char **argv)
 	const char *name = NULL, *test = NULL;
 	unsigned watchdog = 60;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-a") && i + 1 < argc)
-			name = argv[++i];
-		else if (!strcmp(argv[i], "-T") && i + 1 < argc)
-			watchdog = (unsigned)atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
-			const char *w = argv[++i];
-			if (!strcmp(w, "spin"))
-				ls_wait_cfg.policy = LS_WAIT_SPIN;
-			else if (!strcmp(w, "yield"))
-				ls_wait_cfg.policy = LS_WAIT_YIELD;
-			else if (!strcmp(w, "park"))
-				ls_wait_cfg.policy = LS_WAIT_PARK;
-			else
-				usage("-w: spin, yield or park");
-		} else if (argv[i][0] != '-' && !test)
-			test = argv[i];
+	int c;
+	opterr = 0;
+	while ((c = getopt(argc, argv, "a:T:w:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
+		if (c == 'T')
+			watchdog = (unsigned)opt_number("T", optarg, 1, 3600);
 		else
 			usage("bad arguments");
 	}
+	if (optind + 1 < argc)
+		usage("bad arguments");
+	if (optind < argc)
+		test = argv[optind];
 	if (!name || !test)
 		usage("-a ALGO and TEST are required");
 	algo = ls_algo_find(name);
@@ -512,9 +510,9 @@ int main(int argc, char **argv)
 	if (!strcmp(test, "timeouts") && !algo->timedlock)
 		usage("the algorithm has no native timedlock");
 	ls_node_counting = true;
-	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size)
-					       : aligned_alloc(LS_CACHELINE, LS_CACHELINE);
-	memset(L, 0, algo->state_size);
+	L = opt_state(algo);
+	if (!L)
+		opt_error("no memory for the lock's state");
 	if (algo->init)
 		algo->init(L);
 

@@ -24,10 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
+
+#define OPT_PROG "tp_space"
+#include "opts.h"
 
 static const struct ls_algo *algo;
 static void *L;
@@ -59,36 +63,33 @@ int main(int argc, char **argv)
 	const char *name = NULL, *mode = "contend";
 	unsigned threads = 4;
 	ls_wait_cfg.policy = LS_WAIT_SPIN;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		const char *o = argv[i], *v = argv[i + 1];
-		if (!strcmp(o, "-a"))
-			name = v;
-		else if (!strcmp(o, "-t"))
-			threads = (unsigned)atoi(v);
-		else if (!strcmp(o, "-n"))
-			iters = strtoul(v, NULL, 10);
-		else if (!strcmp(o, "-p"))
-			patience = strtoull(v, NULL, 10);
-		else if (!strcmp(o, "-m"))
-			mode = v;
-		else if (!strcmp(o, "-w"))
-			ls_wait_cfg.policy = !strcmp(v, "park")	   ? LS_WAIT_PARK
-					     : !strcmp(v, "yield") ? LS_WAIT_YIELD
-								   : LS_WAIT_SPIN;
+	int c, bad = 0;
+	opterr = 0;
+	while ((c = getopt(argc, argv, "a:t:n:p:m:w:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
+		if (c == 't')
+			threads = (unsigned)opt_number("t", optarg, 1, 256);
+		else if (c == 'n')
+			iters = opt_number("n", optarg, 1, 1000000000);
+		else if (c == 'p')
+			patience = opt_number("p", optarg, 0, 100000000000ull);
+		else if (c == 'm')
+			mode = optarg;
 		else
-			argc = 0;
+			bad = 1;
 	}
-	if (argc % 2 == 0 || !name || !(algo = ls_algo_find(name)) || !algo->timedlock || threads < 1 ||
-	    threads > 256 || (strcmp(mode, "contend") && strcmp(mode, "held"))) {
+	if (bad || optind != argc || !name || !(algo = ls_algo_find(name)) || !algo->timedlock ||
+	    (strcmp(mode, "contend") && strcmp(mode, "held"))) {
 		fprintf(stderr,
 			"usage: tp_space -a ALGO(with timedlock) [-t 1..256] [-n ITERS] [-p PATIENCE_NS] "
 			"[-w spin|yield|park] [-m contend|held]\n");
 		return 2;
 	}
 	ls_node_counting = true;
-	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size)
-					       : aligned_alloc(LS_CACHELINE, LS_CACHELINE);
-	memset(L, 0, algo->state_size);
+	L = opt_state(algo);
+	if (!L)
+		opt_error("no memory for the lock's state");
 	if (algo->init)
 		algo->init(L);
 	bool held = !strcmp(mode, "held");

@@ -55,6 +55,8 @@
 #include "wait.h"
 
 #include "fail.h" /* fail_prefix is set once the arguments are known */
+#define OPT_PROG "trylock_handover"
+#include "opts.h"
 
 enum role { NOBODY, HOLDER, LEAVER, SUCCESSOR, NROLES };
 static const char *const role_names[NROLES] = {"other", "holder", "leaver", "successor"};
@@ -241,7 +243,7 @@ static void one_round(int round)
 {
 	memset(hits, 0, sizeof hits);
 	events = 0;
-	L = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
+	L = opt_state(algo);
 	if (!L)
 		fail("cannot allocate the lock state");
 	if (algo->init)
@@ -315,57 +317,29 @@ static void one_round(int round)
 	algo->unlock(L);
 	if (algo->destroy)
 		algo->destroy(L);
-	if (algo->state_size > LS_INLINE_STATE)
-		ls_ext_free(L, algo->state_size);
-	else
-		free(L);
-}
-
-static long number(const char *opt, const char *v, long lo, long hi)
-{
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (errno || *end || end == v || n < lo || n > hi) {
-		fprintf(stderr, "trylock_handover: -%s: invalid value '%s' (valid: %ld..%ld)\n", opt, v, lo,
-			hi);
-		exit(2);
-	}
-	return n;
+	opt_state_free(algo, L);
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const waits[] = {"spin", "yield", "park"};
 	const char *name = NULL, *mode = NULL;
-	int c, rounds = 4, watchdog = 30, policy = LS_WAIT_PARK;
+	int c, rounds = 4, watchdog = 30;
+	ls_wait_cfg.policy = LS_WAIT_PARK;
 	while ((c = getopt(argc, argv, "a:m:w:p:r:W:")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
 		case 'm':
 			mode = optarg;
 			break;
-		case 'w':
-			for (policy = 0; policy < 3 && strcmp(optarg, waits[policy]); policy++) {
-			}
-			if (policy == 3) {
-				fprintf(
-				    stderr,
-				    "trylock_handover: -w: unknown policy '%s' (valid: spin, yield, park)\n",
-				    optarg);
-				return 2;
-			}
-			break;
 		case 'p':
-			patience = (uint64_t)number("p", optarg, 1, 10000000000L);
+			patience = (uint64_t)opt_number("p", optarg, 1, 10000000000L);
 			break;
 		case 'r':
-			rounds = (int)number("r", optarg, 1, 1000);
+			rounds = (int)opt_number("r", optarg, 1, 1000);
 			break;
 		case 'W':
-			watchdog = (int)number("W", optarg, 1, 3600);
+			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
 			fprintf(stderr,
@@ -374,29 +348,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	char names[1024];
-	if (!name || !(algo = ls_algo_find(name))) {
-		fprintf(stderr, "trylock_handover: -a: unknown lock '%s' (valid: %s)\n", name ? name : "",
-			ls_algo_names(names, sizeof names));
-		return 2;
-	}
-	if (!algo->timedlock) {
-		fprintf(stderr,
-			"trylock_handover: -a: %s has no native timeout (valid: the try-locks, mcs-try and "
-			"clh-try)\n",
-			name);
-		return 2;
-	}
-	if (!mode || (strcmp(mode, "enqueuing") && strcmp(mode, "leaving"))) {
-		fprintf(stderr, "trylock_handover: -m: unknown scenario '%s' (valid: enqueuing, leaving)\n",
-			mode ? mode : "");
-		return 2;
-	}
-	scenario = strcmp(mode, "enqueuing") ? LEAVING : ENQUEUING;
+	algo = opt_algo(name);
+	if (!algo->timedlock)
+		opt_error("-a: %s has no native timeout (valid: the try-locks, mcs-try and clh-try)", name);
+	scenario = opt_choose("m", "scenario", mode ? mode : "",
+			      (const char *const[]){"enqueuing", "leaving"}, 2) == 0
+		       ? ENQUEUING
+		       : LEAVING;
 	static char prefix[256];
 	snprintf(prefix, sizeof prefix, "trylock_handover: FAIL algo=%s scenario=%s: ", algo->name, mode);
 	fail_prefix = prefix;
-	ls_wait_cfg.policy = (enum ls_policy)policy;
 	ls_node_counting = true;
 	for (int r = 0; r < NROLES; r++)
 		where[r] = "not started";
@@ -411,6 +372,6 @@ int main(int argc, char **argv)
 	if (ns.in_use != 0)
 		fail("%ld queue node(s) still in use after every round", ns.in_use);
 	printf("trylock_handover: OK algo=%s scenario=%s wait=%s rounds=%d\n", algo->name, mode,
-	       waits[policy], rounds);
+	       opt_policy_name(ls_wait_cfg.policy), rounds);
 	return 0;
 }

@@ -38,6 +38,9 @@
 #include "pool.h"
 #include "wait.h"
 
+#define OPT_PROG "waiting"
+#include "opts.h"
+
 static const struct ls_algo *algo;
 static void *state;
 static int timed;
@@ -59,7 +62,7 @@ static void die(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	fprintf(stderr, "waiting: FAIL algo=%s wait=%s: ", algo ? algo->name : "?",
-		(const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy]);
+		opt_policy_name(ls_wait_cfg.policy));
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -263,48 +266,20 @@ int main(int argc, char **argv)
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	while ((c = getopt(argc, argv, "a:w:m:n:T:f")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
 		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
-		case 'w':
-			if (!strcmp(optarg, "spin"))
-				ls_wait_cfg.policy = LS_WAIT_SPIN;
-			else if (!strcmp(optarg, "yield"))
-				ls_wait_cfg.policy = LS_WAIT_YIELD;
-			else if (!strcmp(optarg, "park"))
-				ls_wait_cfg.policy = LS_WAIT_PARK;
-			else {
-				fprintf(stderr,
-					"waiting: -w: unknown policy '%s' (valid: spin, yield, park)\n",
-					optarg);
-				return 2;
-			}
-			break;
 		case 'm':
-			if (strcmp(optarg, "lock") && strcmp(optarg, "timed")) {
-				fprintf(stderr, "waiting: -m: unknown mode '%s' (valid: lock, timed)\n",
-					optarg);
-				return 2;
-			}
-			timed = !strcmp(optarg, "timed");
+			timed = opt_choose("m", "mode", optarg, (const char *const[]){"lock", "timed"}, 2);
 			break;
 		case 'n':
-			nwaiters = (unsigned)atoi(optarg);
-			if (nwaiters < 1 || nwaiters > 16) {
-				fprintf(stderr, "waiting: -n: invalid value '%s' (valid: 1..16)\n", optarg);
-				return 2;
-			}
+			nwaiters = (unsigned)opt_number("n", optarg, 1, 16);
 			break;
 		case 'f':
 			fifo = 1;
 			break;
 		case 'T':
-			limit_ms = atoi(optarg) * 1000;
-			if (limit_ms < 1000 || limit_ms > 3600000) {
-				fprintf(stderr, "waiting: -T: invalid value '%s' (valid: 1..3600)\n", optarg);
-				return 2;
-			}
+			limit_ms = (int)opt_number("T", optarg, 1, 3600) * 1000;
 			break;
 		default:
 			fprintf(stderr,
@@ -313,21 +288,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	char names[1024];
-	if (!name || !(algo = ls_algo_find(name)) || (algo->caps & LS_CAP_PASSTHROUGH)) {
-		fprintf(stderr, "waiting: -a: unknown lock '%s' (valid: %s)\n", name ? name : "",
-			ls_algo_names(names, sizeof names));
-		return 2;
-	}
-	if (fifo && ls_wait_cfg.policy != LS_WAIT_PARK) {
-		fprintf(stderr, "waiting: -f needs -w park (a sleeping waiter is a queued one)\n");
-		return 2;
-	}
-	if (timed && !algo->timedlock) {
-		fprintf(stderr, "waiting: -m timed: %s has no native timedlock\n", name);
-		return 2;
-	}
-	state = algo->state_size > LS_INLINE_STATE ? ls_ext_alloc(algo->state_size) : calloc(1, LS_CACHELINE);
+	algo = opt_algo(name);
+	if (fifo && ls_wait_cfg.policy != LS_WAIT_PARK)
+		opt_error("-f needs -w park (a sleeping waiter is a queued one)");
+	if (timed && !algo->timedlock)
+		opt_error("-m timed: %s has no native timedlock", name);
+	state = opt_state(algo);
 	if (!state)
 		die("cannot allocate the lock state");
 	if (algo->init)
@@ -380,7 +346,6 @@ int main(int argc, char **argv)
 	if (algo->destroy)
 		algo->destroy(state);
 	printf("waiting: OK algo=%s wait=%s mode=%s waiters=%u%s\n", algo->name,
-	       (const char *[]){"spin", "yield", "park"}[ls_wait_cfg.policy], timed ? "timed" : "lock",
-	       nwaiters, fifo ? " fifo" : "");
+	       opt_policy_name(ls_wait_cfg.policy), timed ? "timed" : "lock", nwaiters, fifo ? " fifo" : "");
 	return 0;
 }

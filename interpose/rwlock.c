@@ -1,0 +1,751 @@
+/*
+ * rwlock.c - the pthread_rwlock_* entry points.
+ *
+ * How lockswap reads a pthread_rwlock_t (56 bytes on x86-64). The fields
+ * glibc's static initialisers set, and the ones a debugger shows, keep
+ * glibc's meaning; the algorithm gets the 24 bytes of glibc's counters and
+ * futex words:
+ *
+ *	offset	glibc			lockswap
+ *	 0	__readers ... __pad4	algorithm state, 24 bytes (LS_RW_INLINE_STATE),
+ *					or, for a larger state, a pointer to an out-of-line
+ *					block (struct rwext) in type-stable memory
+ *	24	__cur_writer		write holder's kernel tid, 0 when not write-locked
+ *	28	__shared		0; not 0 (process-shared): glibc's rwlock, and every
+ *					call on it goes to glibc
+ *	32	__rwelision, __pad1/2	unused (0)
+ *	48	__flags			the kind, as glibc stores it: 2 (the _NP writer-
+ *					preferring initialiser, PREFER_WRITER_NONRECURSIVE_NP)
+ *					asks for writer preference, anything else is glibc's
+ *					default reader preference
+ *
+ * PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+ * and zeroed memory give an all-zero state, which every algorithm takes as
+ * unlocked, so there is nothing to do at first use. An out-of-line block
+ * records the rwlock it belongs to; a copy by value (or memory reused
+ * without destroy) finds a block that is not its own and attaches a fresh
+ * one, as mutex.c does.
+ *
+ * glibc 2.36's semantics, kept here whatever the algorithm (rwlock.h says
+ * what the algorithms see):
+ *   write holder   rdlock, wrlock and their timed variants: EDEADLK;
+ *                  tryrdlock, trywrlock: EBUSY.
+ *   reader         wrlock by a thread that holds a read lock waits for
+ *                  itself, as in glibc (trywrlock: EBUSY, timed: ETIMEDOUT).
+ *   recursion      under the default kind a thread may take a read lock it
+ *                  holds again, even while a writer waits: the shim counts
+ *                  it (per thread, below) and calls no algorithm; EAGAIN
+ *                  past glibc's limit (2^28 - 1 holds). Under
+ *                  PREFER_WRITER_NONRECURSIVE_NP every read goes to the
+ *                  algorithm with writer preference asked for, so a reader
+ *                  waits behind a waiting writer even if it holds the lock
+ *                  (glibc deadlocks there; a timed attempt times out).
+ *   timed          EINVAL first (a clock other than CLOCK_REALTIME and
+ *                  CLOCK_MONOTONIC, tv_nsec outside [0, 1e9)), even when
+ *                  the lock is free; then EDEADLK; then an attempt; then
+ *                  ETIMEDOUT for a deadline already past. A NULL timespec
+ *                  waits without limit, as in glibc. A CLOCK_REALTIME
+ *                  deadline is converted to a CLOCK_MONOTONIC one when the
+ *                  wait starts.
+ *   unlock         by the write holder: a write unlock; by a thread holding
+ *                  a read lock: a read unlock (the last of its recursive
+ *                  holds releases the algorithm's); by any other thread: 0
+ *                  and nothing changes. glibc would decrement its reader
+ *                  count there: it releases one of another thread's read
+ *                  holds, or, on an unheld rwlock, leaves a count of -1
+ *                  that makes every later writer wait for ever (issue 25:
+ *                  misuse must not hang).
+ *   destroy        always 0, as glibc's (which does nothing): a held lock
+ *                  stays as it is and keeps working; a free one gives its
+ *                  out-of-line block back and stays usable (zero state).
+ *   init           the kind in __flags as glibc stores it; process-shared
+ *                  rwlocks are glibc's (their state must live in the shared
+ *                  memory and work across processes).
+ *
+ * Read holds, per thread. Each thread keeps a table of the read locks it
+ * holds: the lock's address, the algorithm's token (rwlock.h) and a count
+ * of recursive holds. The first RD_INLINE entries are in thread-local
+ * storage; more go to blocks of the pool (ls_ext_alloc_wait: a read lock
+ * never fails for want of memory, it may wait for it), given back when they
+ * empty and at thread exit. A lookup is a scan, from the newest entry: a
+ * thread that holds no read lock pays a load and a branch. The table is
+ * what lets unlock tell a read unlock from a misuse without a shared write,
+ * and what lets recursion be granted without any algorithm's help.
+ *
+ * Asynchronous cancellation (cancel.c): a thread that has made itself
+ * asynchronously cancelable runs every call with its type deferred, and
+ * waits in slices (the algorithm's timed operation or the fallback, 1 ms
+ * doubling to 16 ms) with pthread_testcancel between two, holding nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "pool.h"
+#include "rwshim.h"
+#include "wait.h"
+
+struct ls_rwlock {
+	union {
+		unsigned char state[LS_RW_INLINE_STATE];
+		ls_ext_word_t ext;
+	} alg;
+	int32_t cur_writer;
+	int32_t shared;
+	unsigned char elision[8];
+	uint64_t pad2;
+	uint32_t flags;
+	uint32_t pad5;
+};
+_Static_assert(sizeof(struct ls_rwlock) == sizeof(pthread_rwlock_t), "layout");
+_Static_assert(offsetof(struct ls_rwlock, cur_writer) == offsetof(pthread_rwlock_t, __data.__cur_writer),
+	       "cur_writer");
+_Static_assert(offsetof(struct ls_rwlock, shared) == offsetof(pthread_rwlock_t, __data.__shared), "shared");
+_Static_assert(offsetof(struct ls_rwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags), "flags");
+_Static_assert(offsetof(struct ls_rwlock, alg) == 0 && offsetof(pthread_rwlock_t, __data.__pad4) + 4 == 24,
+	       "state");
+
+/* Header of an out-of-line state block (pool.h's way to attach one: its
+ * owner is &rwlock->alg.ext); the state follows at +64. */
+struct rwext {
+	struct ls_ext_head h;
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head)];
+};
+
+static inline int load_writer(struct ls_rwlock *l)
+{
+	return __atomic_load_n(&l->cur_writer, __ATOMIC_RELAXED);
+}
+
+static inline void store_writer(struct ls_rwlock *l, int tid)
+{
+	/* relaxed: read by other threads only to learn "not mine" */
+	__atomic_store_n(&l->cur_writer, tid, __ATOMIC_RELAXED);
+}
+
+/* LS_RW_PREFER_WRITER for the _NP writer-preferring kind (glibc compares
+ * __flags with it too), else 0. */
+static inline unsigned how_of(const struct ls_rwlock *l)
+{
+	return l->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP ? LS_RW_PREFER_WRITER : 0;
+}
+
+/* Does the shim count this lock's recursive reads (rwlock.h)? */
+static inline bool counts_recursion(unsigned how)
+{
+	return !how || (ls_rwg.rw->caps & LS_RWCAP_EXCLUSIVE);
+}
+
+static inline bool is_glibc(const struct ls_rwlock *l)
+{
+	/* acquire: pairs with the release in ls_rw_configure */
+	return !__atomic_load_n(&ls_rwg.rw_on, __ATOMIC_ACQUIRE) || l->shared != 0;
+}
+
+/* The fast paths' test: lockswap's rwlock, a thread that is not
+ * asynchronously cancelable. */
+static inline bool fast(const struct ls_rwlock *l)
+{
+	return LS_LIKELY(!is_glibc(l) && !ls_async_cancel);
+}
+
+/* Under the passthrough, once ready: glibc's, at once (a tail call). */
+static inline bool all_glibc(void)
+{
+	/* acquire: pairs with the release in ls_rw_configure */
+	return __atomic_load_n(&ls_rwg.rw_glibc, __ATOMIC_ACQUIRE);
+}
+
+/* ---- out-of-line state ---- */
+
+static size_t ext_size(void)
+{
+	return sizeof(struct rwext) + ls_rwg.rw_size;
+}
+
+static struct rwext *ext_new(struct ls_rwlock *l, bool wait)
+{
+	struct rwext *e = wait ? ls_ext_alloc_wait(ext_size()) : ls_ext_alloc(ext_size());
+	if (e) {
+		/* relaxed atomic: a stale copy of another rwlock may read it */
+		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
+		if (ls_rwg.rw->init)
+			ls_rwg.rw->init(e + 1);
+	}
+	return e;
+}
+
+/* On a lock path, which cannot fail: the pool's reserve, or a wait. */
+static __attribute__((noinline)) void *ext_attach(struct ls_rwlock *l)
+{
+	struct rwext *e = ext_new(l, true);
+	return (struct rwext *)ls_ext_attach(&l->alg.ext, &e->h, ext_size(), NULL) + 1;
+}
+
+/* The pointer is NULL (static initialiser, zeroed memory) or was stored by
+ * lockswap, for this lock or the one it was copied from: a block of the
+ * region either way, safe to read (only init, which may meet garbage,
+ * checks ls_ext_owns). */
+static inline void *state_of(struct ls_rwlock *l)
+{
+	if (!ls_rwg.rw_ext)
+		return l->alg.state;
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_LIKELY(e))
+		return e + 1;
+	return ext_attach(l);
+}
+
+/* ---- the calling thread's read holds ---- */
+
+#define RD_INLINE 8
+
+struct rdentry {
+	const struct ls_rwlock *lock;
+	void *token;
+	uint32_t count; /* recursive holds (counted by the shim); 1 otherwise */
+};
+
+#define RD_BLOCK ((LS_EXT_MAX - 2 * sizeof(void *)) / sizeof(struct rdentry))
+struct rdblock {
+	struct rdblock *prev;
+	size_t n;
+	struct rdentry e[RD_BLOCK];
+};
+
+struct rdtable {
+	unsigned n;	      /* entries in e[] */
+	struct rdblock *last; /* overflow blocks, newest last */
+	struct rdentry e[RD_INLINE];
+};
+static __thread struct rdtable rd __attribute__((tls_model("initial-exec")));
+
+static __attribute__((noinline)) struct rdentry *rd_find_more(const struct ls_rwlock *l)
+{
+	for (struct rdblock *b = rd.last; b; b = b->prev)
+		for (size_t i = b->n; i-- > 0;)
+			if (b->e[i].lock == l)
+				return &b->e[i];
+	return NULL;
+}
+
+static inline struct rdentry *rd_find(const struct ls_rwlock *l)
+{
+	for (unsigned i = rd.n; i-- > 0;)
+		if (rd.e[i].lock == l)
+			return &rd.e[i];
+	return LS_UNLIKELY(rd.last != NULL) ? rd_find_more(l) : NULL;
+}
+
+static pthread_key_t rd_key;
+static pthread_once_t rd_key_once = PTHREAD_ONCE_INIT;
+static bool rd_key_ok;
+
+/* At thread exit: the blocks go back to the pool (their holds stay held,
+ * as a thread that exits holding a read lock leaves it in glibc). */
+static void rd_exit(void *unused)
+{
+	(void)unused;
+	while (rd.last) {
+		struct rdblock *b = rd.last;
+		rd.last = b->prev;
+		ls_ext_free(b, sizeof *b);
+	}
+}
+
+static void rd_key_create(void)
+{
+	rd_key_ok = pthread_key_create(&rd_key, rd_exit) == 0;
+}
+
+static __attribute__((noinline)) void rd_push_more(const struct ls_rwlock *l, void *token)
+{
+	struct rdblock *b = rd.last;
+	if (!b || b->n == RD_BLOCK) {
+		b = ls_ext_alloc_wait(sizeof *b); /* zeroed; waits rather than fail */
+		b->prev = rd.last;
+		rd.last = b;
+		pthread_once(&rd_key_once, rd_key_create);
+		if (rd_key_ok)
+			pthread_setspecific(rd_key, b); /* not NULL: rd_exit runs */
+	}
+	b->e[b->n++] = (struct rdentry){l, token, 1};
+}
+
+static inline void rd_push(const struct ls_rwlock *l, void *token)
+{
+	if (LS_LIKELY(rd.n < RD_INLINE && !rd.last))
+		rd.e[rd.n++] = (struct rdentry){l, token, 1};
+	else
+		rd_push_more(l, token);
+}
+
+/* Removes e: the newest entry takes its place. */
+static inline void rd_remove(struct rdentry *e)
+{
+	struct rdblock *b = rd.last;
+	if (LS_LIKELY(!b)) {
+		*e = rd.e[--rd.n];
+		return;
+	}
+	*e = b->e[--b->n];
+	if (b->n == 0) {
+		rd.last = b->prev;
+		ls_ext_free(b, sizeof *b);
+	}
+}
+
+/* ---- acquisitions ---- */
+
+enum op { LOCK, TRY, TIMED };
+struct timed_arg {
+	clockid_t clock;
+	const struct timespec *abs; /* NULL: no limit (glibc) */
+};
+
+/* An asynchronously cancelable thread never waits inside an algorithm: it
+ * waits in slices, and between two, holding nothing, lets a pending cancel
+ * act (mutex.c does the same). deadline: UINT64_MAX for none. */
+static int sliced(void *st, bool write, unsigned how, uint64_t deadline, void **token)
+{
+	const struct ls_rwalgo *a = ls_rwg.rw;
+	for (uint64_t slice = LS_SLICE_MIN_NS;; slice = slice < LS_SLICE_MAX_NS ? 2 * slice : slice) {
+		uint64_t end = ls_now_ns() + slice;
+		if (end > deadline)
+			end = deadline;
+		int r;
+		if (write)
+			r = a->timedwrlock ? a->timedwrlock(st, how, end)
+					   : ls_rw_timed_fallback(a, st, how, true, end, token);
+		else
+			r = a->timedrdlock ? a->timedrdlock(st, how, end, token)
+					   : ls_rw_timed_fallback(a, st, how, false, end, token);
+		if (r != ETIMEDOUT)
+			return r;
+		if (end == deadline)
+			return ETIMEDOUT;
+		pthread_testcancel();
+	}
+}
+
+/* The algorithm's part of an acquisition: 0, or EBUSY / ETIMEDOUT / EAGAIN. */
+static int attempt(void *st, bool write, unsigned how, enum op op, const struct timed_arg *t, void **token)
+{
+	const struct ls_rwalgo *a = ls_rwg.rw;
+	if (op == LOCK && LS_LIKELY(!ls_async_cancel)) {
+		if (write) {
+			a->wrlock(st, how);
+			return 0;
+		}
+		return a->rdlock(st, how, token);
+	}
+	int r = write ? a->trywrlock(st, how) : a->tryrdlock(st, how, token);
+	if (r != EBUSY || op == TRY)
+		return r;
+	uint64_t deadline = UINT64_MAX;
+	if (op == TIMED && t->abs) {
+		if ((r = ls_to_deadline(t->clock, t->abs, &deadline)))
+			return r;
+	}
+	if (LS_UNLIKELY(ls_async_cancel))
+		return sliced(st, write, how, deadline, token);
+	if (deadline == UINT64_MAX) { /* a timed call with a NULL timespec */
+		if (write) {
+			a->wrlock(st, how);
+			return 0;
+		}
+		return a->rdlock(st, how, token);
+	}
+	if (write)
+		return a->timedwrlock ? a->timedwrlock(st, how, deadline)
+				      : ls_rw_timed_fallback(a, st, how, true, deadline, token);
+	return a->timedrdlock ? a->timedrdlock(st, how, deadline, token)
+			      : ls_rw_timed_fallback(a, st, how, false, deadline, token);
+}
+
+static inline __attribute__((always_inline)) int rd_acquire(struct ls_rwlock *l, enum op op,
+							    const struct timed_arg *t)
+{
+	int w = load_writer(l);
+	if (LS_UNLIKELY(w != 0) && w == ls_self_tid())
+		return op == TRY ? EBUSY : EDEADLK;
+	unsigned how = how_of(l);
+	if (LS_UNLIKELY(rd.n != 0) && counts_recursion(how)) {
+		struct rdentry *e = rd_find(l);
+		if (e) {
+			if (e->count >= LS_RW_MAX_RECURSION)
+				return EAGAIN;
+			e->count++;
+			return 0;
+		}
+	}
+	void *token = NULL;
+	int r = attempt(state_of(l), false, how, op, t, &token);
+	if (LS_UNLIKELY(r))
+		return r;
+	rd_push(l, token);
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int wr_acquire(struct ls_rwlock *l, enum op op,
+							    const struct timed_arg *t)
+{
+	int tid = ls_self_tid();
+	if (LS_UNLIKELY(load_writer(l) == tid))
+		return op == TRY ? EBUSY : EDEADLK;
+	int r = attempt(state_of(l), true, how_of(l), op, t, NULL);
+	if (LS_UNLIKELY(r))
+		return r;
+	store_writer(l, tid);
+	return 0;
+}
+
+/* The same with the calling thread's cancel type deferred: it is
+ * asynchronously cancelable (cancel.c). */
+static __attribute__((noinline)) int acquire_async(struct ls_rwlock *l, bool write, enum op op,
+						   const struct timed_arg *t)
+{
+	int old = ls_cancel_defer();
+	int r = write ? wr_acquire(l, op, t) : rd_acquire(l, op, t);
+	ls_cancel_restore(old);
+	return r;
+}
+
+/* The entry points: a fast path for lockswap's rwlocks of a thread that is
+ * not asynchronously cancelable, and a slow path (out of line) for the
+ * rest: initialisation, glibc's rwlocks, asynchronous cancellation. */
+
+/* ---- read ---- */
+
+static __attribute__((noinline)) int rdlock_slow(pthread_rwlock_t *rw)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_rdlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_rwlock *)rw, false, LOCK, NULL);
+	return rd_acquire((struct ls_rwlock *)rw, LOCK, NULL);
+}
+
+/* A read lock by a thread that holds the write lock or some read lock:
+ * the checks and the recursion of rd_acquire. */
+static __attribute__((noinline)) int rdlock_general(struct ls_rwlock *l)
+{
+	return rd_acquire(l, LOCK, NULL);
+}
+
+/* pthread_rwlock_rdlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int rdlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return rdlock_slow(rw);
+	/* Fast: the caller holds no read lock (so none of this one) and no
+	 * write lock of this one (a writer's tid is never 0). */
+	if (LS_UNLIKELY((load_writer(l) | (int)rd.n) != 0))
+		return rdlock_general(l);
+	/* Registered before the call, which writes the token in place: the
+	 * call then keeps nothing of ours alive (no registers to save). */
+	rd.e[0] = (struct rdentry){l, NULL, 1};
+	rd.n = 1;
+	int r = ls_rwg.rdlock(state_of(l), how_of(l), &rd.e[0].token);
+	if (LS_UNLIKELY(r))
+		rd.n = 0;
+	return r;
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_rdlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_rdlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+{
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_rdlock(rw);
+	return rdlock_ls(rw);
+}
+
+static __attribute__((noinline)) int tryrdlock_slow(pthread_rwlock_t *rw)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_tryrdlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_rwlock *)rw, false, TRY, NULL);
+	return rd_acquire((struct ls_rwlock *)rw, TRY, NULL);
+}
+
+/* pthread_rwlock_tryrdlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int tryrdlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return tryrdlock_slow(rw);
+	return rd_acquire(l, TRY, NULL);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_tryrdlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_tryrdlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+{
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_tryrdlock(rw);
+	return tryrdlock_ls(rw);
+}
+
+/* The timed variants: EINVAL before anything else, as glibc. */
+static int timed(pthread_rwlock_t *rw, bool write, clockid_t clock, const struct timespec *abs)
+{
+	if (!ls_valid_clock(clock) || (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)))
+		return EINVAL;
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	struct timed_arg t = {clock, abs};
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async(l, write, TIMED, &t);
+	return write ? wr_acquire(l, TIMED, &t) : rd_acquire(l, TIMED, &t);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_timedrdlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_timedrdlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_timedrdlock(rw, abs);
+	return timed(rw, false, CLOCK_REALTIME, abs);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_clockrdlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_clockrdlock@GLIBC_2.30"))) int
+ls_pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_clockrdlock(rw, clock, abs);
+	return timed(rw, false, clock, abs);
+}
+
+/* ---- write ---- */
+
+static __attribute__((noinline)) int wrlock_slow(pthread_rwlock_t *rw)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_wrlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_rwlock *)rw, true, LOCK, NULL);
+	return wr_acquire((struct ls_rwlock *)rw, LOCK, NULL);
+}
+
+/* pthread_rwlock_wrlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int wrlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return wrlock_slow(rw);
+	int tid = ls_self_tid();
+	if (LS_UNLIKELY(load_writer(l) == tid))
+		return EDEADLK;
+	ls_rwg.wrlock(state_of(l), how_of(l));
+	store_writer(l, tid);
+	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_wrlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_wrlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_wrlock(pthread_rwlock_t *rw)
+{
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_wrlock(rw);
+	return wrlock_ls(rw);
+}
+
+static __attribute__((noinline)) int trywrlock_slow(pthread_rwlock_t *rw)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_trywrlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async((struct ls_rwlock *)rw, true, TRY, NULL);
+	return wr_acquire((struct ls_rwlock *)rw, TRY, NULL);
+}
+
+/* pthread_rwlock_trywrlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int trywrlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return trywrlock_slow(rw);
+	return wr_acquire(l, TRY, NULL);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_trywrlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_trywrlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+{
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_trywrlock(rw);
+	return trywrlock_ls(rw);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_timedwrlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_timedwrlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_timedwrlock(rw, abs);
+	return timed(rw, true, CLOCK_REALTIME, abs);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_clockwrlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_clockwrlock@GLIBC_2.30"))) int
+ls_pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_clockwrlock(rw, clock, abs);
+	return timed(rw, true, clock, abs);
+}
+
+/* ---- unlock ---- */
+
+static __attribute__((noinline)) int release(struct ls_rwlock *l)
+{
+	int w = load_writer(l);
+	if (w != 0 && w == ls_self_tid()) {
+		/* before the release: afterwards the lock may be gone */
+		store_writer(l, 0);
+		ls_rwg.wrunlock(state_of(l));
+		return 0;
+	}
+	struct rdentry *e = rd_find(l);
+	if (LS_UNLIKELY(!e))
+		return 0; /* not held by the caller: see "unlock" above */
+	if (e->count > 1) {
+		e->count--;
+		return 0;
+	}
+	void *token = e->token;
+	rd_remove(e);
+	ls_rwg.rw->rdunlock(state_of(l), token);
+	return 0;
+}
+
+static __attribute__((noinline)) int unlock_slow(pthread_rwlock_t *rw)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_unlock(rw);
+	return LS_CANCEL_DEFERRED(release((struct ls_rwlock *)rw));
+}
+
+/* pthread_rwlock_unlock for lockswap's rwlocks: out of line, so that the
+ * passthrough's path below saves no register. */
+static __attribute__((noinline)) int unlock_ls(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (LS_UNLIKELY(!fast(l)))
+		return unlock_slow(rw);
+	/* Fast: the caller's only read hold, of this lock, not recursive (a
+	 * thread that holds a read lock of l holds no write lock of it). */
+	if (LS_LIKELY(rd.n == 1) && rd.e[0].lock == l && rd.e[0].count == 1) {
+		rd.n = 0;
+		ls_rwg.rdunlock(state_of(l), rd.e[0].token);
+		return 0;
+	}
+	return release(l);
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_unlock@@GLIBC_2.34"),
+			 symver("pthread_rwlock_unlock@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+	if (all_glibc()) /* a load and a jump to glibc */
+		return ls_rwreal.rw_unlock(rw);
+	return unlock_ls(rw);
+}
+
+/* ---- init / destroy ---- */
+
+static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	int kind = PTHREAD_RWLOCK_DEFAULT_NP, pshared = PTHREAD_PROCESS_PRIVATE;
+	if (attr) {
+		pthread_rwlockattr_getkind_np(attr, &kind);
+		pthread_rwlockattr_getpshared(attr, &pshared);
+	}
+	if (!ls_rwg.rw_on || pshared != PTHREAD_PROCESS_PRIVATE)
+		return ls_rwreal.rw_init(rw, attr);
+
+	/* Memory that held one of our rwlocks (destroyed, or reused without
+	 * destroy): keep its out-of-line block. A pointer outside the region
+	 * is garbage and is never dereferenced. */
+	struct rwext *old = NULL;
+	if (ls_rwg.rw_ext) {
+		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
+		if (e && ls_ext_owns(e) && ls_ext_mine(&l->alg.ext, e))
+			old = (struct rwext *)e;
+	}
+	memset(l, 0, sizeof *l);
+	l->flags = (uint32_t)kind; /* as glibc: the kind itself */
+	if (old) {
+		memset(old + 1, 0, ls_rwg.rw_size);
+		if (ls_rwg.rw->init)
+			ls_rwg.rw->init(old + 1);
+		atomic_store_explicit(&l->alg.ext, &old->h, memory_order_release);
+	} else if (ls_rwg.rw_ext) {
+		/* As for mutexes (mutex.c): where failing is allowed, no
+		 * memory without the pool's reserve is ENOMEM, and the rwlock
+		 * is still valid, like a static initialiser. */
+		struct rwext *e = ext_new(l, false);
+		if (!e)
+			return ENOMEM;
+		atomic_store_explicit(&l->alg.ext, &e->h, memory_order_release);
+	} else if (ls_rwg.rw->init) {
+		ls_rwg.rw->init(l->alg.state);
+	}
+	return 0;
+}
+
+LS_EXPORT
+__attribute__((symver("pthread_rwlock_init@@GLIBC_2.34"), symver("pthread_rwlock_init@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
+{
+	ls_ensure_init();
+	return LS_CANCEL_DEFERRED(init_rwlock(rw, attr));
+}
+
+static int destroy_rwlock(struct ls_rwlock *l)
+{
+	if (ls_rwg.rw_ext && !ls_ext_load(&l->alg.ext))
+		return 0; /* never used here: nothing to give back */
+	void *st = state_of(l);
+	const struct ls_rwalgo *a = ls_rwg.rw;
+	if (a->trywrlock(st, 0))
+		return 0; /* held or waited for: glibc's destroy changes nothing either */
+	a->wrunlock(st);
+	if (a->destroy)
+		a->destroy(st);
+	if (ls_rwg.rw_ext) {
+		struct ls_ext_head *e = ls_ext_detach(&l->alg.ext);
+		if (ls_ext_mine(&l->alg.ext, e))
+			ls_ext_free(e, ext_size());
+	}
+	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_rwlock_destroy@@GLIBC_2.34"),
+			 symver("pthread_rwlock_destroy@GLIBC_2.2.5"))) int
+ls_pthread_rwlock_destroy(pthread_rwlock_t *rw)
+{
+	ls_ensure_init();
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw_destroy(rw);
+	return LS_CANCEL_DEFERRED(destroy_rwlock((struct ls_rwlock *)rw));
+}

@@ -1,0 +1,112 @@
+/*
+ * spin.c - the pthread_spin_* entry points (locks/spin/spinlock.h).
+ *
+ * A pthread_spinlock_t is the algorithm's 4-byte state itself: the
+ * algorithms of the family (LOCKSWAP_SPINALGO) are mutex algorithms whose
+ * state fits it, or spin-only ones; the default, `pthread`, hands every
+ * call to glibc. glibc 2.36's semantics:
+ *   init     stores the unlocked state (the algorithm's 0; glibc's is 1 on
+ *            x86-64) and returns 0, whatever pshared says (glibc's word
+ *            works across processes as it is; see README's Known limits
+ *            for lockswap's algorithms under park);
+ *   destroy  returns 0 and changes nothing;
+ *   lock     0; a second lock by the holder waits for ever, as in glibc;
+ *   trylock  0 or EBUSY;
+ *   unlock   0, by any thread; an unlock of a free spinlock leaves it free
+ *            (every algorithm of the family tolerates it).
+ * There is no static initialiser: a spinlock is initialised before use
+ * (a zeroed one is free under lockswap's algorithms, held under glibc's).
+ *
+ * An asynchronously cancelable thread (cancel.c) takes a spinlock by
+ * polling trylock under the waiting policy (ls_timedlock_fallback with no
+ * deadline): a cancel between two attempts leaves nothing behind, as it
+ * does in glibc's loop, where a queue-based algorithm's lock() would leave
+ * a ticket taken for ever.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "rwshim.h"
+#include "spin/spinlock.h"
+#include "wait.h"
+
+_Static_assert(sizeof(pthread_spinlock_t) == LS_SPIN_STATE, "pthread_spinlock_t is 4 bytes");
+
+static inline bool spin_on(void)
+{
+	/* acquire: pairs with the release in ls_rw_configure */
+	return __atomic_load_n(&ls_rwg.spin_on, __ATOMIC_ACQUIRE);
+}
+
+static __attribute__((noinline)) int lock_slow(pthread_spinlock_t *s)
+{
+	ls_ensure_init();
+	if (!spin_on())
+		return ls_rwreal.spin_lock(s);
+	if (ls_async_cancel)
+		return ls_timedlock_fallback(ls_rwg.spin, (void *)s, UINT64_MAX);
+	ls_rwg.spin->lock((void *)s);
+	return 0;
+}
+
+LS_EXPORT
+__attribute__((symver("pthread_spin_lock@@GLIBC_2.34"), symver("pthread_spin_lock@GLIBC_2.2.5"))) int
+ls_pthread_spin_lock(pthread_spinlock_t *s)
+{
+	if (LS_UNLIKELY(!spin_on() || ls_async_cancel))
+		return lock_slow(s);
+	ls_rwg.spin->lock((void *)s);
+	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_spin_trylock@@GLIBC_2.34"),
+			 symver("pthread_spin_trylock@GLIBC_2.2.5"))) int
+ls_pthread_spin_trylock(pthread_spinlock_t *s)
+{
+	if (LS_UNLIKELY(!spin_on())) {
+		ls_ensure_init();
+		if (!spin_on())
+			return ls_rwreal.spin_trylock(s);
+	}
+	return ls_rwg.spin->trylock((void *)s) ? EBUSY : 0;
+}
+
+LS_EXPORT
+__attribute__((symver("pthread_spin_unlock@@GLIBC_2.34"), symver("pthread_spin_unlock@GLIBC_2.2.5"))) int
+ls_pthread_spin_unlock(pthread_spinlock_t *s)
+{
+	if (LS_UNLIKELY(!spin_on())) {
+		ls_ensure_init();
+		if (!spin_on())
+			return ls_rwreal.spin_unlock(s);
+	}
+	ls_rwg.spin->unlock((void *)s);
+	return 0;
+}
+
+LS_EXPORT
+__attribute__((symver("pthread_spin_init@@GLIBC_2.34"), symver("pthread_spin_init@GLIBC_2.2.5"))) int
+ls_pthread_spin_init(pthread_spinlock_t *s, int pshared)
+{
+	ls_ensure_init();
+	if (!spin_on())
+		return ls_rwreal.spin_init(s, pshared);
+	/* relaxed, as glibc's: publishing the spinlock to other threads is
+	 * the program's business */
+	atomic_store_explicit((_Atomic uint32_t *)s, 0, memory_order_relaxed);
+	if (ls_rwg.spin->init)
+		ls_rwg.spin->init((void *)s);
+	return 0;
+}
+
+LS_EXPORT __attribute__((symver("pthread_spin_destroy@@GLIBC_2.34"),
+			 symver("pthread_spin_destroy@GLIBC_2.2.5"))) int
+ls_pthread_spin_destroy(pthread_spinlock_t *s)
+{
+	ls_ensure_init();
+	if (!spin_on())
+		return ls_rwreal.spin_destroy(s);
+	return 0; /* glibc's changes nothing; nor does lockswap (no state to free) */
+}

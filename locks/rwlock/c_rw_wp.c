@@ -1,0 +1,475 @@
+/*
+ * c_rw_wp.c - C-RW-WP, the NUMA-aware reader-writer lock with writer
+ * preference: per-cluster reader indicators and a cohort writer lock.
+ *
+ * Calciu, Dice, Lev, Luchangco, Marathe, Shavit, "NUMA-Aware
+ * Reader-Writer Locks", PPoPP 2013, section 3 (the family: a cohort lock
+ * for writers, a reader indicator per NUMA node) and its writer-preference
+ * variant C-RW-WP (section 3.4), with the readers' patience bound that
+ * keeps writers from starving readers. Of the paper's variants (neutral
+ * C-RW-NP, reader preference C-RW-RP, writer preference C-RW-WP) this is
+ * the one the paper recommends: readers never touch the writers' lock
+ * (neutral readers take the cohort lock, so they serialise on it), and a
+ * writer never has to back off and retry (reader preference makes writers
+ * release the cohort lock and retry while readers arrive, which loses the
+ * cohort's batching of writers). Not in ../shared/papers; written from the
+ * paper's description.
+ *
+ * Reader: arrive at its cluster's indicator (a count on the cluster's own
+ * line); if the cohort lock is not held, it holds a read lock. Otherwise it
+ * departs, waits until the cohort lock is free, and tries again. A reader
+ * that has waited longer than LOCKSWAP_CRWWP_PATIENCE raises the barrier
+ * (a count); writers wait for the barrier to fall before they go for the
+ * cohort lock, so the queued writers drain and the readers get in. Writer:
+ * waits for the barrier, takes the cohort lock, then waits until every
+ * cluster's indicator is empty. Release: a reader departs; a writer
+ * releases the cohort lock, which passes it to a writer of its own cluster
+ * while one waits, at most LOCKSWAP_COHORT_PASSES times in a row.
+ *
+ * The cohort lock (Dice, Marathe & Shavit, PPoPP 2012: c_tkt_tkt.c is the
+ * same idea as a mutex): a global ticket lock (inline, so that readers
+ * test it with two loads) and a local ticket lock per cluster. "Held" for
+ * readers is the global lock's: it stays held across local passes, so a
+ * cohort of writers runs as one batch. A writer that finds the global lock
+ * free with no ticket out takes it alone (hier.h's fast path,
+ * LOCKSWAP_HIER_FASTPATH), holding no local lock.
+ *
+ *	inline:	global		the global ticket lock (ticket_word.h)
+ *		lines		the block of hier.h: head, then one line per
+ *				cluster
+ *		barrier		readers out of patience (count | LS_PARKED)
+ *		flat		the reader indicator of a lock without a block
+ *	head:	holder		the holder's cluster (its local lock), or
+ *				LS_HIER_FAST (the global lock alone)
+ *		passes		consecutive local passes of the global lock
+ *	cluster	readers		count << 1 | WWAIT (a writer sleeps on it)
+ *	line:	local		the cluster's ticket lock
+ *		granted		1: the global lock comes with the local one
+ *
+ * Transitions of a reader: arrive (+2) -> [global held: depart (-2), wait
+ * for a free global lock (raise the barrier once out of patience), arrive
+ * again] -> holds (token: which indicator it counted in) -> depart. Of a
+ * writer: [barrier: wait] -> local lock -> (granted: the global lock with
+ * it; else take a global ticket and wait) -> every indicator drained ->
+ * holds -> release: pass (granted = 1) or release the global lock; then the
+ * local lock. Only the holder writes holder, passes and granted.
+ *
+ * Ordering pairs: (A) a reader's arrival (seq_cst RMW) then its read of the
+ * global lock (seq_cst loads) / (B) a writer's global ticket (seq_cst RMW)
+ * then its reads of the indicators (seq_cst loads): a Dekker pair, so
+ * either the reader sees the lock held or the writer sees the reader.
+ * (C) release of a reader's departure / (D) acquire of the writer's scan:
+ * the read critical section before the write. (E) release of the global
+ * and local ticket locks / (F) their acquire (ticket_word.h).
+ *
+ * Waiting policy: readers wait on the global lock's owner word (it changes
+ * at every release of the global lock, never at a local pass); writers on
+ * the ticket locks' owner words, on the barrier, and on an indicator with
+ * WWAIT: a writer that would sleep sets WWAIT and sleeps on the
+ * indicator; the departure that leaves it empty with WWAIT set wakes it
+ * (the writer clears WWAIT itself: a departed reader writes the line no
+ * more, it only issues the futex wake, which on a block freed meanwhile is
+ * a spurious wake-up, ls_ext memory being type-stable). Timed reads are
+ * native (a reader that gives up has departed, and lowers the barrier if
+ * it raised it); writers cannot give back a ticket, so timed writes use
+ * the family's fallback (trywrlock polled). Under LS_RW_PREFER_WRITER
+ * readers never raise the barrier: writers may then starve readers, as
+ * glibc's writer-preferring kind allows.
+ *
+ * No address space (hier.h): a lock that gets no block is the global
+ * ticket lock for writers and the inline `flat` indicator for readers
+ * (with the marker `flat`, whose holder is LS_HIER_FAST). No queue nodes.
+ * Each indicator counts up to 2^30 readers (then EAGAIN).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "hier/hier.h"
+#include "hier/ticket_word.h"
+#include "lock.h"
+#include "rwlock.h"
+#include "wait.h"
+
+#define ARRIVE 2u
+#define WWAIT 1u
+#define FULL (1u << 31) /* an indicator at 2^30 readers takes no more */
+
+struct line {
+	_Atomic uint32_t readers;
+	_Atomic uint32_t granted;
+	struct ls_ticket local;
+	char pad[LS_CACHELINE - 16];
+};
+_Static_assert(sizeof(struct line) == LS_CACHELINE, "one line per cluster");
+
+struct head {
+	struct ls_hier_head h;
+	uint32_t holder; /* cluster, or LS_HIER_FAST */
+	uint32_t passes;
+};
+
+struct crw {
+	struct ls_ticket global;
+	ls_hier_lines_t lines;
+	_Atomic uint32_t barrier;
+	_Atomic uint32_t flat;
+};
+_Static_assert(sizeof(struct crw) <= LS_RW_INLINE_STATE, "inline state");
+_Static_assert(offsetof(struct crw, lines) == LS_HIER_LINES_AT, "hier.h");
+
+static uint64_t patience_us = 1000;
+
+/* The marker of a lock without a block (hier.h): its wrunlock releases the
+ * global lock alone, as after the fast path. */
+static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
+
+static inline struct line *line(struct ls_hier_head *h, unsigned i)
+{
+	return ls_hier_line(h, i);
+}
+
+/* The indicator a token names: 0 the inline one, else line i. */
+static inline _Atomic uint32_t *indicator(struct crw *l, struct ls_hier_head *h, unsigned i)
+{
+	return i ? &line(h, i)->readers : &l->flat;
+}
+
+/* Is the global lock held? owner first: a value of next equal to it was
+ * free at the moment next was read (owner never passes next). (A) */
+static inline bool held(struct crw *l)
+{
+	uint32_t o = atomic_load_explicit(&l->global.owner, memory_order_seq_cst) & LS_TICKET_MASK;
+	return (atomic_load_explicit(&l->global.next, memory_order_seq_cst) & LS_TICKET_MASK) != o;
+}
+
+/* ---- readers ---- */
+
+static inline void depart(_Atomic uint32_t *r)
+{
+	LS_INJECT();
+	/* (C) release: pairs with (D) */
+	uint32_t old = atomic_fetch_sub_explicit(r, ARRIVE, memory_order_release);
+	if (LS_UNLIKELY(old == (ARRIVE | WWAIT)))
+		ls_futex_wake(r, INT_MAX); /* the last one out: a writer sleeps on it */
+}
+
+static void barrier_lower(struct crw *l)
+{
+	uint32_t v = atomic_load_explicit(&l->barrier, memory_order_relaxed), n;
+	do {
+		n = (v & ~LS_PARKED) - 1;
+		if (n)
+			n |= v & LS_PARKED; /* the last one to lower it wakes */
+	} while (!atomic_compare_exchange_weak_explicit(&l->barrier, &v, n, memory_order_release,
+							memory_order_relaxed));
+	if (!n && (v & LS_PARKED))
+		ls_futex_wake(&l->barrier, INT_MAX);
+}
+
+enum mode { LOCK, TRY, TIMED };
+
+/* Everything but the fast path's first attempt: the block, the cluster
+ * lookup's slow path, EAGAIN, waiting, patience, deadlines. */
+static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum mode mode, uint64_t deadline,
+					       void **token)
+{
+	struct ls_hier_head *h = ls_hier_load(&l->lines);
+	if (!h)
+		h = ls_hier_attach(&l->lines, false, &flat);
+	unsigned i = ls_hier_is_flat(h) ? 0 : 1 + ls_cluster_fold(ls_cluster(), h->nclusters);
+	_Atomic uint32_t *r = indicator(l, h, i);
+	bool raised = false, patient = !(how & LS_RW_PREFER_WRITER);
+	uint64_t out_of_patience = 0;
+	int ret;
+	for (;;) {
+		LS_INJECT();
+		/* (A) */
+		if (atomic_fetch_add_explicit(r, ARRIVE, memory_order_seq_cst) >= FULL) {
+			depart(r);
+			ret = EAGAIN;
+			break;
+		}
+		if (!held(l)) {
+			ret = 0;
+			break;
+		}
+		depart(r);
+		if (mode == TRY) {
+			ret = EBUSY;
+			break;
+		}
+		/* Wait for a release of the global lock. */
+		uint32_t o = atomic_load_explicit(&l->global.owner, memory_order_relaxed) & LS_TICKET_MASK;
+		if (!held(l))
+			continue;
+		if (patient && !raised && !out_of_patience)
+			out_of_patience = ls_now_ns() + patience_us * 1000;
+		uint64_t until = patient && !raised ? out_of_patience : 0;
+		if (mode == TIMED && (!until || deadline < until))
+			until = deadline;
+		if (!until) {
+			ls_wait_while_eq(&l->global.owner, o);
+			continue;
+		}
+		if (ls_wait_while_eq_until(&l->global.owner, o, until, NULL) != ETIMEDOUT)
+			continue;
+		if (mode == TIMED && ls_now_ns() >= deadline) {
+			ret = ETIMEDOUT;
+			break;
+		}
+		atomic_fetch_add_explicit(&l->barrier, 1, memory_order_relaxed);
+		raised = true;
+	}
+	if (raised)
+		barrier_lower(l);
+	if (!ret)
+		*token = (void *)(uintptr_t)(i + 1);
+	return ret;
+}
+
+/* The fast path's arrival failed: depart, then the slow path (out of line,
+ * so that the fast path makes no call that returns). */
+static __attribute__((noinline)) int read_retry(struct crw *l, _Atomic uint32_t *r, unsigned how,
+						void **token)
+{
+	depart(r);
+	return read_slow(l, how, LOCK, 0, token);
+}
+
+static int crw_rdlock(void *state, unsigned how, void **token)
+{
+	struct crw *l = state;
+	struct ls_hier_head *h = ls_hier_load(&l->lines);
+	unsigned c;
+	if (LS_LIKELY(h) && LS_LIKELY(ls_cluster_fast(&c))) {
+		unsigned i = 1 + ls_cluster_fold(c, h->nclusters);
+		_Atomic uint32_t *r = &line(h, i)->readers;
+		/* (A) */
+		uint32_t old = atomic_fetch_add_explicit(r, ARRIVE, memory_order_seq_cst);
+		if (LS_LIKELY(old < FULL && !held(l))) {
+			*token = (void *)(uintptr_t)(i + 1);
+			return 0;
+		}
+		return read_retry(l, r, how, token);
+	}
+	return read_slow(l, how, LOCK, 0, token);
+}
+
+static int crw_tryrdlock(void *state, unsigned how, void **token)
+{
+	return read_slow(state, how, TRY, 0, token);
+}
+
+static int crw_timedrdlock(void *state, unsigned how, uint64_t deadline, void **token)
+{
+	return read_slow(state, how, TIMED, deadline, token);
+}
+
+static void crw_rdunlock(void *state, void *token)
+{
+	struct crw *l = state;
+	unsigned i = (unsigned)(uintptr_t)token - 1;
+	/* relaxed: our acquisition loaded the block */
+	depart(indicator(l, (struct ls_hier_head *)atomic_load_explicit(&l->lines, memory_order_relaxed), i));
+}
+
+/* ---- writers ---- */
+
+/* Waits, by the policy, until indicator r counts no reader. (D) */
+static __attribute__((noinline)) void wait_empty(_Atomic uint32_t *r)
+{
+	/* (D) acquire: pairs with (C); seq_cst: (B) */
+	uint32_t v = atomic_load_explicit(r, memory_order_seq_cst);
+	struct ls_spin s = LS_SPIN_INIT;
+	while (v >= ARRIVE) {
+		LS_INJECT();
+		if (ls_spin_step(&s)) {
+			/* WWAIT, then sleep on the value that has it: the last
+			 * departure either sees WWAIT and wakes us, or changes
+			 * the word first and the futex wait returns at once. */
+			if ((v & WWAIT) || atomic_compare_exchange_strong_explicit(
+					       r, &v, v | WWAIT, memory_order_relaxed, memory_order_relaxed))
+				ls_futex_wait(r, v | WWAIT, 0);
+			s = (struct ls_spin)LS_SPIN_INIT;
+		}
+		v = atomic_load_explicit(r, memory_order_seq_cst);
+	}
+	if (v & WWAIT)
+		atomic_fetch_and_explicit(r, ~WWAIT, memory_order_relaxed);
+}
+
+static inline bool empty(_Atomic uint32_t *r)
+{
+	/* (D) acquire: pairs with (C); seq_cst: (B) */
+	return atomic_load_explicit(r, memory_order_seq_cst) < ARRIVE;
+}
+
+/* Every reader has departed. (B): after the global ticket. */
+static inline void drain(struct crw *l, struct ls_hier_head *h)
+{
+	if (LS_UNLIKELY(ls_hier_is_flat(h))) {
+		if (!empty(&l->flat))
+			wait_empty(&l->flat);
+		return;
+	}
+	for (unsigned i = 1; i <= h->nclusters; i++)
+		if (LS_UNLIKELY(!empty(&line(h, i)->readers)))
+			wait_empty(&line(h, i)->readers);
+}
+
+/* Takes the global lock if it is free with no ticket out. (B): seq_cst. */
+static inline bool global_try(struct crw *l)
+{
+	/* (F) acquire */
+	uint32_t o = atomic_load_explicit(&l->global.owner, memory_order_acquire) & LS_TICKET_MASK;
+	uint32_t n = atomic_load_explicit(&l->global.next, memory_order_relaxed);
+	if ((n & LS_TICKET_MASK) != o)
+		return false;
+	LS_INJECT();
+	return atomic_compare_exchange_strong_explicit(&l->global.next, &n, n + 1, memory_order_seq_cst,
+						       memory_order_relaxed);
+}
+
+static inline void global_acquire(struct crw *l)
+{
+	/* (B) seq_cst: a reader that arrives after it sees the lock held */
+	uint32_t t = atomic_fetch_add_explicit(&l->global.next, 1, memory_order_seq_cst) & LS_TICKET_MASK;
+	ls_ticket_wait(&l->global, t); /* (F) */
+}
+
+static void wait_barrier(struct crw *l)
+{
+	/* acquire: nothing to order; the barrier only holds writers back */
+	uint32_t v = atomic_load_explicit(&l->barrier, memory_order_relaxed) & ~LS_PARKED;
+	while (v) {
+		LS_INJECT();
+		v = ls_wait_while_eq(&l->barrier, v);
+	}
+}
+
+/* The cohort path: barrier, local lock, then the global lock unless it
+ * came with the local one; then the readers. */
+static __attribute__((noinline)) void write_cohort(struct crw *l, struct head *h)
+{
+	if (!h)
+		h = (struct head *)ls_hier_attach(&l->lines, false, &flat);
+	wait_barrier(l);
+	if (h == &flat) {
+		global_acquire(l);
+		drain(l, &h->h);
+		return;
+	}
+	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
+	struct line *s = line(&h->h, 1 + c);
+	ls_ticket_acquire(&s->local); /* (F) */
+	/* relaxed: written by the previous holder before its local release */
+	if (!atomic_load_explicit(&s->granted, memory_order_relaxed)) {
+		global_acquire(l);
+		h->passes = 0;
+	}
+	atomic_store_explicit(&s->granted, 0, memory_order_relaxed);
+	h->holder = c;
+	drain(l, &h->h);
+}
+
+static void crw_wrlock(void *state, unsigned how)
+{
+	(void)how;
+	struct crw *l = state;
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (LS_LIKELY(h) && ls_hier_fastpath && !atomic_load_explicit(&l->barrier, memory_order_relaxed) &&
+	    global_try(l)) {
+		h->holder = LS_HIER_FAST;
+		drain(l, &h->h);
+		return;
+	}
+	write_cohort(l, h);
+}
+
+static int crw_trywrlock(void *state, unsigned how)
+{
+	(void)how;
+	struct crw *l = state;
+	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	if (!h)
+		h = (struct head *)ls_hier_attach(&l->lines, false, &flat);
+	if (atomic_load_explicit(&l->barrier, memory_order_relaxed) || !global_try(l))
+		return EBUSY;
+	/* (B) then (D): any reader still counted makes us give the lock back */
+	if (ls_hier_is_flat(&h->h)) {
+		if (atomic_load_explicit(&l->flat, memory_order_seq_cst) >= ARRIVE)
+			goto busy;
+		return 0;
+	}
+	for (unsigned i = 1; i <= h->h.nclusters; i++)
+		if (atomic_load_explicit(&line(&h->h, i)->readers, memory_order_seq_cst) >= ARRIVE)
+			goto busy;
+	h->holder = LS_HIER_FAST;
+	return 0;
+busy:
+	ls_ticket_release(&l->global); /* (E) */
+	return EBUSY;
+}
+
+static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct head *h)
+{
+	struct line *s = line(&h->h, 1 + h->holder);
+	if (ls_ticket_waiters(&s->local) && h->passes < ls_cohort_passes) {
+		/* A writer of our cluster waits: it gets the global lock with
+		 * the local one, and readers keep waiting. */
+		h->passes++;
+		atomic_store_explicit(&s->granted, 1, memory_order_relaxed);
+	} else {
+		ls_ticket_release(&l->global); /* (E) */
+	}
+	ls_ticket_release(&s->local); /* (E) */
+}
+
+static void crw_wrunlock(void *state)
+{
+	struct crw *l = state;
+	/* relaxed: our acquisition loaded (or attached) it */
+	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
+		write_release_cohort(l, h);
+		return;
+	}
+	/* (E) */
+	if (LS_UNLIKELY(ls_ticket_serve_next(&l->global)))
+		ls_futex_wake(&l->global.owner, INT_MAX);
+}
+
+static void crw_destroy(void *state)
+{
+	ls_hier_detach(&((struct crw *)state)->lines);
+}
+
+static const struct ls_param crw_params[] = {
+    {"LOCKSWAP_CRWWP_PATIENCE",
+     "c-rw-wp: how long a reader waits for writers before it raises the barrier that holds new "
+     "writers back, microseconds",
+     &patience_us, 1, 10000000},
+    LS_COHORT_PASSES_PARAM,
+    LS_HIER_FASTPATH_PARAM,
+    {0}};
+
+static const struct ls_rwalgo crw_algo = {
+    .name = "c-rw-wp",
+    .desc = "NUMA-aware, per-cluster reader indicators, cohort writer lock, writer preference "
+	    "(Calciu et al., PPoPP 2013, C-RW-WP)",
+    .caps = LS_RWCAP_HIER,
+    .rank = 50,
+    .state_size = sizeof(struct crw),
+    .params = crw_params,
+    .destroy = crw_destroy,
+    .rdlock = crw_rdlock,
+    .tryrdlock = crw_tryrdlock,
+    .timedrdlock = crw_timedrdlock,
+    .rdunlock = crw_rdunlock,
+    .wrlock = crw_wrlock,
+    .trywrlock = crw_trywrlock,
+    .wrunlock = crw_wrunlock,
+};
+LS_REGISTER_RWALGO(crw_algo);

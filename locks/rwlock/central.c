@@ -1,0 +1,311 @@
+/*
+ * central.c - centralised reader-count locks: one word counts the readers
+ * inside and holds the writer's state.
+ *
+ * Herlihy & Shavit, The Art of Multiprocessor Programming, ch. 8
+ * "Monitors and Blocking Synchronization", section 8.3 "Readers-Writers
+ * Locks": 8.3.1 SimpleReadWriteLock (a reader waits only while a writer
+ * holds the lock; a writer waits until there are no readers: reader
+ * preference, writers can starve) and 8.3.2 FifoReadWriteLock (a writer
+ * first claims the lock, after which no new reader gets in, then waits for
+ * the readers already inside to leave: writer preference). The book builds
+ * both on a mutex and a condition; here both are one atomic word, waited
+ * on under the waiting policy (spin, yield, or park on the word's futex).
+ *
+ *   central     honours the kind (LS_RWCAP_KIND): 8.3.1 for the default
+ *               kind, as glibc's reader preference; 8.3.2 when the shim
+ *               asks for writer preference (PREFER_WRITER_NONRECURSIVE_NP);
+ *   central-wp  8.3.2 always: a claimed lock admits no new reader.
+ * The shim grants recursive reads under the default kind (rwlock.h), so
+ * central-wp's writer preference cannot deadlock a recursive reader there.
+ *
+ * Word (32 bits):
+ *	bits 0-27	R: readers inside (at most 2^28 - 1, then EAGAIN)
+ *	bit 28		WANT: a writer has claimed the lock (it drains or holds)
+ *	bit 29		HELD: the writer holds it (WANT is set too)
+ *	bit 31		LS_PARKED: a waiter may be asleep on the word
+ * Transitions (R, WANT, HELD):
+ *	reader in	(r, w, 0) -> (r+1, w, 0), if w = 0 or reader preference
+ *	reader out	(r, *, *) -> (r-1, *, *)
+ *	writer claims	(*, 0, 0) -> (*, 1, 0)
+ *	writer enters	(0, 1, 0) -> (0, 1, 1)
+ *	writer out	(0, 1, 1) -> (0, 0, 0); a timed writer giving up its
+ *			claim: (r, 1, 0) -> (r, 0, 0)
+ * All-zero is unlocked and any copy of an unlocked word is unlocked.
+ *
+ * Waking: a waiter whose budgets are spent sets LS_PARKED with a CAS on
+ * the value it saw and sleeps on the word (wait.h's protocol). The
+ * transitions that can let a sleeper in clear the bit in the same atomic
+ * step that makes them (the last reader out, the writer out, a writer
+ * giving up its claim) and then wake every sleeper: the only access to the
+ * lock after the releasing step is that futex wake on its address, which is
+ * safe even if the lock has been destroyed meanwhile. Readers who cannot
+ * get in yet go back to sleep. Native timeouts: a timed reader has changed
+ * nothing until it gets in; a timed writer that has claimed the lock gives
+ * the claim back (and wakes the readers it kept out). No queue nodes, no
+ * token; the state is 4 bytes, inline.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "rwlock.h"
+#include "wait.h"
+
+#define R_MASK 0x0fffffffu
+#define WANT (1u << 28)
+#define HELD (1u << 29)
+
+struct central {
+	_Atomic uint32_t word;
+};
+_Static_assert(sizeof(struct central) <= LS_RW_INLINE_STATE, "inline state");
+
+/* What keeps a new reader out. */
+static inline uint32_t blockers(unsigned how)
+{
+	return how & LS_RW_PREFER_WRITER ? WANT | HELD : HELD;
+}
+
+/* Sleeps on the word seen as v (LS_PARKED set first). Returns ETIMEDOUT
+ * only if the deadline (0: none) passed; 0 when woken or the word moved. */
+static int park(struct central *l, uint32_t v, uint64_t deadline)
+{
+	/* The CAS orders us against the releasing step, which clears the
+	 * bit: either it sees the bit and wakes us, or we fail here. */
+	if (!(v & LS_PARKED) && !atomic_compare_exchange_strong_explicit(
+				    &l->word, &v, v | LS_PARKED, memory_order_relaxed, memory_order_relaxed))
+		return 0;
+	LS_INJECT();
+	return ls_futex_wait(&l->word, v | LS_PARKED, deadline) == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+static inline void wake_all(struct central *l)
+{
+	ls_futex_wake(&l->word, 0x7fffffff);
+}
+
+/* ---- readers ---- */
+
+/* One attempt: 0, EBUSY (kept out), EAGAIN (count full); *seen is the
+ * value that decided. Retries only when another reader moved the word. */
+static inline int rd_try(struct central *l, uint32_t block, uint32_t *seen)
+{
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	for (;;) {
+		*seen = v;
+		if (v & block)
+			return EBUSY;
+		if ((v & R_MASK) == R_MASK)
+			return EAGAIN;
+		/* (A) acquire: pairs with (B) in wr_unlock */
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return 0;
+	}
+}
+
+static __attribute__((noinline)) int rd_wait(struct central *l, uint32_t block, uint64_t deadline)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	for (unsigned i = 1;; i++) {
+		uint32_t v;
+		int r = rd_try(l, block, &v);
+		if (r != EBUSY)
+			return r;
+		LS_INJECT();
+		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
+			return ETIMEDOUT;
+		if (ls_spin_step(&s)) {
+			if (park(l, v, deadline) == ETIMEDOUT)
+				return ETIMEDOUT;
+			s = (struct ls_spin)LS_SPIN_INIT;
+		}
+	}
+}
+
+static void rd_unlock(void *st, void *token)
+{
+	struct central *l = st;
+	(void)token;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), n;
+	do {
+		n = v - 1;
+		/* the last reader out may let a sleeping writer in: it clears
+		 * the bit in this same step, and wakes */
+		if ((v & R_MASK) == 1)
+			n &= ~LS_PARKED;
+		LS_INJECT();
+		/* (C) release: pairs with (D) in wr_wait */
+	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, n, memory_order_release,
+							memory_order_relaxed));
+	if ((v & R_MASK) == 1 && (v & LS_PARKED))
+		wake_all(l);
+}
+
+/* ---- writers ---- */
+
+static void wr_unlock(void *st)
+{
+	struct central *l = st;
+	/* (B) release: pairs with (A) and (D) */
+	uint32_t old = atomic_fetch_and_explicit(&l->word, ~(WANT | HELD | LS_PARKED), memory_order_release);
+	LS_INJECT();
+	if (old & LS_PARKED)
+		wake_all(l);
+}
+
+static __attribute__((noinline)) int wr_wait(struct central *l, uint64_t deadline)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	bool claimed = false;
+	for (unsigned i = 1;; i++) {
+		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+		if (!claimed && !(v & WANT)) {
+			LS_INJECT();
+			claimed = atomic_compare_exchange_strong_explicit(
+			    &l->word, &v, v | WANT, memory_order_relaxed, memory_order_relaxed);
+			continue;
+		}
+		if (claimed && !(v & R_MASK)) {
+			LS_INJECT();
+			/* (D) acquire: pairs with (C) and (B) */
+			if (atomic_compare_exchange_strong_explicit(
+				&l->word, &v, v | HELD, memory_order_acquire, memory_order_relaxed))
+				return 0;
+			continue;
+		}
+		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
+			break;
+		if (ls_spin_step(&s)) {
+			if (park(l, v, deadline) == ETIMEDOUT)
+				break;
+			s = (struct ls_spin)LS_SPIN_INIT;
+		}
+	}
+	if (claimed) {
+		/* Give the claim back: the readers it kept out, and the
+		 * writers waiting to claim, may go. */
+		uint32_t old = atomic_fetch_and_explicit(&l->word, ~(WANT | LS_PARKED), memory_order_release);
+		if (old & LS_PARKED)
+			wake_all(l);
+	}
+	return ETIMEDOUT;
+}
+
+static inline bool wr_try(struct central *l)
+{
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	/* free, perhaps with a sleeper's bit: (0, 0, 0) -> (0, 1, 1) */
+	return !(v & ~LS_PARKED) &&
+	       atomic_compare_exchange_strong_explicit(&l->word, &v, v | WANT | HELD, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void wr_lock(void *st, unsigned how)
+{
+	(void)how;
+	if (LS_UNLIKELY(!wr_try(st)))
+		wr_wait(st, 0);
+}
+
+static int wr_trylock(void *st, unsigned how)
+{
+	(void)how;
+	return wr_try(st) ? 0 : EBUSY;
+}
+
+static int wr_timedlock(void *st, unsigned how, uint64_t deadline)
+{
+	(void)how;
+	return wr_try(st) ? 0 : wr_wait(st, deadline);
+}
+
+/* ---- the two tables: the kind honoured, or writer preference always ---- */
+
+static inline int rd_lock_as(void *st, unsigned how)
+{
+	uint32_t v;
+	int r = rd_try(st, blockers(how), &v);
+	return LS_LIKELY(r != EBUSY) ? r : rd_wait(st, blockers(how), 0);
+}
+
+static inline int rd_timedlock_as(void *st, unsigned how, uint64_t deadline)
+{
+	uint32_t v;
+	int r = rd_try(st, blockers(how), &v);
+	return r != EBUSY ? r : rd_wait(st, blockers(how), deadline);
+}
+
+static int c_rdlock(void *st, unsigned how, void **token)
+{
+	(void)token;
+	return rd_lock_as(st, how);
+}
+
+static int c_tryrdlock(void *st, unsigned how, void **token)
+{
+	uint32_t v;
+	(void)token;
+	return rd_try(st, blockers(how), &v);
+}
+
+static int c_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token)
+{
+	(void)token;
+	return rd_timedlock_as(st, how, deadline);
+}
+
+static int wp_rdlock(void *st, unsigned how, void **token)
+{
+	(void)how, (void)token;
+	return rd_lock_as(st, LS_RW_PREFER_WRITER);
+}
+
+static int wp_tryrdlock(void *st, unsigned how, void **token)
+{
+	uint32_t v;
+	(void)how, (void)token;
+	return rd_try(st, blockers(LS_RW_PREFER_WRITER), &v);
+}
+
+static int wp_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token)
+{
+	(void)how, (void)token;
+	return rd_timedlock_as(st, LS_RW_PREFER_WRITER, deadline);
+}
+
+static const struct ls_rwalgo central_rwalgo = {
+    .name = "central",
+    .desc =
+	"one reader-count word; reader preference, or writer preference for the _NP kind (AMP 8.3.1/8.3.2)",
+    .caps = LS_RWCAP_KIND | LS_RWCAP_TIMEOUT,
+    .rank = 10,
+    .state_size = sizeof(struct central),
+    .rdlock = c_rdlock,
+    .tryrdlock = c_tryrdlock,
+    .timedrdlock = c_timedrdlock,
+    .rdunlock = rd_unlock,
+    .wrlock = wr_lock,
+    .trywrlock = wr_trylock,
+    .timedwrlock = wr_timedlock,
+    .wrunlock = wr_unlock,
+};
+LS_REGISTER_RWALGO(central_rwalgo);
+
+static const struct ls_rwalgo central_wp_rwalgo = {
+    .name = "central-wp",
+    .desc = "one reader-count word, writer preference for every kind (AMP 8.3.2, FifoReadWriteLock)",
+    .caps = LS_RWCAP_TIMEOUT,
+    .rank = 11,
+    .state_size = sizeof(struct central),
+    .rdlock = wp_rdlock,
+    .tryrdlock = wp_tryrdlock,
+    .timedrdlock = wp_timedrdlock,
+    .rdunlock = rd_unlock,
+    .wrlock = wr_lock,
+    .trywrlock = wr_trylock,
+    .timedwrlock = wr_timedlock,
+    .wrunlock = wr_unlock,
+};
+LS_REGISTER_RWALGO(central_wp_rwalgo);

@@ -1,0 +1,486 @@
+/*
+ * mcs_rw.c - the fair queue-based reader-writer lock of Mellor-Crummey and
+ * Scott.
+ *
+ * Mellor-Crummey & Scott, "Scalable Reader-Writer Synchronization for
+ * Shared-Memory Multiprocessors", PPoPP 1991, section 3.1 (the fair lock:
+ * start_write, end_write, start_read, end_read; the authors' pseudocode is
+ * at cs.rochester.edu/research/synchronization/pseudocode/rw.html). Not in
+ * ../shared/papers; written from that pseudocode.
+ *
+ * Every acquisition swaps a queue node into `tail`, as in the MCS mutex
+ * (locks/queue/mcs.c), and waits on its own node. A writer behind anyone
+ * waits to be handed the lock. A reader behind a writer, or behind a
+ * reader that still waits, asks its predecessor to admit it (the CAS of
+ * the predecessor's state from "blocked, no successor" to "blocked,
+ * successor reader") and waits; a reader behind an active reader counts
+ * itself in and goes. A reader that gets the lock admits its waiting
+ * reader successor, which admits its own: a run of readers enters
+ * together, in arrival order (FIFO). Readers leave in any order; a reader
+ * whose successor is a writer names it the next writer, and the last
+ * reader to leave hands it the lock. A writer that finds the queue empty
+ * waits for the readers still counted (they have left the queue but not
+ * the critical section) in the same way.
+ *
+ * Departures from the paper, each for a rule of rwlock.h:
+ *  1. The paper's reader_count and next_writer are separate words, and its
+ *     last reader does "w := fetch_and_store(next_writer, nil); if w then
+ *     unblock w" AFTER its decrement made the count zero: a writer can then
+ *     take the lock, release and free it while that reader still touches
+ *     next_writer. Here the count and the flag "the next writer waits for
+ *     the count" (WFLAG) share one word, `rc`: a reader's decrement tells
+ *     it whether it is the last one with a writer waiting, and only then
+ *     reads `wr` (still held: the writer waits for it). A reader with a
+ *     writer successor sets WFLAG with its own decrement (one fetch_add).
+ *  2. tryrdlock must succeed while only readers hold the lock (POSIX), but
+ *     a try cannot join the queue behind a node it has not checked (the
+ *     node may be reused and waiting by the time the swap lands). So a
+ *     try-reader that finds readers counted and no writer waiting (WFLAG,
+ *     TRY clear, no WAITW) joins by counting itself in rc with a CAS, with
+ *     no node (token NULL); on an empty queue it takes the queue as a
+ *     reader with a CAS of the tail. rdlock always queues, as the paper.
+ *     A writer queued behind a reader counts itself in WAITW, so that such
+ *     readers never pass it (and LS_RW_PREFER_WRITER holds); a count of
+ *     readers > 0 means no writer holds the lock.
+ *  3. trywrlock reserves the lock with TRY (rc 0 -> TRY), then takes the
+ *     empty queue with a CAS; readers that had just left the queue may still
+ *     be counted, and it waits for their last decrement (bounded: a few
+ *     instructions of their unlock, not a critical section).
+ *
+ *	state:	tail	last node enqueued, NULL when nobody is queued
+ *		wr	the writer that waits for the count to drain (with
+ *			WFLAG), then the write holder (for wrunlock)
+ *		rc	bit 0 WFLAG, bit 1 TRY, bits 2-40 readers counted,
+ *			bits 41-63 WAITW: writers queued behind a reader
+ *	node:	state	BLOCKED, SUCC_READER / SUCC_WRITER (the successor's
+ *			class, as the paper's successor_class), LS_PARKED
+ *		linked	0 until the successor has set next, then 1 (mcs.c)
+ *		class	READING / WRITING, written before the swap
+ *		next	the successor
+ *
+ * Node transitions: alloc (BLOCKED) -> swapped in -> [waits] -> unblocked
+ * (by the predecessor's hand-off, the reader predecessor that admits it,
+ * itself, or the last reader) -> holder -> released: a reader or writer
+ * with no successor swings tail back to NULL; otherwise it waits for the
+ * link, hands over (a writer: unblocks the successor, counting it in if
+ * it is a reader; a reader: names a writer successor in wr) -> freed by
+ * the thread that releases it (a reader's rdunlock, a writer's
+ * wrunlock), after its last use. Readers counted without a node (the
+ * try-readers) leave by their decrement alone.
+ *
+ * Ordering pairs: (A) acquire in wait_unblocked / (B) release in unblock;
+ * (C) release of linked by the successor / (D) acquire by the predecessor;
+ * (E) release of a reader's decrement / (F) acquire of the writer that
+ * reads the count (and of the last reader, which then reads wr).
+ * Waiting policy: ls_wait_while_eq / LS_PARKED on the node's state and
+ * linked words, one waiter per word; the releaser's futex wake of a node
+ * that was freed meanwhile is a spurious wake-up (type-stable memory). A
+ * writer that was handed the lock wakes its linked successor early
+ * (ls_word_prewake). No native timeout: timed acquisitions use the
+ * family's fallback (polled try operations, not FIFO). Counts cannot
+ * overflow: each queued reader holds a node, each try-reader a hold in the
+ * shim, and 2^39 of either do not fit in memory; no EAGAIN.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "rwlock.h"
+#include "wait.h"
+
+enum { READING = 1, WRITING = 2 };
+
+/* node.state */
+#define BLOCKED 1u
+#define SUCC_READER 2u
+#define SUCC_WRITER 4u
+#define SUCC_MASK (SUCC_READER | SUCC_WRITER)
+
+/* state.rc */
+#define WFLAG 1ull
+#define TRY 2ull
+#define READER 4ull
+#define READERS(v) (((v) >> 2) & ((1ull << 39) - 1))
+#define WAITW (1ull << 41)
+#define WAITW_MASK (~0ull << 41)
+
+struct node {
+	_Atomic uint32_t state;
+	_Atomic uint32_t linked;
+	uint32_t class;
+	struct node *_Atomic next;
+};
+_Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
+
+struct mcsrw {
+	struct node *_Atomic tail;
+	struct node *_Atomic wr;
+	_Atomic uint64_t rc;
+};
+_Static_assert(sizeof(struct mcsrw) <= LS_RW_INLINE_STATE, "inline state");
+
+static inline void node_init(struct node *n, uint32_t class)
+{
+	n->class = class; /* published by the swap (release) */
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->state, BLOCKED, memory_order_relaxed);
+}
+
+/* Clears BLOCKED in n->state (keeping the successor's class) and wakes its
+ * owner if it sleeps. Returns the old state. */
+static inline uint32_t unblock(struct node *n)
+{
+	/* (B) release: pairs with (A) */
+	uint32_t old = atomic_fetch_and_explicit(&n->state, ~(BLOCKED | LS_PARKED), memory_order_acq_rel);
+	if (LS_UNLIKELY(old & LS_PARKED))
+		ls_futex_wake(&n->state, INT_MAX);
+	return old;
+}
+
+/* Waits, by the policy, until n is unblocked; returns its state then. The
+ * successor's class may change the word meanwhile (ls_wait_while_eq then
+ * returns and the loop waits on the new value). */
+static uint32_t wait_unblocked(struct node *n)
+{
+	/* (A) acquire: pairs with (B) */
+	uint32_t v = atomic_load_explicit(&n->state, memory_order_acquire) & ~LS_PARKED;
+	while (v & BLOCKED) {
+		LS_INJECT();
+		v = ls_wait_while_eq(&n->state, v); /* (A) */
+	}
+	return v;
+}
+
+/* Links n behind pred: our last access to pred. */
+static inline void link_behind(struct node *pred, struct node *n)
+{
+	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
+	LS_INJECT();
+	/* (C) release: publishes next, n's class and the successor class we
+	 * put in pred->state to the predecessor's (D) */
+	ls_word_publish(&pred->linked, 1);
+}
+
+/* The successor of n, once it has linked. */
+static inline struct node *wait_next(struct node *n)
+{
+	/* (D) acquire: pairs with (C) */
+	ls_wait_while_eq(&n->linked, 0);
+	return atomic_load_explicit(&n->next, memory_order_relaxed);
+}
+
+static inline bool linked_now(struct node *n)
+{
+	/* (D) acquire: pairs with (C) */
+	return (atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) != 0;
+}
+
+/* A reader leaves the count: the last one with a writer waiting (WFLAG)
+ * hands it the lock. */
+static inline void reader_out(struct mcsrw *l)
+{
+	LS_INJECT();
+	/* (E) release: the critical section before the writer's (F) */
+	uint64_t old = atomic_fetch_sub_explicit(&l->rc, READER, memory_order_acq_rel);
+	if (LS_UNLIKELY(READERS(old) == 1 && (old & WFLAG)))
+		/* (F): our fetch_sub read the WFLAG of whoever set wr before
+		 * it; the lock is still held (that writer waits for us) */
+		unblock(atomic_load_explicit(&l->wr, memory_order_relaxed));
+}
+
+/* ---- readers ---- */
+
+/* Our successor is a reader that waits for us to admit it (the paper's
+ * "if successor_class = reader"). */
+static __attribute__((noinline)) void admit_successor(struct mcsrw *l, struct node *n)
+{
+	struct node *s = wait_next(n);
+	LS_INJECT();
+	atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+	unblock(s); /* (B) */
+}
+
+/* A reader whose swap returned pred; returns its state once admitted. */
+static __attribute__((noinline)) uint32_t read_behind(struct mcsrw *l, struct node *n, struct node *pred)
+{
+	if (pred->class == READING) {
+		/* acquire: a pred already admitted was admitted by a release
+		 * (B) that we must follow */
+		uint32_t v = atomic_load_explicit(&pred->state, memory_order_acquire);
+		for (;;) {
+			if (!(v & BLOCKED)) {
+				/* pred is active: count ourselves in and go */
+				atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+				link_behind(pred, n);
+				return unblock(n);
+			}
+			LS_INJECT();
+			/* pred waits: it admits us when it is admitted. The
+			 * CAS fails only if pred's state changed (admitted, or
+			 * LS_PARKED). */
+			if (atomic_compare_exchange_weak_explicit(&pred->state, &v, v | SUCC_READER,
+								  memory_order_acq_rel, memory_order_acquire))
+				break;
+		}
+	}
+	link_behind(pred, n);
+	return wait_unblocked(n);
+}
+
+static inline void read_acquire(struct mcsrw *l, struct node *n)
+{
+	node_init(n, READING);
+	LS_INJECT();
+	/* release: a successor that gets n from its swap sees n's fields;
+	 * acquire: pairs with the release CAS of the last holder to leave */
+	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	uint32_t st;
+	if (LS_LIKELY(!pred)) {
+		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+		st = unblock(n); /* a successor may have asked to be admitted */
+	} else {
+		st = read_behind(l, n, pred);
+	}
+	if (LS_UNLIKELY(st & SUCC_READER))
+		admit_successor(l, n);
+}
+
+static int mcsrw_rdlock(void *state, unsigned how, void **token)
+{
+	(void)how; /* FIFO: no reader passes a queued writer, whatever the kind */
+	struct node *n = ls_node_alloc();
+	read_acquire(state, n);
+	*token = n;
+	return 0;
+}
+
+static int mcsrw_tryrdlock(void *state, unsigned how, void **token)
+{
+	(void)how;
+	struct mcsrw *l = state;
+	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
+	/* Readers counted and no writer waiting: join them. acquire: pairs
+	 * with the release of the increment that counted the readers in (the
+	 * last writer's data came with it). */
+	while (READERS(v) > 0 && !(v & (WFLAG | TRY | WAITW_MASK))) {
+		LS_INJECT();
+		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v + READER, memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			*token = NULL;
+			return 0;
+		}
+	}
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+		return EBUSY;
+	/* An empty queue: take it as a reader whose swap returned NULL. */
+	struct node *n = ls_node_alloc(), *expected = NULL;
+	node_init(n, READING);
+	LS_INJECT();
+	/* as the swap in read_acquire */
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
+						     memory_order_relaxed)) {
+		ls_node_free(n);
+		return EBUSY;
+	}
+	atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+	if (unblock(n) & SUCC_READER)
+		admit_successor(l, n);
+	*token = n;
+	return 0;
+}
+
+/* A reader with a successor: name it if it is a writer, then leave. */
+static __attribute__((noinline)) void read_handover(struct mcsrw *l, struct node *n)
+{
+	struct node *s = wait_next(n);
+	/* SUCC_WRITER was set before the successor linked (C) */
+	bool writer = atomic_load_explicit(&n->state, memory_order_relaxed) & SUCC_WRITER;
+	ls_node_free(n);
+	if (!writer) {
+		reader_out(l);
+		return;
+	}
+	atomic_store_explicit(&l->wr, s, memory_order_relaxed);
+	LS_INJECT();
+	/* Decrement and set WFLAG in one step (WFLAG was clear: only the
+	 * first writer behind a run of readers sets it). (E) release, and
+	 * release of wr to the last reader's (F). */
+	uint64_t old = atomic_fetch_add_explicit(&l->rc, WFLAG - READER, memory_order_acq_rel);
+	if (READERS(old) == 1)
+		unblock(s); /* we were the last: the writer's turn */
+}
+
+static void mcsrw_rdunlock(void *state, void *token)
+{
+	struct mcsrw *l = state;
+	struct node *n = token, *expected = n;
+	if (!n) {
+		reader_out(l); /* a try-reader, counted only */
+		return;
+	}
+	if (LS_LIKELY(!linked_now(n))) {
+		LS_INJECT();
+		/* No successor: empty the queue. release: pairs with the acquire
+		 * of the next swap or CAS that reads NULL. */
+		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
+			&l->tail, &expected, NULL, memory_order_release, memory_order_relaxed))) {
+			ls_node_free(n);
+			reader_out(l);
+			return;
+		}
+	}
+	read_handover(l, n);
+}
+
+/* ---- writers ---- */
+
+/* A writer at the head of the queue with readers still counted (they have
+ * left the queue, or joined without it): it waits for the last of them. */
+static __attribute__((noinline)) void drain(struct mcsrw *l, struct node *n)
+{
+	atomic_store_explicit(&l->wr, n, memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&l->rc, memory_order_acquire);
+	for (;;) {
+		if (READERS(v) == 0)
+			return; /* (F) acquire: they left meanwhile */
+		LS_INJECT();
+		/* release: publishes wr to the last reader's (F) */
+		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v | WFLAG, memory_order_acq_rel,
+							  memory_order_acquire))
+			break;
+	}
+	wait_unblocked(n); /* the last reader unblocks us (F) */
+	atomic_fetch_sub_explicit(&l->rc, WFLAG, memory_order_relaxed);
+}
+
+/* A writer whose swap returned pred: wait to be handed the lock. */
+static __attribute__((noinline)) void write_behind(struct mcsrw *l, struct node *n, struct node *pred)
+{
+	bool behind_reader = pred->class == READING;
+	if (behind_reader) {
+		/* Keep try-readers from passing us while readers hold. */
+		atomic_fetch_add_explicit(&l->rc, WAITW, memory_order_relaxed);
+		/* The paper's "pred->successor_class := writer", as an RMW:
+		 * pred's own unblock may change the word at the same time.
+		 * Published to pred by (C). */
+		atomic_fetch_or_explicit(&pred->state, SUCC_WRITER, memory_order_relaxed);
+	}
+	LS_INJECT();
+	link_behind(pred, n);
+	wait_unblocked(n); /* (A) */
+	if (behind_reader) /* the last reader handed it over; wr is n */
+		atomic_fetch_sub_explicit(&l->rc, WFLAG + WAITW, memory_order_relaxed);
+	else
+		atomic_store_explicit(&l->wr, n, memory_order_relaxed);
+	/* Keep the next waiter awake (wait.h). (D) acquire: pairs with (C). */
+	if (linked_now(n))
+		ls_word_prewake(&atomic_load_explicit(&n->next, memory_order_relaxed)->state);
+}
+
+static inline void write_acquire(struct mcsrw *l, struct node *n)
+{
+	node_init(n, WRITING);
+	LS_INJECT();
+	/* as the swap in read_acquire */
+	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
+	if (LS_UNLIKELY(pred != NULL)) {
+		write_behind(l, n, pred);
+		return;
+	}
+	/* (F) acquire: pairs with the readers' (E). Nobody can count in now:
+	 * the queue is ours, and try-readers need readers counted. */
+	if (LS_UNLIKELY(READERS(atomic_load_explicit(&l->rc, memory_order_acquire)) != 0)) {
+		drain(l, n);
+		return;
+	}
+	atomic_store_explicit(&l->wr, n, memory_order_relaxed);
+}
+
+static __attribute__((noinline)) void mcsrw_wrlock_refill(struct mcsrw *l)
+{
+	write_acquire(l, ls_node_alloc());
+}
+
+static void mcsrw_wrlock(void *state, unsigned how)
+{
+	(void)how;
+	if (ls_node_cache_empty()) {
+		mcsrw_wrlock_refill(state);
+		return;
+	}
+	write_acquire(state, ls_node_alloc()); /* from the cache: no call */
+}
+
+static int mcsrw_trywrlock(void *state, unsigned how)
+{
+	(void)how;
+	struct mcsrw *l = state;
+	uint64_t zero = 0;
+	if (atomic_load_explicit(&l->rc, memory_order_relaxed) != 0 ||
+	    atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
+		return EBUSY;
+	/* Reserve: from now on no try-reader counts itself in. */
+	if (!atomic_compare_exchange_strong_explicit(&l->rc, &zero, TRY, memory_order_acquire,
+						     memory_order_relaxed))
+		return EBUSY;
+	struct node *n = ls_node_alloc(), *expected = NULL;
+	node_init(n, WRITING);
+	LS_INJECT();
+	/* as the swap in read_acquire */
+	bool ok = atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
+							  memory_order_relaxed);
+	if (ok && READERS(atomic_load_explicit(&l->rc, memory_order_acquire)) != 0)
+		drain(l, n); /* readers that left the queue just now: their unlock's last steps */
+	else if (ok)
+		atomic_store_explicit(&l->wr, n, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&l->rc, TRY, memory_order_relaxed);
+	if (!ok)
+		ls_node_free(n);
+	return ok ? 0 : EBUSY;
+}
+
+static __attribute__((noinline)) void write_handover(struct mcsrw *l, struct node *n)
+{
+	struct node *s = wait_next(n);
+	LS_INJECT();
+	if (s->class == READING) /* published by (C) */
+		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+	ls_node_free(n);
+	unblock(s); /* (B) */
+}
+
+static void mcsrw_wrunlock(void *state)
+{
+	struct mcsrw *l = state;
+	struct node *n = atomic_load_explicit(&l->wr, memory_order_relaxed), *expected = n;
+	if (LS_LIKELY(!linked_now(n))) {
+		LS_INJECT();
+		/* No successor: empty the queue. release: pairs with the acquire
+		 * of the next swap or CAS that reads NULL. */
+		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
+			&l->tail, &expected, NULL, memory_order_release, memory_order_relaxed))) {
+			ls_node_free(n);
+			return;
+		}
+	}
+	write_handover(l, n);
+}
+
+static const struct ls_rwalgo mcsrw_algo = {
+    .name = "mcs-rw",
+    .desc = "fair queue-based reader-writer lock (Mellor-Crummey & Scott, PPoPP 1991, 3.1)",
+    .caps = LS_RWCAP_FIFO | LS_RWCAP_QNODE,
+    .rank = 40,
+    .state_size = sizeof(struct mcsrw),
+    .rdlock = mcsrw_rdlock,
+    .tryrdlock = mcsrw_tryrdlock,
+    .rdunlock = mcsrw_rdunlock,
+    .wrlock = mcsrw_wrlock,
+    .trywrlock = mcsrw_trywrlock,
+    .wrunlock = mcsrw_wrunlock,
+};
+LS_REGISTER_RWALGO(mcsrw_algo);

@@ -1,0 +1,241 @@
+/*
+ * rwlock.h - the interface between lockswap's shim and its reader-writer
+ * lock algorithms (pthread_rwlock_t), written as locks/lock.h is for mutexes.
+ *
+ * One algorithm = one file in locks/rwlock/ that defines one `struct
+ * ls_rwalgo` and registers it with LS_REGISTER_RWALGO(); everything else in
+ * the file is static. Algorithms never see pthread_rwlock_t: they get a
+ * pointer to their own state. The shim is interpose/rwlock.c; the glibc
+ * semantics (kinds, EDEADLK, recursion, misuse) live there, once, not in the
+ * algorithms.
+ *
+ * STATE. An algorithm declares `state_size`. If it is at most
+ * LS_RW_INLINE_STATE (24 bytes) the state lives inside the pthread_rwlock_t,
+ * at offset 0 (glibc's __readers ... __pad4, see interpose/rwlock.c for the
+ * layout); otherwise the shim keeps it out of line in type-stable memory
+ * (ls_ext_*, at most LS_EXT_MAX bytes with the shim's header), attached
+ * lazily at first use. Either way, as for mutexes:
+ *   - the state arrives zero-filled and ALL-ZERO MUST BE A VALID UNLOCKED
+ *     STATE (PTHREAD_RWLOCK_INITIALIZER, the _NP writer-preferring one and
+ *     zeroed memory are never init'ed);
+ *   - any unlocked state copied byte for byte elsewhere must be a valid
+ *     unlocked state there (programs copy unlocked rwlocks by value), so an
+ *     inline state never points into itself;
+ *   - init() may be NULL; it runs on pthread_rwlock_init and after an
+ *     out-of-line state is attached; destroy() may be NULL and runs on an
+ *     unlocked lock only.
+ *
+ * WHO CALLS WHAT. The shim calls rdunlock() only from a thread that holds a
+ * read lock it took with rdlock/tryrdlock/timedrdlock, and wrunlock() only
+ * from the thread that holds the write lock (glibc, too, treats an unlock by
+ * any other thread as a read unlock; the shim answers a misuse itself and
+ * never passes it on). So an algorithm may keep per-thread data about its
+ * holds. A thread may hold any number of rwlocks, for read on several at
+ * once.
+ *
+ * READ TOKENS. Every read acquisition may leave a token (a void *, e.g. the
+ * reader's queue node or its slot in a readers table) in *token; the shim
+ * keeps it with that hold, per thread, and gives it back to rdunlock(). An
+ * algorithm that needs none ignores the argument (the shim passes a valid
+ * pointer and starts it at NULL). A write hold has no token: a writer is
+ * alone, so what its release needs goes in the state (as mcs.c keeps its
+ * holder's node).
+ *
+ * RECURSION AND KINDS (pthread_rwlockattr_setkind_np, glibc's __flags).
+ *   - PTHREAD_RWLOCK_PREFER_READER_NP (the default; PREFER_WRITER_NP is the
+ *     same in glibc): a thread may take a read lock it already holds, even
+ *     while a writer waits. The SHIM grants such a recursive read itself (it
+ *     counts the thread's holds, up to glibc's reader limit, then EAGAIN)
+ *     and calls no algorithm, so algorithms never see a recursive read
+ *     under this kind and none can deadlock on one.
+ *   - PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: every read acquisition,
+ *     recursive or not, goes to the algorithm with LS_RW_PREFER_WRITER in
+ *     `how`. The algorithm must then NOT let a reader overtake a writer that
+ *     waits: the reader waits (tryrdlock: EBUSY), as in glibc, where a
+ *     recursive reader deadlocks (a timed one times out). It must admit a
+ *     reader that arrives while other readers hold the lock and no writer
+ *     waits, so a thread may nest read holds of its own there; each nested
+ *     hold has its own token and its own rdunlock.
+ *   Writer preference is thus asked for per call, by LS_RW_PREFER_WRITER in
+ *   `how` (the kind lives in the pthread_rwlock_t, where static initialisers
+ *   put it, not in the algorithm's state). Without it an algorithm with
+ *   LS_RWCAP_KIND gives glibc's reader preference (a new reader passes
+ *   waiting writers); the others keep their own policy (FIFO, phase-fair,
+ *   writer-preferring: see their capabilities and README) and must never
+ *   starve a writer. LS_RWCAP_EXCLUSIVE marks an algorithm whose readers
+ *   exclude each other (the mutex-serialised mode): there the shim grants
+ *   recursive reads itself under both kinds, since nesting would deadlock
+ *   without any writer.
+ *
+ * RESULTS.
+ *   rdlock      0, or EAGAIN when the algorithm cannot count one more
+ *               reader (its limit is at least LS_RW_MIN_READERS holds);
+ *   tryrdlock   0, EBUSY, EAGAIN;
+ *   timedrdlock 0, ETIMEDOUT, EAGAIN;
+ *   wrlock      never fails; trywrlock 0 or EBUSY; timedwrlock 0 or
+ *               ETIMEDOUT.
+ *   Deadlines are absolute, in ls_now_ns() time (CLOCK_MONOTONIC ns); the
+ *   shim has validated the caller's timespec and clock, tried the matching
+ *   try operation once, and converted the deadline. Algorithms without
+ *   LS_RWCAP_TIMEOUT leave timedrdlock/timedwrlock NULL and the shim uses
+ *   ls_rw_timed_fallback(): the try operation polled under the waiting
+ *   policy until the deadline (not FIFO: a timed waiter can be overtaken).
+ *   A timed or try attempt that fails leaves nothing behind: no reader or
+ *   writer counted, no announcement that keeps others waiting, no node.
+ *
+ * WAITING. Only through locks/common/wait.h (ls_spin_step,
+ * ls_wait_while_eq[_until], the LS_PARKED word protocol, futexes), so that
+ * LOCKSWAP_WAIT (spin, yield, park) applies; every algorithm must work under
+ * each policy with more threads than cores. LS_INJECT() goes between the
+ * steps of acquire, timeout and release paths (the validator's fault
+ * injection). After the store that releases a lock to others, an unlock
+ * touches neither the state nor anything the next holder may free.
+ *
+ * WRAPPERS. A wrapper (BRAVO) is an ls_rwalgo with LS_RWCAP_WRAPPER and a
+ * bind() hook; it is not selectable alone. The name NAME+WRAPPER (lockswap's
+ * convention for wrappers, as mcs+gcr for mutexes) composes it with the base
+ * algorithm NAME: ls_rwalgo_find("pf-t+bravo") calls bravo's bind(pf-t's
+ * table), which keeps it in a static of the wrapper's file and may refuse
+ * (one line in err: a passthrough, another wrapper), and returns a composed
+ * table built by the registry:
+ *   name        "NAME+WRAPPER";
+ *   state       the wrapper's state_size bytes, rounded up to 8, then the
+ *               inner algorithm's state: the wrapper reaches the inner
+ *               state at ls_rw_inner_state(state, its own state_size) and
+ *               calls the inner table's operations on it (the inner keeps
+ *               its own contract, including its tokens: a wrapper that
+ *               takes the inner read lock passes its token through);
+ *   caps        the wrapper's (WRAPPER kept), plus the inner's caps that
+ *               the wrapper lists in keep_caps;
+ *   params      the wrapper's (the inner's are read as well, as every
+ *               algorithm's are);
+ *   operations  the wrapper's; a NULL timed operation means the fallback.
+ * A process composes a wrapper with one inner algorithm (bind is called
+ * again only with the same inner); asking for a second, different
+ * composition of the same wrapper fails with one line (the shim composes
+ * once, at start; a test composes once per run).
+ *
+ * THE MUTEX-SERIALISED MODE. An algorithm may have a start() hook, called
+ * once when the configuration is read, before any lock is used, with the
+ * mutex algorithm LOCKSWAP_ALGO chose: `mutex` (locks/rwlock/mutex.c) takes
+ * every rwlock as that mutex lock and sets its own state_size from it then.
+ * state_size is read only after start() (ls_rwalgo_start below).
+ *
+ * REGISTRATION in the ls_rwalgos section (a sibling of ls_algos, so neither
+ * family sees the other's tables): adding an algorithm is adding a file;
+ * `lockswap --list` shows it, `lockswap --names rwlock` prints it, and every
+ * end-to-end rwlock test whose capabilities it has runs it (tests/helpers.bash,
+ * rwalgos). Tunables are ls_params, validated with every LOCKSWAP_ variable.
+ */
+#ifndef LS_RWLOCK_H
+#define LS_RWLOCK_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lock.h"
+
+#define LS_RW_INLINE_STATE 24 /* bytes available inside pthread_rwlock_t, offset 0 */
+/* Every algorithm counts at least this many read holds at once (threads,
+ * plus nested holds under PREFER_WRITER_NONRECURSIVE) before rdlock says
+ * EAGAIN. The shim's own limit for a thread's recursive holds of one rwlock
+ * under the default kind is glibc's, LS_RW_MAX_RECURSION. */
+#define LS_RW_MIN_READERS (1u << 22)
+#define LS_RW_MAX_RECURSION ((1u << 28) - 1) /* glibc: 2^31 >> PTHREAD_RWLOCK_READER_SHIFT (3), minus 1 */
+
+/* `how`, given to every acquisition */
+enum {
+	LS_RW_PREFER_WRITER = 1u << 0, /* the lock's kind is PREFER_WRITER_NONRECURSIVE_NP */
+};
+
+/* Capabilities, shown by `lockswap --list` and used by the tests to choose
+ * which end-to-end cases an algorithm must pass (`lockswap --names rwlock
+ * --cap NAME`). The first five mean what lock.h's do. */
+enum {
+	LS_RWCAP_FIFO = 1u << 0,	/* served in arrival order (a run of readers together) */
+	LS_RWCAP_TIMEOUT = 1u << 1,	/* native timed acquisitions (both) */
+	LS_RWCAP_QNODE = 1u << 2,	/* uses queue nodes from ls_node_alloc */
+	LS_RWCAP_HIER = 1u << 3,	/* cluster-aware (locks/hier/topo.h) */
+	LS_RWCAP_PASSTHROUGH = 1u << 4, /* not a lock: the shim defers to glibc */
+	LS_RWCAP_KIND = 1u << 5,	/* reader preference unless LS_RW_PREFER_WRITER, as glibc */
+	LS_RWCAP_EXCLUSIVE = 1u << 6,	/* readers exclude each other (mutex-serialised) */
+	LS_RWCAP_WRAPPER = 1u << 7,	/* a wrapper, or a NAME+WRAPPER composition */
+};
+
+struct ls_rwalgo {
+	const char *name; /* as given to LOCKSWAP_RWALGO */
+	const char *desc; /* one line, with the paper and section */
+	unsigned caps;	  /* LS_RWCAP_* */
+	unsigned rank;	  /* order in `lockswap --list` (ascending) */
+	size_t state_size;
+	const struct ls_param *params; /* array ended by {0}, or NULL */
+
+	void (*init)(void *state);				   /* may be NULL */
+	void (*destroy)(void *state);				   /* may be NULL; the lock is unlocked */
+	int (*rdlock)(void *state, unsigned how, void **token);	   /* 0 / EAGAIN */
+	int (*tryrdlock)(void *state, unsigned how, void **token); /* 0 / EBUSY / EAGAIN */
+	int (*timedrdlock)(void *state, unsigned how, uint64_t deadline, void **token); /* may be NULL */
+	void (*rdunlock)(void *state, void *token);
+	void (*wrlock)(void *state, unsigned how);
+	int (*trywrlock)(void *state, unsigned how);			  /* 0 / EBUSY */
+	int (*timedwrlock)(void *state, unsigned how, uint64_t deadline); /* 0 / ETIMEDOUT; may be NULL */
+	void (*wrunlock)(void *state);
+
+	/* May be NULL. Called once before any lock is used, with the mutex
+	 * algorithm of LOCKSWAP_ALGO (or NULL when it is `pthread`); returns 0,
+	 * or -1 with one line in err (a configuration error). */
+	int (*start)(const struct ls_algo *mutex, char *err, size_t errlen);
+	/* Wrappers only (LS_RWCAP_WRAPPER): see WRAPPERS above. */
+	int (*bind)(const struct ls_rwalgo *inner, char *err, size_t errlen);
+	unsigned keep_caps; /* wrappers: the inner's caps a composition keeps */
+};
+
+#define LS_REGISTER_RWALGO(a)                                                                                \
+	static const struct ls_rwalgo *const ls_rwalgo_ptr_##a                                               \
+	    __attribute__((used, section("ls_rwalgos"), aligned(8))) = &(a)
+
+/* A wrapper's view of its inner algorithm's state. */
+static inline void *ls_rw_inner_state(void *state, size_t wrapper_size)
+{
+	return (char *)state + ((wrapper_size + 7) & ~(size_t)7);
+}
+
+/* Registry (locks/common/rwregistry.c). Base algorithms and wrappers,
+ * sorted by rank, then name; compositions are not in this list. */
+size_t ls_rwalgo_count(void);
+const struct ls_rwalgo *ls_rwalgo_at(size_t i);
+/* A base algorithm, or a NAME+WRAPPER composition (built and bound on first
+ * use); NULL if unknown, a bare wrapper, or refused (then, with
+ * ls_rwalgo_lookup, one line in err naming the problem and the choices). */
+const struct ls_rwalgo *ls_rwalgo_find(const char *name);
+const struct ls_rwalgo *ls_rwalgo_lookup(const char *name, char *err, size_t errlen);
+/* Runs a's start hook (and its inner's, for a composition) with the mutex
+ * algorithm; a composition's state_size is final afterwards. 0, or -1 with
+ * one line in err. */
+int ls_rwalgo_start(const struct ls_rwalgo *a, const struct ls_algo *mutex, char *err, size_t errlen);
+/* Writes "pthread, mutex, ..., NAME+WRAPPER" (every selectable name: each
+ * base algorithm, then "+WRAPPER" once per wrapper) into buf; returns buf. */
+char *ls_rwalgo_names(char *buf, size_t len);
+/* Every selectable name, one at a time, i = 0, 1, ...: each base algorithm,
+ * then each wrapper composed with each base algorithm it can wrap (a
+ * lock, not a passthrough, not a wrapper). NULL past the end. Writes into
+ * buf, which it returns. */
+const char *ls_rwalgo_selectable(size_t i, char *buf, size_t len);
+/* "fifo,timeout,kind" style list of LS_RWCAP_* names; returns buf. */
+char *ls_rwcaps_string(unsigned caps, char *buf, size_t len);
+/* The capability bit of a name ("fifo", ...), or 0 if unknown. */
+unsigned ls_rwcap_bit(const char *name);
+/* Every capability name, comma-separated (for error messages). */
+const char *ls_rwcap_names(void);
+
+/* The timed fallback for algorithms without native timeout: the try
+ * operation (tryrdlock if write is false, else trywrlock), retried under the
+ * waiting policy (sleeping in doubling naps from 1 us to 1 ms under park)
+ * until it succeeds or the deadline passes. 0, ETIMEDOUT, or tryrdlock's
+ * EAGAIN. */
+int ls_rw_timed_fallback(const struct ls_rwalgo *a, void *state, unsigned how, bool write, uint64_t deadline,
+			 void **token);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * ticket16.c - a ticket lock in one 32-bit word, for pthread_spinlock_t
+ * (locks/spin/spinlock.h): the spinlock family's FIFO lock.
+ *
+ * Mellor-Crummey & Scott, "Algorithms for Scalable Synchronization on
+ * Shared-Memory Multiprocessors", ACM TOCS 9(1), 1991, section 2.2 (the
+ * ticket lock), as locks/queue/ticket.c, with both counters in the 4 bytes
+ * a spinlock has. Word:
+ *
+ *	bits 0-14	owner: the ticket being served
+ *	bit 15		PARKED: a waiter may sleep on the word
+ *	bits 16-31	next: tickets handed out (fetch_add of 1 << 16; the
+ *			carry out of bit 31 is dropped)
+ *
+ * Tickets are compared modulo 2^15 (2^16 is a multiple, so next's wrap
+ * keeps them in step): at most 32,767 threads may wait on one spinlock at
+ * once. All-zero is unlocked, and so is any copy of an unlocked word
+ * (owner = next mod 2^15).
+ *
+ *   lock    t := fetch_add(word, 1 << 16) >> 16; wait until owner = t
+ *   unlock  owner := owner + 1, clearing PARKED in the same CAS; if it
+ *           was set, wake every sleeper (the one whose turn came goes on,
+ *           the others sleep again: the word has no room to say whose turn
+ *           a sleeper waits for, as ticket.c's sleepers word does)
+ *   trylock CAS next + 1 from a word whose owner = next
+ * An unlock of a free spinlock (owner = next) changes nothing: glibc's
+ * stores the free value, which is harmless too, and a ticket lock that
+ * advanced owner past next would hand the next ticket out as already
+ * served. Waiting follows the policy (park: LS_PARKED-style bit, futex on
+ * the word). No timed operation (spinlocks have none); no queue nodes.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "lock.h"
+#include "spinlock.h"
+#include "wait.h"
+
+#define OWNER 0x7fffu
+#define PARKED 0x8000u
+#define NEXT1 0x10000u
+
+struct ticket16 {
+	_Atomic uint32_t word;
+};
+_Static_assert(sizeof(struct ticket16) <= LS_SPIN_STATE, "fits a pthread_spinlock_t");
+
+static inline uint32_t next_of(uint32_t v)
+{
+	return (v >> 16) & OWNER;
+}
+
+static __attribute__((noinline)) void t16_wait(struct ticket16 *l, uint32_t t)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	for (;;) {
+		/* (A) acquire: pairs with (B) in t16_unlock */
+		uint32_t v = atomic_load_explicit(&l->word, memory_order_acquire);
+		if ((v & OWNER) == t)
+			return;
+		if (ls_spin_step(&s)) {
+			/* The CAS orders us against the unlock's: either it sees
+			 * PARKED and wakes, or we see its new owner and retry. */
+			if ((v & PARKED) || atomic_compare_exchange_strong_explicit(&l->word, &v, v | PARKED,
+										    memory_order_relaxed,
+										    memory_order_relaxed)) {
+				LS_INJECT();
+				ls_futex_wait(&l->word, v | PARKED, 0);
+			}
+			s = (struct ls_spin)LS_SPIN_INIT;
+		}
+	}
+}
+
+static void t16_lock(void *state)
+{
+	struct ticket16 *l = state;
+	/* (A) acquire, when the lock was free */
+	uint32_t v = atomic_fetch_add_explicit(&l->word, NEXT1, memory_order_acquire);
+	LS_INJECT();
+	if (LS_UNLIKELY((v & OWNER) != next_of(v)))
+		t16_wait(l, next_of(v));
+}
+
+static int t16_trylock(void *state)
+{
+	struct ticket16 *l = state;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	return (v & OWNER) == next_of(v) &&
+		       atomic_compare_exchange_strong_explicit(&l->word, &v, v + NEXT1, memory_order_acquire,
+							       memory_order_relaxed)
+		   ? 0
+		   : EBUSY;
+}
+
+static void t16_unlock(void *state)
+{
+	struct ticket16 *l = state;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), n;
+	do {
+		if ((v & OWNER) == next_of(v))
+			return; /* free: an unlock of an unheld spinlock */
+		n = (v & ~(OWNER | PARKED)) | ((v + 1) & OWNER);
+		LS_INJECT();
+		/* (B) release: pairs with (A) */
+	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, n, memory_order_release,
+							memory_order_relaxed));
+	if (v & PARKED)
+		ls_futex_wake(&l->word, 0x7fffffff);
+}
+
+static const struct ls_algo ticket16_algo = {
+    .name = "ticket16",
+    .desc = "ticket lock in one 32-bit word, for spinlocks: FIFO (Mellor-Crummey & Scott, TOCS 1991, 2.2)",
+    .caps = LS_CAP_FIFO,
+    .rank = 20,
+    .state_size = sizeof(struct ticket16),
+    .lock = t16_lock,
+    .trylock = t16_trylock,
+    .unlock = t16_unlock,
+};
+LS_REGISTER_SPINALGO(ticket16_algo);

@@ -1,0 +1,104 @@
+#!/usr/bin/env bats
+# What the reader-writer algorithms of locks/rwlock/ promise beyond the
+# family's contract (issue 19, item 3), each checked from queued waiters
+# (tests/unit/rw_order.c) or step by step (tests/unit/bravo_revoke.c),
+# deterministically, and each check shown to catch a lock without the
+# property:
+#   mcs-rw   FIFO: writers in arrival order, the readers between two
+#            writers together;
+#   c-rw-wp  writer preference, the readers' patience barrier, the cohort's
+#            locality on a fake topology (thread:2) and its pass bound; with
+#            no address space left, no lines and no wait for memory
+#            (tests/unit/rw_nomem.c, for every rwlock with capability hier);
+#   bravo    a slow reader sets the bias, a writer revokes it and waits for
+#            the visible readers, a revocation that gives up leaves them to
+#            the next writer, and the bias comes back after the inhibition.
+# The family's own tests (exclusion, POSIX rules, stress) run these
+# algorithms as every other.
+load helpers
+TEST_TIMEOUT=60
+ORDER="$UNIT/rw_order"
+REVOKE="$UNIT/bravo_revoke"
+# c-rw-wp's readers wait this long (10 s) before they hold writers back:
+# in the order tests below, never
+PATIENT=LOCKSWAP_CRWWP_PATIENCE=10000000
+
+order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
+
+@test "every rwlock with capability fifo (mcs-rw) serves writers in arrival order and the readers between them together" {
+  local a
+  for a in $(rwalgos fifo); do
+    run order "$ORDER" -a "$a" -o r0w0r0r0w0r0w0w0r0r0 -F
+    assert_success
+    assert_line "order: w0 r0 w0 r0 r0 w0 r0 w0 w0 r0 r0"
+  done
+}
+
+@test "the FIFO check catches a lock that lets a writer pass a reader (c-rw-wp)" {
+  run order "$PATIENT" "$ORDER" -a c-rw-wp -o r0w0 -F
+  [ "$status" -eq 1 ]
+  assert_output --partial "not FIFO"
+}
+
+@test "c-rw-wp: writers queued behind the holder go before readers that came first" {
+  local a
+  for a in c-rw-wp c-rw-wp+bravo; do
+    run order "$PATIENT" "$ORDER" -a "$a" -c 2 -o r0w1r0w0r1 -W
+    assert_success
+  done
+  run order "$ORDER" -a mcs-rw -o r0w0 -W
+  [ "$status" -eq 1 ]
+  assert_output --partial "not writer preference"
+}
+
+@test "c-rw-wp: a reader out of patience holds back the writers that come after it" {
+  local a
+  for a in c-rw-wp c-rw-wp+bravo; do
+    run order LOCKSWAP_CRWWP_PATIENCE=1 "$ORDER" -a "$a" -c 2 -o r0w1r1w0 -R
+    assert_success
+  done
+  run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o r0w1r1w0 -R
+  [ "$status" -eq 1 ]
+  assert_output --partial "which arrived after it"
+}
+
+@test "every rwlock with capability hier (c-rw-wp): the write lock stays in a cluster while writers of it wait (thread:2)" {
+  local a
+  for a in $(rwalgos hier); do
+    run order "$PATIENT" "$ORDER" -a "$a" -c 2 -o w1w0w1w0w1w0 -s 1
+    assert_success
+    assert_line "order: w0 w0 w0 w0 w1 w1 w1"
+  done
+  run order "$ORDER" -a mcs-rw -c 2 -o w1w0w1w0w1w0 -s 1
+  [ "$status" -eq 1 ]
+  assert_output --partial "hand-offs of the write lock to another cluster"
+}
+
+@test "every rwlock with capability hier: LOCKSWAP_COHORT_PASSES bounds the hand-offs inside a cluster while another waits" {
+  local a
+  for a in $(rwalgos hier); do
+    run order "$PATIENT" "$ORDER" -a "$a" -c 2 -o w1w0w0w0w0 -b 1
+    assert_success
+  done
+  run order "$PATIENT" "$ORDER" -a c-rw-wp -c 2 -o w1w0w0w0w0 -b 1 -P 64
+  [ "$status" -eq 1 ]
+  assert_output --partial "in a row inside one cluster"
+}
+
+@test "bravo over every lock: biased readers skip the inner lock; a writer revokes and waits for them; the bias returns after the inhibition" {
+  local inner
+  for inner in $(rwalgos lock | grep -v +); do
+    run timeout -k 5 "$TEST_TIMEOUT" "$REVOKE" -i "$inner"
+    assert_success
+    assert_output --partial "bravo_revoke: OK inner=$inner"
+  done
+}
+
+@test "every rwlock with capability hier, with no address space left: no lines, the global ticket lock and one inline indicator, nothing waits for memory; lines again after destroy" {
+  local a
+  for a in $(rwalgos hier); do
+    run timeout -k 5 "$TEST_TIMEOUT" "$UNIT/rw_nomem" -a "$a"
+    assert_success
+    assert_output --partial "every lock flat"
+  done
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# Every reader-writer lock through the generic validator, tests/unit/
+# rwstress.c (issue 19, item 5): no writer beside a reader or another
+# writer, no lost wake-up (every thread finishes), timeouts leave nothing
+# behind (every lock is free at the end; a claim left behind hangs the
+# readers, and the timeout turns that into a failure with the report of
+# where each thread was), no node leaked; both kinds (reader: nothing
+# asked; writer: LS_RW_PREFER_WRITER), every waiting policy, more threads
+# than cores, plain and -inject builds. Each case runs for EVERY algorithm
+# of `lockswap --names rwlock --cap lock` (NAME+WRAPPER compositions too).
+#
+#   RW_ALGOS="a b"      run only these algorithms
+#   STRESS_TIMEOUT=S    seconds per run (default 120: a hang detector)
+load helpers
+: "${STRESS_TIMEOUT:=120}"
+S="$UNIT/rwstress"
+
+# rw_all "SEEDS" ARGS...: the validator over every rwlock algorithm.
+rw_all() {
+  local seeds=$1
+  shift
+  validate_each "$(rwalgos lock)" "$seeds" "$@"
+}
+
+@test "rwstress catches a writer beside readers, a timed-out writer's leftover claim, a leaked node" {
+  run timeout 30 "$S" -a selftest-rw-nowait -t 4 -n 2000 -r 50
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"a writer entered beside"*"reader(s)"* ]]
+  run timeout -s TERM 5 "$S" -a selftest-rw-stuck -t 4 -n 100000 -m timed -r 50 -p 1000
+  [ "$status" -eq 124 ]
+  [[ "$output" == *"stopped by a timeout"*"acquiring (read) lock 0"* ]]
+  run timeout 30 "$S" -a selftest-rw-leak -t 2 -n 100 -r 100
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"200 queue node(s) still in use"* ]]
+}
+
+@test "rwstress: bad usage is one line and exit 2; a correct run one OK line" {
+  run "$S" -a nosuch
+  [ "$status" -eq 2 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"unknown algorithm 'nosuch' (valid: "*"pf-t"* ]]
+  run "$S" -a pthread
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"not a lock"* ]]
+  run "$S" -a central -k both
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"(valid: reader, writer)"* ]]
+  run timeout 30 "$S" -a central -t 3 -n 500 -m mix -l 2
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == "rwstress: OK algo=central kind=reader wait=park threads=3 locks=2"*"max_readers="* ]]
+}
+
+@test "every rwlock, spin, 2 threads: lock() and mix, both kinds" {
+  rw_all 1 "$S" -w spin -t 2 -n 1500 -m lock
+  rw_all 2 "$S" -w spin -t 2 -n 800 -m mix -l 3 -k writer
+}
+
+@test "every rwlock, yield and park, 6 threads: mix (reads, writes, try, timed, two locks, self-checks), both kinds" {
+  rw_all 3 "$S" -w yield -t 6 -n 800 -m mix -l 3
+  rw_all 4 "$S" -w park -t 6 -n 800 -m mix -l 3 -k writer
+}
+
+@test "every rwlock, park with no spinning or yielding (every waiter sleeps), 6 threads, half writes" {
+  LOCKSWAP_YIELD=0 rw_all 5 "$S" -w park -S 0 -t 6 -n 800 -r 50 -m lock
+}
+
+@test "every rwlock, park, 6 threads, timed only with a 10 us patience (many timeouts, nothing left behind)" {
+  rw_all 6 "$S" -w park -t 6 -n 400 -m timed -p 10000 -r 60
+}
+
+@test "every rwlock, -inject: spin 2 threads, yield and park 6 threads, mix, both kinds" {
+  rw_all 7 "$S-inject" -w spin -t 2 -n 300 -m mix -l 3
+  rw_all 8 "$S-inject" -w yield -t 6 -n 300 -m mix -l 3 -k writer
+  rw_all 9 "$S-inject" -w park -t 6 -n 400 -m mix -l 3
+  LOCKSWAP_YIELD=0 rw_all 10 "$S-inject" -w park -S 0 -t 6 -n 300 -m mix -l 3 -k writer
+}
+
+@test "the mutex-serialised mode over a queue lock, a try lock, an out-of-line lock and a wrapped lock (LOCKSWAP_ALGO)" {
+  local m
+  for m in mcs clh-try alock ticket+gcr; do
+    LOCKSWAP_ALGO=$m RW_ALGOS=mutex rw_all 11 "$S" -w park -t 6 -n 500 -m mix -l 3 || return 1
+  done
+}

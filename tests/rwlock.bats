@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# pthread_rwlock_* through lockswap, with glibc 2.36's semantics, under every
+# reader-writer algorithm (`lockswap --names rwlock`, compositions included)
+# and every waiting policy (issue 19, items 1 and 5; issue 25 for the
+# misuses). tests/progs/rwlock_semantics.c is the specification: each of its
+# cases passes natively. `all` runs every glibc case but three in one
+# process (eagain: slow, run once below; pshared; reader-preference, which
+# is glibc's policy and that of the algorithms with capability "kind").
+load helpers
+TEST_TIMEOUT=60
+P="$PROGS/rwlock_semantics"
+
+@test "glibc itself passes every rwlock_semantics case (the specification)" {
+  native_passes "$P"
+}
+
+@test "the lockswap-only cases fail under glibc: they check what lockswap does better after a misuse" {
+  local c
+  for c in $("$P" 2>&1 | sed -n 's/^lockswap-cases://p'); do
+    run timeout 10 "$P" "$c"
+    [ "$status" -ne 0 ] || { echo "$c passes natively: it checks nothing glibc lacks"; return 1; }
+  done
+}
+
+@test "every rwlock algorithm, spin: initialisers, copies, EDEADLK, EINVAL, ETIMEDOUT, EBUSY, recursion, kinds, timeouts, misuse, destroy, many holds, exclusion" {
+  each_rwalgo lock spin -- "$P" @ARG@
+}
+
+@test "every rwlock algorithm, yield: the same" {
+  each_rwalgo lock yield -- "$P" @ARG@
+}
+
+@test "every rwlock algorithm, park: the same" {
+  each_rwalgo lock park -- "$P" @ARG@
+}
+
+@test "every rwlock algorithm, park with no spinning or yielding (every waiter sleeps): the same" {
+  LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" @ARG@
+}
+
+@test "algorithms with capability kind: glibc's reader preference for the default kind (a new reader passes a waiting writer)" {
+  each_rwalgo kind -- "$P" reader-preference
+  # and the policy is the algorithm's, not the shim's: central-wp keeps the reader out
+  run under_rw central-wp -- "$P" reader-preference
+  [ "$status" -ne 0 ]
+}
+
+@test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
+  local c
+  for c in $("$P" 2>&1 | sed -n 's/^lockswap-cases://p'); do
+    each_rwalgo lock -- "$P" "$c" || return 1
+  done
+}
+
+@test "process-shared rwlocks stay glibc's: a writer in a child process is woken by the parent's unlock" {
+  # No spinning: a waiter sleeps at once, on a futex only glibc's
+  # process-shared rwlock shares across processes.
+  LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" pshared
+}
+
+@test "EAGAIN at glibc's reader limit, 2^28 - 1 holds of one thread (the shim counts recursive reads for every algorithm)" {
+  run under_rw central -- "$P" eagain
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "the default keeps glibc's own rwlock: no LOCKSWAP_RWALGO, or pthread" {
+  run env LD_PRELOAD="$LIB" timeout 20 "$P" glibc-layout
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run under_rw pthread -- "$P" glibc-layout
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  run under_rw central -- "$P" glibc-layout
+  [ "$status" -ne 0 ]
+}
+
+@test "the mutex-serialised mode through the shim over inline, out-of-line, queue, try, hierarchical and wrapped mutex locks (the wrapper word before the state)" {
+  local m
+  for m in alock mcs clh-try hmcs cal mcs+gcr; do
+    run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO="$m" timeout "$TEST_TIMEOUT" "$P" exclusive-ok
+    [ "$status" -eq 0 ] || { echo "$m: $output"; return 1; }
+  done
+}

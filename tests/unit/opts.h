@@ -1,0 +1,149 @@
+/*
+ * opts.h - the command line of the unit and stress test programs, parsed one
+ * way: a bad option is one line on stderr, "PROG: -X: what is wrong (valid:
+ * what is right)", and exit status 2 (the bats files check both). Define
+ * OPT_PROG, the program's name, before including this file. Also here: the
+ * state of the lock the options chose, allocated as the shim would.
+ */
+#ifndef LS_UNIT_OPTS_H
+#define LS_UNIT_OPTS_H
+
+#ifndef OPT_PROG
+#error "define OPT_PROG (the program's name) before including opts.h"
+#endif
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+/* A bad option (or a failed set-up): "PROG: message" on stderr, exit 2. */
+static void opt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn, unused));
+static void opt_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, OPT_PROG ": %s\n", msg);
+	exit(2);
+}
+
+/* The value of option -opt (a one-letter name; a longer one, such as an
+ * environment variable's, is printed as it is): an unsigned decimal, or
+ * hexadecimal after 0x, in lo..hi. */
+static inline unsigned long long opt_number(const char *opt, const char *s, unsigned long long lo,
+					    unsigned long long hi)
+{
+	char *end;
+	errno = 0;
+	bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	unsigned long long v = strtoull(s, &end, hex ? 16 : 10);
+	if (s[0] < '0' || s[0] > '9' || errno || *end || v < lo || v > hi)
+		opt_error("%s%s: invalid value '%s' (valid: %llu..%llu)", opt[1] ? "" : "-", opt, s, lo, hi);
+	return v;
+}
+
+/* The index of s among names[0..n-1], the values of option -opt ("": an
+ * argument), which are `what` (a mode, a policy...). */
+static inline int opt_choose(const char *opt, const char *what, const char *s, const char *const *names,
+			     int n)
+{
+	char valid[256] = "";
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	for (int i = 0; i < n; i++)
+		snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", i ? ", " : "",
+			 names[i]);
+	opt_error("%s%s%sunknown %s '%s' (valid: %s)", *opt ? "-" : "", opt, *opt ? ": " : "", what, s,
+		  valid);
+}
+
+/* Waiting policies by name, and -w POLICY into ls_wait_cfg.policy. */
+static inline const char *opt_policy_name(enum ls_policy p)
+{
+	static const char *const names[] = {"spin", "yield", "park"};
+	return names[p];
+}
+static inline void opt_policy(const char *s)
+{
+	const char *names[] = {opt_policy_name(LS_WAIT_SPIN), opt_policy_name(LS_WAIT_YIELD),
+			       opt_policy_name(LS_WAIT_PARK)};
+	ls_wait_cfg.policy = (enum ls_policy)opt_choose("w", "policy", s, names, 3);
+}
+
+/* -a ALGO and -w POLICY, which most of the programs take: true if getopt's
+ * c was one of them (the name goes to *name, the policy to ls_wait_cfg). */
+static inline bool opt_algo_wait(int c, const char *arg, const char **name)
+{
+	if (c == 'a')
+		*name = arg;
+	else if (c == 'w')
+		opt_policy(arg);
+	return c == 'a' || c == 'w';
+}
+
+/* -a ALGO: the algorithm named s (NULL: -a was not given), a lock (not the
+ * pthread passthrough). */
+static inline const struct ls_algo *opt_algo(const char *s)
+{
+	char names[1024];
+	if (!s)
+		opt_error("-a ALGO is required (valid: %s)", ls_algo_names(names, sizeof names));
+	const struct ls_algo *a = ls_algo_find(s);
+	if (!a)
+		opt_error("-a: unknown algorithm '%s' (valid: %s)", s, ls_algo_names(names, sizeof names));
+	if (a->caps & LS_CAP_PASSTHROUGH)
+		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", s);
+	return a;
+}
+
+/* The algorithm's tunables from the environment, as the shim sets them (a
+ * bad value is a bad option). */
+static inline void opt_params(const struct ls_algo *a)
+{
+	for (const struct ls_param *p = a->params; p && p->env; p++) {
+		const char *v = getenv(p->env);
+		char err[256];
+		if (v && ls_param_parse(p, v, p->value, err, sizeof err))
+			opt_error("%s", err);
+	}
+}
+
+/* A zero-filled state for a lock of algorithm a, placed as the shim places
+ * it, with the wrapper word just before it (a composition NAME+WRAPPER
+ * keeps its per-lock word there: wrap/wrap.h): out of line after a header
+ * line (ls_ext_alloc) when it does not fit the mutex's inline bytes; else
+ * at offset 24 of a cache line of its own, like the inline state of a
+ * pthread_mutex_t. NULL without memory. Free it with opt_state_free. */
+#define OPT_STATE_AT 24
+static inline void *opt_state(const struct ls_algo *a)
+{
+	char *p;
+	if (a->state_size > LS_INLINE_STATE) {
+		p = ls_ext_alloc(LS_CACHELINE + a->state_size);
+		return p ? p + LS_CACHELINE : NULL;
+	}
+	p = aligned_alloc(LS_CACHELINE, LS_CACHELINE);
+	if (!p)
+		return NULL;
+	memset(p, 0, LS_CACHELINE);
+	return p + OPT_STATE_AT;
+}
+static inline void opt_state_free(const struct ls_algo *a, void *p)
+{
+	if (a->state_size > LS_INLINE_STATE)
+		ls_ext_free((char *)p - LS_CACHELINE, LS_CACHELINE + a->state_size);
+	else
+		free((char *)p - OPT_STATE_AT);
+}
+
+#endif
