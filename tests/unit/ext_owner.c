@@ -49,8 +49,8 @@ int main(void)
 		/* a word there could be a lock's: place one, pointing at the
 		 * freed block, as a copy's word does */
 		char *page = (char *)(uintptr_t)(link & ~(uint64_t)4095);
-		void *m = mmap(page, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-			       -1, 0);
+		void *m = mmap(page, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		if (m != page) {
 			if (m != MAP_FAILED)
 				munmap(m, 4096);
