@@ -19,8 +19,9 @@
  * one more lock/unlock then repairs). -DOLD: gcr.c's misuse repair before it
  * read W through norm() (an unconditional +1, the borrowed word read raw):
  * with MISUSE=1, NW=2, ITER=1 spin finds a passive head asleep for ever.
- * Checked with NW=2 ITER=2 MISUSE=1 (1.35e8 states), NW=3 ITER=1, NW=2
- * ITER=2 MISUSE=0, MAXA=1 PER=2: no error.
+ * Checked, no error (MAXA=1 PER=2 unless said): NW=2 ITER=2 MISUSE=1
+ * (1.35e8 states, 17 min), NW=2 ITER=1 MISUSE=2 (5.4e7), NW=3 ITER=1
+ * (1.9e7), NW=2 ITER=2 (4.5e6), NW=3 ITER=1 MAXA=2 PER=1 (2.7e6).
  */
 #ifdef OLD
 #define FIX 0
