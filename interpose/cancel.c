@@ -64,6 +64,7 @@ ls_pthread_setcanceltype(int type, int *oldtype)
 		 * on, it takes the slow path (its own store: no ordering with
 		 * other threads is needed, they are not asynchronous) */
 		ls_async_cancel = true;
+		/* relaxed: see above: only this thread's own calls need to see it */
 		if (__atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
 			__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
 	}

@@ -185,6 +185,7 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
 	else
 		c->head = &w;
 	c->tail = &w;
+	/* relaxed: under the condvar's lock, whose release orders it */
 	atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
 	iunlock(c);
 

@@ -68,6 +68,7 @@ __attribute__((constructor(101))) static void register_atfork(void)
 
 static inline int load_owner(struct ls_mutex *m)
 {
+	/* relaxed: read by other threads only to learn "not mine" (store_owner) */
 	return __atomic_load_n(&m->owner, __ATOMIC_RELAXED);
 }
 
@@ -80,6 +81,7 @@ static inline void store_owner(struct ls_mutex *m, int tid)
 /* glibc's __nusers: condvar waiters (see "for the condition variable") */
 static inline uint32_t cond_users(struct ls_mutex *m)
 {
+	/* relaxed: see "Condvar users" below: the mutex orders every change */
 	return __atomic_load_n(&m->cond_users, __ATOMIC_RELAXED);
 }
 
@@ -480,6 +482,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	 * outside the region is garbage and is never dereferenced. */
 	struct ls_ext *old = NULL;
 	if (ls_g.ext) {
+		/* relaxed: init of memory that no other thread may use meanwhile */
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
 		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
 			old = (struct ls_ext *)e;
@@ -595,6 +598,7 @@ int ls_mutex_unlock_for_wait(pthread_mutex_t *mu, uint32_t *saved)
 	}
 	if (!counts_users(m))
 		return ls_pthread_mutex_unlock(mu);
+	/* relaxed: see "Condvar users" above */
 	__atomic_fetch_add(&m->cond_users, 1, __ATOMIC_RELAXED);
 	int r = ls_pthread_mutex_unlock(mu);
 	if (r)

@@ -26,6 +26,32 @@
  * anything unlock() needs (e.g. the holder's queue node) is kept in the
  * state, not in thread-local storage. A thread may hold any number of locks.
  *
+ * Misuse that glibc tolerates. unlock() of an unlocked lock (never locked,
+ * or unlocked twice) returns and leaves the lock unlocked and fully usable:
+ * it must not follow a stale holder pointer, serve a ticket nobody took, or
+ * free a node twice. Only a misuse that races with another thread's lock or
+ * unlock of the same mutex may do harm (README, Known limits).
+ *
+ * After the release. Once unlock() has made the lock available to another
+ * thread (LS_TEST_POINT(LS_POINT_RELEASED) right after that store, on every
+ * path), that thread may lock, unlock, destroy and free or unmap the mutex
+ * before this one returns (the reference-counted object pattern; glibc's
+ * bug 13690). So from there unlock touches neither the state nor an
+ * out-of-line block of it, except by a futex wake on its address (the
+ * kernel tolerates a wake on memory that is gone or reused; every waiter
+ * here tolerates a spurious wake-up), or destroy() waits for unlockers
+ * still in flight. Queue nodes are the releaser's or type-stable (pool.h)
+ * and may be touched. trylock() of an unlocked lock never returns EBUSY for
+ * want of a step an unlocker has still to take.
+ *
+ * Memory orders (DEVELOPERS.md, Conventions). Every atomic access names its
+ * order. A relaxed one says why next to it (a hint a CAS then decides, a
+ * field published by the release that follows, the holder field that only
+ * an unlock ordered after this acquisition reads, a statistic...), except
+ * the failure order of a compare-exchange, relaxed throughout: a failed CAS
+ * only tells that the word has changed, and what the code does next is
+ * ordered by its next access.
+ *
  * Results. lock() never fails. trylock() returns 0 or EBUSY. timedlock()
  * returns 0 or ETIMEDOUT; the deadline is absolute, in ls_now_ns() time
  * (CLOCK_MONOTONIC nanoseconds); the shim has already validated the caller's
@@ -142,12 +168,22 @@ void ls_inject(void);
  * hold a releaser inside a window until a waiter's deadline has passed).
  * It compiles to nothing except in the test-point build (-DLS_TEST_POINTS,
  * build/liblocks-tpoint.a, mk/trylock.mk), where it calls ls_test_point(),
- * which the test defines (tests/unit/trylock_handover.c). */
+ * which the test defines (tests/unit/trylock_handover.c,
+ * tests/unit/after_release.c). */
 enum ls_test_point {
-	LS_POINT_ENQUEUED,  /* a waiter is in the tail, not yet linked to its predecessor */
-	LS_POINT_LEAVING,   /* a waiter out of patience has told its predecessor it leaves */
-	LS_POINT_RELEASING, /* a releaser that cannot hand over at once has marked its node */
-	LS_POINT_STAYING,   /* a waiter out of patience stays for its releasing predecessor */
+	LS_POINT_ENQUEUED,	/* a waiter is in the tail, not yet linked to its predecessor */
+	LS_POINT_LEAVING,	/* a waiter out of patience has told its predecessor it leaves */
+	LS_POINT_RELEASING,	/* a releaser that cannot hand over at once has marked its node */
+	LS_POINT_STAYING,	/* a waiter out of patience stays for its releasing predecessor */
+	LS_POINT_RELEASED,	/* unlock has made the lock available: from here on it touches
+				 * neither the state nor its block (see "After the release") */
+	LS_POINT_WAITING,	/* a thread spins, yields or backs off (ls_cpu_relax, wait.h) */
+	LS_POINT_PARKING,	/* a thread is about to sleep on a futex (wait.c) */
+	LS_POINT_DESTROY_WAITS, /* destroy() waits for an unlocker still in flight */
+	LS_POINT_SCAN,		/* a release looks at one more waiter (cna: bounded per release) */
+	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
+	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */
+	LS_POINT_WATCH,		/* a probing waiter watches a lock it saw released (auto) */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

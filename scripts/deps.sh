@@ -10,7 +10,8 @@ case "${1:-}" in
   test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox m4 valgrind binutils clang-format
          python3 libc6-dbg chromium groff-base bash-completion debhelper dpkg-dev) ;;
   demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev python3) ;;
-  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3) ;;
+  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3
+         pigz rocksdb-tools) ;;
   model) pkgs=(gcc make spin) ;;
   *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench, model)" >&2; exit 2 ;;
 esac

@@ -179,7 +179,7 @@ complete_words() {
 @test "make deb: a Debian package built with debhelper holds what make install installs; installed into a fresh root with dpkg, its lockswap lists, runs a program with its own library, profiles and reports" {
   command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
     { echo "dpkg-dev and debhelper are needed (scripts/deps.sh test)"; return 1; }
-  run timeout -k 5 "$TEST_TIMEOUT" make -C "$ROOT" --no-print-directory deb
+  run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb
   assert_success
   local deb
   deb=$(ls "$B"/deb/lockswap_*_amd64.deb)

@@ -13,7 +13,7 @@ setup() {
   [ -x "$LB" ] || skip "build/lockbench not built (make tests-build)"
 }
 
-lb() { timeout -k 5 "$TEST_TIMEOUT" "$LB" "$@"; }
+lb() { timeout -k 5 "$(hang_timeout)" "$LB" "$@"; }
 
 # col NAME CSVLINE: value of column NAME (header from --csv-header)
 col() {
@@ -159,7 +159,7 @@ col() {
   for m in lock trylock timedlock; do
     # 4 threads on any number of CPUs: without a lock, critical sections
     # overlap (in parallel, or by preemption inside one) many times.
-    run timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
+    run timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
     [ "$status" -eq 3 ] || { echo "mode $m: status $status: $output"; return 1; }
     assert_output --partial "lockbench: mutual exclusion violated"
     assert_output --partial "VIOLATED"

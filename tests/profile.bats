@@ -23,7 +23,7 @@ teardown() {
 profiled() {
   local algo=$1 out=$2
   shift 2
-  timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo" LOCKSWAP_WAIT=park \
+  timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo" LOCKSWAP_WAIT=park \
     LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$out" "$@"
 }
 
@@ -162,7 +162,7 @@ each_profiled() {
       want=${c#*:}
       c=${c%:*}
       st=0
-      timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
+      timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
         LOCKSWAP_PROFILE_OUT="$T/$c.csv" "$P" "$c" >"$T/$c.expect" 2>"$T/$c.err" || st=$?
       [ "$st" -eq "$want" ] || { echo "$a $c: status $st, expected $want"; cat "$T/$c.err"; return 1; }
       grep -q "acquired  contended" "$T/$c.err" || { echo "$a $c: no table on stderr"; cat "$T/$c.err"; return 1; }

@@ -75,7 +75,7 @@ P="$PROGS/rwlock_semantics"
 @test "the mutex-serialised mode through the shim over inline, out-of-line, queue, try, hierarchical and wrapped mutex locks (the wrapper word before the state)" {
   local m
   for m in alock mcs clh-try hmcs cal mcs+gcr; do
-    run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO="$m" timeout "$TEST_TIMEOUT" "$P" exclusive-ok
+    run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO="$m" timeout "$(hang_timeout)" "$P" exclusive-ok
     [ "$status" -eq 0 ] || { echo "$m: $output"; return 1; }
   done
 }

@@ -64,10 +64,12 @@
 /* A deliberate read of a node that may have been freed (type-stable). */
 static inline AB_NOSAN uint32_t ab_peek32(_Atomic uint32_t *w)
 {
+	/* relaxed: a deliberate look at memory that may have been reused: a hint, re-checked */
 	return atomic_load_explicit(w, memory_order_relaxed) & ~LS_PARKED;
 }
 static inline AB_NOSAN void *ab_peek_ptr(void *_Atomic *w)
 {
+	/* relaxed: as ab_peek32 */
 	return atomic_load_explicit(w, memory_order_relaxed);
 }
 
@@ -104,6 +106,7 @@ static inline uint32_t ab_set(_Atomic uint32_t *w, uint32_t v)
  * succeeds over a parked value. acq_rel like ab_set. */
 static inline bool ab_cas(_Atomic uint32_t *w, uint32_t expect, uint32_t v)
 {
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t cur = atomic_load_explicit(w, memory_order_relaxed);
 	for (;;) {
 		if ((cur & ~LS_PARKED) != expect)
@@ -263,6 +266,8 @@ static __attribute__((unused, noinline)) void *ab_pool_grow(struct ab_pool *p)
 {
 	void *n = ls_node_alloc();
 	AB_UNPOISON(n, LS_NODE_SIZE - 8);
+	/* relaxed: the node is this thread's; the pool word is read by others only with the exchange of
+	 * ab_pool_free */
 	atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
 	if (!p->cursor) {
 		pthread_once(&ab_pool_once, ab_pool_make_key);
@@ -287,6 +292,8 @@ static __attribute__((unused)) void *ab_pool_alloc(void)
 			n = AB_PF(n)->next;
 			/* acquire: pairs with the release exchange in ab_pool_free */
 			if (atomic_load_explicit(&AB_PF(n)->pstate, memory_order_acquire) == AB_FREE) {
+				/* relaxed: the owner's own mark; the acquire above ordered the freer's
+				 * accesses */
 				atomic_store_explicit(&AB_PF(n)->pstate, AB_USED, memory_order_relaxed);
 				AB_UNPOISON(n, AB_POOL_OFF);
 				p->cursor = n;

@@ -21,6 +21,10 @@
  * State lives out of line (C nodes of one cache line each, up to 16).
  * lock() is an attempt with infinite patience; trylock is EBUSY when the
  * tail node is held or queued, else one attempt with zero patience.
+ *
+ * After the release and misuse (lock.h): composite.h's (the store of R
+ * into the holder's node is the last access; the holder field is cleared
+ * before it, so an unlock of a free lock finds 0 and returns).
  */
 #include "composite.h"
 

@@ -18,6 +18,10 @@
  *
  * trylock is the fast path, then EBUSY if the lock is visibly held, then one
  * attempt with zero patience.
+ *
+ * After the release and misuse (lock.h): composite.h's (the fast path's
+ * release is one CAS of the tail, which also tells whether the head of
+ * the queue sleeps on it; an unlock of a free lock finds FP clear).
  */
 #include "composite.h"
 

@@ -51,6 +51,11 @@
  * type-stable memory: a stale read can only give EBUSY during a hand-off);
  * otherwise one attempt with zero patience. lock() is an attempt with
  * infinite patience: it never leaves the queue, so it never fails.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the store
+ * of AVAILABLE into the holder's node, is the last access to the lock.
+ * Misuse: unlock takes the holder field and clears it, so an unlock of a
+ * free lock finds NULL and returns.
  */
 #include "abortable.h"
 
@@ -78,11 +83,14 @@ static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, stru
 			/* The releaser is done with it and nobody else can
 			 * reach it: token state 2 -> 3. */
 			ab_pool_free(pred);
+			/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or
+			 * after the program's own synchronisation) */
 			atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 			return 0;
 		}
 		if (s == LEAVING) {
 			/* Take over the reference its owner left in it. */
+			/* relaxed: ordered by the acquire (A) that saw LEAVING, (C)'s release */
 			struct node *temp = atomic_load_explicit(&pred->prev, memory_order_relaxed);
 			ab_pool_free(pred);
 			pred = temp;
@@ -95,6 +103,7 @@ static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, stru
 	}
 
 	/* Timeout: hand our reference to pred to whoever holds ours. */
+	/* relaxed: published by (C), the release that marks us LEAVING */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
 	LS_INJECT();
 	/* (C) release: prev is visible to the successor that sees LEAVING */
@@ -114,12 +123,15 @@ static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, stru
 static int acquire(struct clh_nb *l, uint64_t deadline)
 {
 	struct node *i = ab_pool_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets i sees WAITING; acquire: pairs with
 	 * the release CAS in unlock when we get NULL (token state 1 -> 3). */
 	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
 	if (LS_LIKELY(pred == NULL)) {
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 		return 0;
 	}
@@ -149,21 +161,28 @@ static int clh_nb_trylock(void *state)
 static void clh_nb_unlock(void *state)
 {
 	struct clh_nb *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = i;
+	if (LS_UNLIKELY(!i))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* No successor: token state 3 -> 1. Read first: under contention the
 	 * CAS would fail (the "Scott-AL-OPT" of paper 003, section 4.1). i is
 	 * held, so nobody can free it before this CAS: no ABA. release: pairs
 	 * with the acquire of the next swap that reads NULL. */
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
 	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						    memory_order_relaxed)) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ab_pool_free(i);
 		return;
 	}
 	LS_INJECT();
 	/* (B) release: token state 3 -> 2; the successor frees i */
 	ab_set(&i->status, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 }
 
 /* An unheld lock: free the chain the last timed-out waiters left. */
@@ -177,6 +196,7 @@ static void clh_nb_destroy(void *state)
 			atomic_store_explicit(&l->tail, n, memory_order_release);
 			return;
 		}
+		/* relaxed: ordered by the acquire load of the status just above */
 		struct node *next =
 		    s == LEAVING ? atomic_load_explicit(&n->prev, memory_order_relaxed) : NULL;
 		ab_pool_free(n);

@@ -54,6 +54,12 @@
  * the departures already under way, no more. `releasing` is cleared before
  * the node is freed (by the acquirer, or by the releaser that emptied the
  * queue), so a node from the pool has it 0 (pool.h).
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the CAS
+ * of the holder's status to AVAILABLE, is the last access to the lock;
+ * what follows (waiting for a departing successor's restoring store,
+ * freeing the node) touches only the node. Misuse: unlock takes the holder
+ * field and clears it, so an unlock of a free lock finds NULL and returns.
  */
 #include "abortable.h"
 
@@ -132,6 +138,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 		break; /* WAITING: the word is ours until we restore it */
 	}
 	LS_TEST_POINT(LS_POINT_LEAVING);
+	/* relaxed: published by the release CAS that marks us LEAVING */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed); /* so the successor can find it */
 	LS_INJECT();
 
@@ -160,8 +167,11 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 
 got:
 	/* The predecessor released and returned: nobody else can reach it. */
+	/* relaxed: nobody else reaches pred now; its next owner's allocation is ordered by the pool */
 	atomic_store_explicit(&pred->releasing, 0, memory_order_relaxed);
 	ab_node_free(pred);
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
@@ -169,12 +179,15 @@ got:
 static int acquire(struct clh_try *l, uint64_t deadline)
 {
 	struct node *i = ab_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets i from its swap sees WAITING;
 	 * acquire: pairs with the release CAS in unlock when we get NULL. */
 	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
 	if (LS_LIKELY(pred == NULL)) {
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 		return 0;
 	}
@@ -195,9 +208,11 @@ static int clh_try_timedlock(void *state, uint64_t deadline_ns)
 static int clh_try_trylock(void *state)
 {
 	struct clh_try *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
 	struct node *i = ab_node_alloc(), *expected = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	/* as the exchange in acquire */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, i, memory_order_acq_rel,
@@ -205,6 +220,8 @@ static int clh_try_trylock(void *state)
 		ab_node_free(i);
 		return EBUSY;
 	}
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
@@ -214,6 +231,7 @@ static int clh_try_trylock(void *state)
 static inline bool clh_try_empty(struct clh_try *l, struct node *i)
 {
 	struct node *expected = i;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	return atomic_load_explicit(&l->tail, memory_order_relaxed) == i &&
 	       atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						       memory_order_relaxed);
@@ -226,16 +244,20 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 	for (;;) {
 		LS_INJECT();
 		/* (B) release: pairs with (A); the successor frees i */
-		if (ab_cas(&i->status, WAITING, AVAILABLE))
+		if (ab_cas(&i->status, WAITING, AVAILABLE)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			return;
+		}
 		/* A successor is leaving and holds our word: from now on the
 		 * next one stays (see the header); wait, retry. */
 		atomic_store_explicit(&i->releasing, 1, memory_order_seq_cst);
 		LS_TEST_POINT(LS_POINT_RELEASING);
 		ls_wait_while_eq(&i->status, TRANSIENT);
 		if (clh_try_empty(l, i)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			LS_INJECT();
 			ls_wait_while_eq(&i->status, TRANSIENT);
+			/* relaxed: we are the node's last user; the pool orders its next allocation */
 			atomic_store_explicit(&i->releasing, 0, memory_order_relaxed);
 			ab_node_free(i);
 			return;
@@ -246,9 +268,14 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 static void clh_try_unlock(void *state)
 {
 	struct clh_try *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (LS_UNLIKELY(!i))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	if (LS_LIKELY(clh_try_empty(l, i))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		/* A successor that linked itself out may still owe us its
 		 * restoring store (TRANSIENT -> WAITING). */
 		LS_INJECT();

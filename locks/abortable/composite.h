@@ -11,7 +11,8 @@
  * State (out of line, type-stable): the tail word, then C nodes of one
  * 32-bit word each, one node per cache line:
  *
- *	tail:	version:55 | FP:1 | index:8	(index 0 = NULL, 1..C a node)
+ *	tail:	version:54 | FPWAIT:1 | FP:1 | index:8
+ *		(index 0 = NULL, 1..C a node)
  *	node:	state:8 | pred:8 | 0:15 | LS_PARKED:1
  *		F free, W waiting (queued or holding), R released,
  *		A aborted, with `pred` its predecessor's index (the paper
@@ -20,9 +21,9 @@
  *
  * ABA on x86-64: a node index is reused constantly, so "tail == node 3"
  * says nothing about which use of node 3. Every CAS on the tail adds one
- * to the 55-bit version carried in the same 64-bit word, and a plain
+ * to the 54-bit version carried in the same 64-bit word, and a plain
  * LOCK CMPXCHG compares index and version together: a CAS prepared from a
- * stale read fails unless the tail went through exactly 2^55 updates in
+ * stale read fails unless the tail went through exactly 2^54 updates in
  * between. Storing an index, not a pointer (AMP's AtomicStampedReference
  * would need CMPXCHG16B), is what lets version and reference share one
  * word.
@@ -39,8 +40,22 @@
  * idle lock (tail NULL, or the tail node R, or A with no predecessor) by
  * one CAS that sets FP; queued threads then proceed as in CAL, except that
  * the head of the queue enters only once FP is clear. It waits for that on
- * `fpseq`, which the fast-path unlocker bumps (with a wake) whenever its
- * CAS found someone queued; a thread queued after that CAS sees FP clear.
+ * the tail word itself: under park it sets FPWAIT (only while FP is set)
+ * and sleeps on the tail's low half, which every CAS of the tail changes
+ * (the version); the fast-path unlocker's CAS clears FP and FPWAIT, and
+ * wakes the low half's sleepers if FPWAIT was set. Splices keep both bits.
+ *
+ * Holder: `holder` names the queue node of the holder (1..C), or is 0: the
+ * lock is free, or (cal-fp) held by the fast path. A queue release clears
+ * it before it releases. So an unlock of a free lock (never locked, or
+ * unlocked already) finds 0: cal returns at once; cal-fp's fast-path
+ * release finds FP clear in the tail and changes nothing.
+ *
+ * After the release (lock.h): a queue release is the store of R into the
+ * holder's node, a fast release the CAS of the tail; after either, only a
+ * futex wake on that word's address follows. (The fast-path unlocker used
+ * to bump a sequence word `fpseq` for the head of the queue after its CAS:
+ * a write into a block that a destroy may have freed by then.)
  *
  * Backoff (L39): a thread that cannot take its node sleeps on that node's
  * word for a random time below a doubling limit (AB_CAL_BACKOFF_MIN..MAX
@@ -58,7 +73,8 @@
 enum { CAL_F = 0, CAL_W = 1, CAL_R = 2, CAL_A = 3 };
 #define CAL_IDX(t) ((uint32_t)((t)&0xff))
 #define CAL_FP 0x100ull
-#define CAL_VER 0x200ull
+#define CAL_FPWAIT 0x200ull
+#define CAL_VER 0x400ull
 #define CAL_ST(w) ((w)&0xff)
 #define CAL_PRED(w) (((w) >> 8) & 0xff)
 
@@ -69,16 +85,17 @@ struct cal_node {
 
 struct cal {
 	_Atomic uint64_t tail;
-	_Atomic uint32_t fpseq;	 /* cal-fp: bumped when FP clears under a queue */
-	_Atomic uint32_t holder; /* node index of the holder, 0: fast path */
+	_Atomic uint32_t unused;
+	_Atomic uint32_t holder; /* node index of the holder; 0: none, or fast path */
 	char pad[LS_CACHELINE - 16];
 	struct cal_node node[AB_CAL_MAX];
 };
 
-/* Next tail word: same FP bit, one more version, index `idx`. */
-static inline uint64_t cal_next(uint64_t t, uint32_t idx)
+/* Next tail word: same FP bits (cal-fp: `fp`), one more version, index
+ * `idx`. */
+static inline uint64_t cal_next(uint64_t t, uint32_t idx, bool fp)
 {
-	return ((t & ~(CAL_VER - 1)) + CAL_VER) | (t & CAL_FP) | idx;
+	return ((t & ~(CAL_VER - 1)) + CAL_VER) | (fp ? t & (CAL_FP | CAL_FPWAIT) : 0) | idx;
 }
 
 static inline struct cal_node *cal_at(struct cal *l, uint32_t idx)
@@ -89,7 +106,7 @@ static inline struct cal_node *cal_at(struct cal *l, uint32_t idx)
 /* One try at node idx (L23-37): F -> W, or, if it is released or aborted
  * and is the tail (nobody behind it), take it out of the queue. *wp: the
  * node word seen (for the backoff). */
-static bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp)
+static inline __attribute__((always_inline)) bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp, bool fp)
 {
 	struct cal_node *n = cal_at(l, idx);
 	if (ab_cas(&n->word, CAL_F, CAL_W))
@@ -102,7 +119,7 @@ static bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp)
 		/* R: it was the only node, the queue becomes empty; A: its
 		 * predecessor becomes the tail. The version makes the CAS fail
 		 * if the tail moved since we read it. */
-		uint64_t nt = cal_next(t, CAL_ST(w) == CAL_A ? CAL_PRED(w) : 0);
+		uint64_t nt = cal_next(t, CAL_ST(w) == CAL_A ? CAL_PRED(w) : 0, fp);
 		if (atomic_compare_exchange_strong_explicit(&l->tail, &t, nt, memory_order_acq_rel,
 							    memory_order_relaxed)) {
 			LS_INJECT();
@@ -113,8 +130,48 @@ static bool cal_take(struct cal *l, uint32_t idx, uint32_t *wp)
 	return false;
 }
 
-/* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path. */
-static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
+/* cal-fp: the head of the queue waits until FP is clear (acquire: pairs
+ * with the fast release's CAS), under the policy, sleeping on the tail's
+ * low half with FPWAIT set; 0, or ETIMEDOUT. */
+/* The tail's low half (index, FP, FPWAIT, the version's low bits): the
+ * futex word of the head of the queue. */
+static inline _Atomic uint32_t *cal_tail_low(struct cal *l)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (_Atomic uint32_t *)(void *)&l->tail;
+#else
+	return (_Atomic uint32_t *)(void *)&l->tail + 1;
+#endif
+}
+
+static __attribute__((noinline)) int cal_fp_wait(struct cal *l, uint64_t deadline)
+{
+	_Atomic uint32_t *lo = cal_tail_low(l);
+	struct ls_spin s = LS_SPIN_INIT;
+	for (unsigned i = 0;; i++) {
+		uint64_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
+		if (!(t & CAL_FP))
+			return 0;
+		if (deadline != AB_NEVER && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) &&
+		    ls_now_ns() >= deadline)
+			return ETIMEDOUT;
+		if (!ls_spin_step(&s))
+			continue;
+		/* relaxed: a failure only sends us round again; the release
+		 * CAS that clears FP reads FPWAIT in the same word */
+		if (!(t & CAL_FPWAIT) &&
+		    !atomic_compare_exchange_strong_explicit(&l->tail, &t, t | CAL_FPWAIT,
+							     memory_order_relaxed, memory_order_relaxed))
+			continue;
+		ls_futex_wait(lo, (uint32_t)(t | CAL_FPWAIT), deadline == AB_NEVER ? 0 : deadline);
+		s = (struct ls_spin)LS_SPIN_INIT;
+	}
+}
+
+/* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path (a
+ * constant in each copy: cal_acquire below). */
+static inline __attribute__((always_inline)) int cal_acquire_in(struct cal *l, uint32_t c, uint64_t deadline,
+								bool fp)
 {
 	uint32_t idx = 1 + ab_random() % c;
 	struct cal_node *n = cal_at(l, idx);
@@ -124,7 +181,7 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 	/* Take a node (L22-43): a test-and-set with backoff on one node. */
 	for (;;) {
 		uint32_t w;
-		if (cal_take(l, idx, &w))
+		if (cal_take(l, idx, &w, fp))
 			break;
 		/* L39-42, with the deadline checked before sleeping. */
 		uint64_t now = ls_now_ns();
@@ -135,7 +192,7 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 			 * unheld, quiescent lock always has a free node or a
 			 * released/aborted one at the tail. */
 			for (idx = 1; idx <= c; idx++)
-				if (cal_take(l, idx, &w))
+				if (cal_take(l, idx, &w, fp))
 					break;
 			if (idx > c)
 				return ETIMEDOUT; /* no node: nothing to undo */
@@ -161,10 +218,11 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 	/* Splice it in (L44-51). The CAS comes before the deadline check so
 	 * that zero patience (trylock) still gets one try. release: our W is
 	 * visible to the successor that gets idx from the tail. */
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	t = atomic_load_explicit(&l->tail, memory_order_relaxed);
 	for (;;) {
 		LS_INJECT();
-		if (atomic_compare_exchange_weak_explicit(&l->tail, &t, cal_next(t, idx),
+		if (atomic_compare_exchange_weak_explicit(&l->tail, &t, cal_next(t, idx, fp),
 							  memory_order_acq_rel, memory_order_relaxed))
 			break;
 		if (ls_now_ns() >= deadline) {
@@ -179,14 +237,11 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 		if (pred == 0) {
 			if (!fp)
 				break;
-			/* cal-fp: head of the queue, wait for FP to clear.
-			 * seq first, then tail: see the unlock side. */
-			uint32_t q = ab_load(&l->fpseq);
-			if (!(atomic_load_explicit(&l->tail, memory_order_acquire) & CAL_FP))
-				break;
-			if (ab_wait(&l->fpseq, q, deadline, NULL) == ETIMEDOUT)
+			/* cal-fp: head of the queue, wait for FP to clear
+			 * (see the file comment). */
+			if (cal_fp_wait(l, deadline) == ETIMEDOUT)
 				goto abort;
-			continue;
+			break;
 		}
 		struct cal_node *p = cal_at(l, pred);
 		/* (A) acquire: pairs with (B) in cal_release */
@@ -207,6 +262,8 @@ static int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
 			goto abort;
 		LS_INJECT();
 	}
+	/* relaxed: read by unlock, after this thread's or the program's own
+	 * synchronisation */
 	atomic_store_explicit(&l->holder, idx, memory_order_relaxed);
 	return 0;
 
@@ -216,6 +273,21 @@ abort:
 	LS_INJECT();
 	ab_set(&n->word, CAL_A | pred << 8);
 	return ETIMEDOUT;
+}
+
+/* One copy of the acquisition per lock, with fp a constant in it (cal.c
+ * uses the first, cal_fp.c the second; the other is dropped). */
+static __attribute__((noinline, unused)) int cal_acquire_plain(struct cal *l, uint32_t c, uint64_t deadline)
+{
+	return cal_acquire_in(l, c, deadline, false);
+}
+static __attribute__((noinline, unused)) int cal_acquire_fp(struct cal *l, uint32_t c, uint64_t deadline)
+{
+	return cal_acquire_in(l, c, deadline, true);
+}
+static inline int cal_acquire(struct cal *l, uint32_t c, uint64_t deadline, bool fp)
+{
+	return fp ? cal_acquire_fp(l, c, deadline) : cal_acquire_plain(l, c, deadline);
 }
 
 /* cal-fp fast path (003 3.2, AMP Fig. 7.25): an idle lock in one CAS. */
@@ -239,30 +311,40 @@ static inline bool cal_fast(struct cal *l)
 		return false;
 	if (idx) /* it left the queue with our CAS: nobody else frees it */
 		ab_set(&cal_at(l, idx)->word, CAL_F);
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
 	return true;
 }
 
 static void cal_release(struct cal *l, bool fp)
 {
+	/* relaxed: written by the acquisition this release ends */
 	uint32_t idx = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	if (fp && idx == 0) {
 		/* AMP Fig. 7.26 fastPathUnlock. release: pairs with the
-		 * acquire of the next fast path or queue head. */
+		 * acquire of the next fast path or queue head. relaxed load:
+		 * the CAS orders, a stale value only fails it. */
 		uint64_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
-		while (!atomic_compare_exchange_weak_explicit(&l->tail, &t,
-							      ((t & ~(CAL_VER - 1)) + CAL_VER) | CAL_IDX(t),
-							      memory_order_acq_rel, memory_order_relaxed)) {
-		}
-		if (CAL_IDX(t)) {
-			/* Someone queued before our CAS may wait for FP. */
-			LS_INJECT();
-			ab_set(&l->fpseq, (ab_load(&l->fpseq) + 1) & ~LS_PARKED);
-		}
+		do {
+			if (!(t & CAL_FP))
+				return; /* free: an unlock too many (lock.h, misuse) */
+		} while (!atomic_compare_exchange_weak_explicit(&l->tail, &t,
+								((t & ~(CAL_VER - 1)) + CAL_VER) | CAL_IDX(t),
+								memory_order_acq_rel, memory_order_relaxed));
+		LS_TEST_POINT(LS_POINT_RELEASED);
+		if (t & CAL_FPWAIT) /* the head of the queue sleeps on the low half */
+			ls_futex_wake(cal_tail_low(l), 0x7fffffff);
 		return;
 	}
+	if (!fp && idx == 0)
+		return; /* free: an unlock too many (lock.h, misuse) */
+	/* relaxed: read only by an unlock, which a release of the lock (below)
+	 * orders after us */
+	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
 	/* (B) release: Fig. 1 line 14 */
 	ab_set(&cal_at(l, idx)->word, CAL_R);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 }
 
 /* trylock: EBUSY without taking a node if the tail node is W (held or

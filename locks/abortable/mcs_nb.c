@@ -63,6 +63,12 @@
  * lock() is an attempt with infinite patience (never leaves the queue);
  * trylock is EBUSY when the tail node is visibly held or queued (a hint
  * read from type-stable memory), else one attempt with zero patience.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the swap
+ * of AVAILABLE into the holder's next (with no successor) or of available
+ * into the successor's status, is the last access to the lock. Misuse:
+ * unlock takes the holder field and clears it, so an unlock of a free lock
+ * finds NULL and returns.
  */
 #include "abortable.h"
 
@@ -106,6 +112,7 @@ static void tell(struct node *succ, uint32_t status)
  * mark i LEAVING, hand pred on, and go. */
 static int leave(struct mcs_nb *l, struct node *i, struct node *pred)
 {
+	/* relaxed: published by the acq_rel swap of LEAVING into our next (swap_next) */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
 	LS_INJECT();
 	struct node *succ = swap_next(i, NX_LEAVING);
@@ -156,11 +163,13 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 			/* leaving / transient: pred's owner left. Nobody's next
 			 * refers to i now, so a plain reset is safe; the swap
 			 * that relinks us publishes it. */
+			/* relaxed: published by the swap that relinks us */
 			atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 			pn = s == LEAVING ? NX_LEAVING : NX_TRANSIENT;
 		}
 		/* pred's owner timed out: LEAVING or TRANSIENT. */
 		LS_INJECT();
+		/* relaxed: ordered by the acq_rel swap that returned LEAVING or TRANSIENT */
 		struct node *pp = atomic_load_explicit(&pred->prev, memory_order_relaxed);
 		if (pn == NX_LEAVING)
 			ab_pool_free(pred);
@@ -183,6 +192,7 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 
 timeout:
 	/* Timeout in the inner loop. Try to destroy pred's reference to i. */
+	/* relaxed: published by the acq_rel CAS below, or by the swap of TRANSIENT */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
 	LS_INJECT();
 	struct node *expected = i;
@@ -199,6 +209,8 @@ timeout:
 	return ETIMEDOUT;
 
 won:
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 	return 0;
 }
@@ -206,13 +218,17 @@ won:
 static int acquire(struct mcs_nb *l, uint64_t deadline)
 {
 	struct node *i = ab_pool_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->next, NULL, memory_order_relaxed);
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
 	/* release: our fields are initialised for whoever gets i; acquire:
 	 * pairs with the release CAS in unlock when we get NULL */
 	struct node *pred = atomic_exchange_explicit(&l->tail, i, memory_order_acq_rel);
 	if (LS_LIKELY(pred == NULL)) {
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 		return 0;
 	}
@@ -247,12 +263,18 @@ static int mcs_nb_trylock(void *state)
 static void mcs_nb_unlock(void *state)
 {
 	struct mcs_nb *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *x = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = x;
+	if (LS_UNLIKELY(!x))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* release: pairs with the acquire of the swap that next reads NULL */
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == x &&
 	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
 						    memory_order_relaxed)) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ab_pool_free(x);
 		return;
 	}
@@ -260,8 +282,12 @@ static void mcs_nb_unlock(void *state)
 	/* release: the critical section happens before the successor's
 	 * acquire of AVAILABLE (in x->next) or available (in its status) */
 	struct node *succ = swap_next(x, NX_AVAILABLE);
-	if (succ)
+	if (!succ)
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	if (succ) {
 		tell(succ, AVAILABLE);
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	}
 	/* x is freed by whoever takes the lock past it */
 }
 
@@ -273,9 +299,11 @@ static void mcs_nb_destroy(void *state)
 	struct node *n = atomic_load_explicit(&l->tail, memory_order_acquire);
 	if (!n || atomic_load_explicit(&n->next, memory_order_acquire) == NULL)
 		return; /* empty, or held / queued: not ours to touch */
+	/* relaxed: destroy runs with the lock unheld and unused */
 	atomic_store_explicit(&l->tail, NULL, memory_order_relaxed);
 	while (n) {
 		struct node *nx = atomic_load_explicit(&n->next, memory_order_acquire);
+		/* relaxed: ordered by the acquire load of next just above */
 		struct node *p = nx == NX_LEAVING || nx == NX_TRANSIENT
 				     ? atomic_load_explicit(&n->prev, memory_order_relaxed)
 				     : NULL;

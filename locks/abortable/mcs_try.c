@@ -63,6 +63,12 @@
  * `releasing` is 1 only between that store and the node's free (release
  * clears it first), so a node from the pool has it 0: carved memory is
  * zero and the pool writes only a free node's last 8 bytes (pool.h).
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * (the swap into the successor's prev), is the last access to the lock;
+ * the handshakes after it wait on our own node only. Misuse: unlock takes
+ * the holder field and clears it, so an unlock of a free lock finds NULL
+ * and returns.
  */
 #include "abortable.h"
 
@@ -151,6 +157,7 @@ static void mark_releasing(struct node *I)
 /* Before the releaser frees its node: no successor looks at it any more. */
 static void release_free(struct node *I)
 {
+	/* relaxed: we are the node's last user; the pool orders its next allocation */
 	atomic_store_explicit(&I->releasing, 0, memory_order_relaxed);
 	ab_node_free(I);
 }
@@ -250,6 +257,8 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 	/* Handshake with predecessor. */
 	pred = cleaned(temp);
 	st(N(pred), &N(pred)->next, NIL);
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	return 0;
 
@@ -402,6 +411,8 @@ serendipity: /* I got the lock after all; temp holds a granted value read
 		st(I, &I->next, succ);
 		st(N(succ), &N(succ)->prev, restored((ptr)I));
 	}
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	return 0;
 }
@@ -409,10 +420,13 @@ serendipity: /* I got the lock after all; temp holds a granted value read
 static int acquire(struct mcs_try *l, uint64_t deadline)
 {
 	struct node *I = ab_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
 	LS_INJECT();
 	ptr pred = atomic_exchange_explicit(&l->tail, (ptr)I, memory_order_seq_cst);
 	if (LS_LIKELY(pred == NIL)) { /* lock was free */
+		/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after
+		 * the program's own synchronisation) */
 		atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 		return 0;
 	}
@@ -432,16 +446,20 @@ static int mcs_try_timedlock(void *state, uint64_t deadline_ns)
 static int mcs_try_trylock(void *state)
 {
 	struct mcs_try *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NIL)
 		return EBUSY;
 	struct node *I = ab_node_alloc();
 	ptr expected = NIL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, (ptr)I, memory_order_seq_cst,
 						     memory_order_relaxed)) {
 		ab_node_free(I);
 		return EBUSY;
 	}
+	/* relaxed: read only by the unlock that this acquisition precedes (in this thread, or after the
+	 * program's own synchronisation) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	return 0;
 }
@@ -471,6 +489,7 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 			ptr expected = (ptr)I;
 			if (atomic_compare_exchange_strong_explicit(
 				&l->tail, &expected, NIL, memory_order_seq_cst, memory_order_seq_cst)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
 				/* Make sure anybody who happened to sneak in
 				 * and leave again has finished looking at my
 				 * qnode. */
@@ -488,6 +507,7 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 			 * has the lock. */
 			LS_INJECT();
 			(void)sw(N(succ), &N(succ)->prev, granted((ptr)I));
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			/* Handshake with successor to make sure it won't try
 			 * to access my qnode any more (might have been
 			 * leaving). */
@@ -505,7 +525,11 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 static void mcs_try_unlock(void *state)
 {
 	struct mcs_try *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* No successor, and the tail swings back: the listing's first round
 	 * of the loop, peeled off so that it leaves `releasing` alone (never
@@ -514,6 +538,7 @@ static void mcs_try_unlock(void *state)
 	if (LS_LIKELY(ld(&I->next) == NIL &&
 		      atomic_compare_exchange_strong_explicit(&l->tail, &expected, NIL, memory_order_seq_cst,
 							      memory_order_seq_cst))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		AWAIT(I, is_transient(ld(&I->next)));
 		ab_node_free(I);
 		return;

@@ -40,6 +40,7 @@ __attribute__((weak)) void ls_inject(void)
 		seed = s ? strtoull(s, NULL, 10) : 1;
 		percent = p ? atoi(p) : 5; /* benign race: every thread computes the same */
 	}
+	/* relaxed: a counter; each thread gets a distinct seed */
 	if (LS_UNLIKELY(rng == 0))
 		rng = (seed + 1) * 0x9e3779b97f4a7c15ull ^
 		      (atomic_fetch_add_explicit(&next_thread, 1, memory_order_relaxed) + 1) *

@@ -15,7 +15,7 @@
  *
  *	chunk:		base | first | lines | used (lines handed out)
  *	global head:	tag:32 | index:32	(index 0 = empty)
- *	free node:	LINK = next node (cache: pointer; global: index)
+ *	free node:	LINK = next node (cache: pointer; global: index * 2 + 1)
  *	free block:	first word = next block: index * 2 + 1
  *
  * A global link is odd (index * 2 + 1): a freed block's first word is read
@@ -128,6 +128,7 @@ void ls_pool_fork_child(void)
  * (address space, the directory or the 32-bit index space is exhausted). */
 static bool map_chunk(size_t need)
 {
+	/* relaxed: under the region lock, which orders every change of it */
 	uint32_t n = atomic_load_explicit(&nchunks, memory_order_relaxed);
 	if (n == MAX_CHUNKS)
 		return false;
@@ -156,6 +157,7 @@ static bool map_chunk(size_t need)
 static char *carve_from(uint32_t k, uint32_t lines)
 {
 	struct chunk *c = &chunks[k];
+	/* relaxed: under the region lock; readers outside it use acquire */
 	uint32_t used = atomic_load_explicit(&c->used, memory_order_relaxed);
 	if (c->lines - used < lines)
 		return NULL;
@@ -207,8 +209,11 @@ static char *at(uint32_t idx)
 static void stack_push(_Atomic uint64_t *head, char *p, size_t link_off)
 {
 	uint32_t idx = index_of(p);
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint64_t old = atomic_load_explicit(head, memory_order_relaxed), nw;
 	do {
+		/* relaxed atomic: published by the release CAS below; atomic so that a popper's stale read is
+		 * defined. Odd: never a word's address (see the top) */
 		__atomic_store_n((uint64_t *)(p + link_off), (uint64_t)(uint32_t)old << 1 | 1,
 				 __ATOMIC_RELAXED);
 		nw = ((old >> 32) + 1) << 32 | idx;
@@ -226,6 +231,7 @@ static char *stack_pop(_Atomic uint64_t *head, size_t link_off)
 			return NULL;
 		/* The line may be popped and reused under us: then the tag has
 		 * moved and the CAS fails. Reading it is safe (type-stable). */
+		/* relaxed: a stale link only fails the CAS, whose tag has moved */
 		uint64_t next = __atomic_load_n((uint64_t *)(at(idx) + link_off), __ATOMIC_RELAXED);
 		nw = ((old >> 32) + 1) << 32 | (uint32_t)(next >> 1);
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_acquire,
@@ -254,12 +260,26 @@ static char *take(_Atomic uint64_t *head, size_t link_off, uint32_t lines, bool 
 
 /* ---- nodes ---- */
 
+/* Nodes in the cache: the limit minus the room left. */
+static unsigned cached(const struct ls_node_cache *c)
+{
+	return (unsigned)((int)c->limit - c->room);
+}
+
+/* Sets the limit, keeping the nodes cached. */
+static void set_limit(struct ls_node_cache *c, unsigned limit)
+{
+	unsigned n = cached(c);
+	c->limit = limit;
+	c->room = (int)limit - (int)n;
+}
+
 static void cache_drain(struct ls_node_cache *c, unsigned keep)
 {
-	while (c->count > keep) {
+	while (cached(c) > keep) {
 		char *n = c->head;
 		c->head = (char *)*LINK(n);
-		c->count--;
+		c->room++;
 		stack_push(&node_head, n, LS_NODE_SIZE - 8);
 	}
 }
@@ -268,7 +288,7 @@ static void thread_exit(void *arg)
 {
 	struct ls_node_cache *c = arg;
 	cache_drain(c, 0);
-	c->limit = 0; /* frees after this point come back to the slow path */
+	set_limit(c, 0); /* frees after this point come back to the slow path */
 	c->registered = false;
 	c->hooked = false;
 }
@@ -284,11 +304,12 @@ static void cache_register(struct ls_node_cache *c)
 	c->registered = true;
 	/* pthread_setspecific may need memory (keys past the 32nd) */
 	c->hooked = exit_key_ok && pthread_setspecific(exit_key, c) == 0;
-	c->limit = ls_node_counting || !c->hooked ? 0 : CACHE_MAX;
+	set_limit(c, ls_node_counting || !c->hooked ? 0 : CACHE_MAX);
 }
 
 static void count_alloc(void)
 {
+	/* relaxed: statistics */
 	long n = atomic_fetch_add_explicit(&nodes_in_use, 1, memory_order_relaxed) + 1;
 	long m = atomic_load_explicit(&nodes_max, memory_order_relaxed);
 	while (n > m && !atomic_compare_exchange_weak_explicit(&nodes_max, &m, n, memory_order_relaxed,
@@ -302,6 +323,7 @@ static char *node_one(void)
 {
 	bool fresh;
 	char *n = take(&node_head, LS_NODE_SIZE - 8, 1, &fresh);
+	/* relaxed: statistics */
 	if (fresh)
 		atomic_fetch_add_explicit(&nodes_carved, 1, memory_order_relaxed);
 	return n;
@@ -322,9 +344,10 @@ void *ls_node_alloc_slow(void)
 		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
 		if (!n)
 			break;
+		/* relaxed atomic: the cache is this thread's; atomic for a popper's stale read */
 		__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 		c->head = n;
-		c->count++;
+		c->room--;
 	}
 	if (!c->head) {
 		/* new memory, a batch at a time; not from the reserve, which
@@ -332,12 +355,14 @@ void *ls_node_alloc_slow(void)
 		char *p = carve(BATCH, false);
 		if (!p)
 			return node_one();
+		/* relaxed: statistics */
 		atomic_fetch_add_explicit(&nodes_carved, BATCH, memory_order_relaxed);
 		for (unsigned i = 0; i < BATCH; i++) {
 			char *n = p + (size_t)i * LINE;
+			/* relaxed atomic: as above */
 			__atomic_store_n(LINK(n), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 			c->head = n;
-			c->count++;
+			c->room--;
 		}
 	}
 	return ls_node_alloc();
@@ -351,15 +376,17 @@ void ls_node_free_slow(void)
 	if (ls_node_counting) {
 		/* the node just freed is at the head of the cache */
 		cache_drain(c, 0);
+		/* relaxed: statistics */
 		atomic_fetch_sub_explicit(&nodes_in_use, 1, memory_order_relaxed);
 		return;
 	}
-	if (c->count > c->limit)
+	if (c->room < 0)
 		cache_drain(c, c->limit / 2);
 }
 
 void ls_node_stats(struct ls_node_stats *out)
 {
+	/* relaxed: statistics, read once the threads are done */
 	out->in_use = atomic_load_explicit(&nodes_in_use, memory_order_relaxed);
 	out->max_in_use = atomic_load_explicit(&nodes_max, memory_order_relaxed);
 	out->carved = atomic_load_explicit(&nodes_carved, memory_order_relaxed);

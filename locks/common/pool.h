@@ -95,7 +95,8 @@
  * instructions for its node (see pool.c for the slow paths). */
 struct ls_node_cache {
 	char *head;
-	unsigned count;
+	int room;	/* limit minus the nodes cached: a free that takes it below
+			 * 0 takes the slow path (one decrement and one branch) */
 	unsigned limit; /* 0: every free takes the slow path (see pool.c) */
 	bool registered;
 	bool hooked; /* its exit hook is registered: it may keep nodes */
@@ -120,7 +121,7 @@ static inline void *ls_node_alloc(void)
 	if (__builtin_expect(!n, 0))
 		return ls_node_alloc_slow();
 	c->head = (char *)(uintptr_t)*LS_NODE_LINK(n);
-	c->count--;
+	c->room++;
 	return n;
 }
 
@@ -131,7 +132,7 @@ static inline void ls_node_free(void *node)
 	 * (it then fails its CAS); atomic keeps that read defined */
 	__atomic_store_n(LS_NODE_LINK(node), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 	c->head = (char *)node;
-	if (__builtin_expect(++c->count > c->limit, 0))
+	if (__builtin_expect(--c->room < 0, 0))
 		ls_node_free_slow();
 }
 

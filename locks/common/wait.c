@@ -58,6 +58,7 @@ int ls_futex_wait_bits(_Atomic uint32_t *addr, uint32_t val, uint64_t deadline_n
 		ts.tv_nsec = (long)(deadline_ns % 1000000000u);
 		tp = &ts;
 	}
+	LS_TEST_POINT(LS_POINT_PARKING);
 	/* Absolute CLOCK_MONOTONIC deadline: FUTEX_WAIT_BITSET without
 	 * FUTEX_CLOCK_REALTIME. */
 	long r =
@@ -78,6 +79,7 @@ void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v)
 	/* The CAS orders us against the sleeper's own CAS that set the bit:
 	 * its futex wait then either finds the value changed or is woken
 	 * below. Failure: the word changed (released, or another waker). */
+	/* relaxed: the CAS alone orders us against the sleeper's CAS (one word) */
 	if (atomic_compare_exchange_strong_explicit(w, &v, v & ~LS_PARKED, memory_order_relaxed,
 						    memory_order_relaxed))
 		ls_futex_wake(w, 0x7fffffff);

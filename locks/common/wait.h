@@ -62,6 +62,7 @@ extern struct ls_wait_cfg ls_wait_cfg;
 
 static inline void ls_cpu_relax(void)
 {
+	LS_TEST_POINT(LS_POINT_WAITING); /* every wait spins here first (lock.h) */
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -139,6 +140,19 @@ static inline uint32_t ls_word_publish(_Atomic uint32_t *w, uint32_t val)
 	return old & ~LS_PARKED;
 }
 
+/* ls_word_publish as the store that releases a lock (a hand-over to the
+ * waiter on w): the test point sits between the store and the wake, which
+ * only passes w's address to the kernel (lock.h, "After the release"). */
+static inline uint32_t ls_word_release(_Atomic uint32_t *w, uint32_t val)
+{
+	/* release: pairs with the acquire load in ls_wait_while_eq */
+	uint32_t old = atomic_exchange_explicit(w, val, memory_order_acq_rel);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY(old & LS_PARKED))
+		ls_futex_wake(w, 0x7fffffff);
+	return old & ~LS_PARKED;
+}
+
 /* Acquire side of "keep the next waiter awake": a new holder calls it on
  * the word its successor waits on (the word keeps its value). If the
  * successor sleeps there (LS_PARKED), the bit is cleared and it is woken:
@@ -152,6 +166,7 @@ void ls_word_prewake_slow(_Atomic uint32_t *w, uint32_t v);
 static inline void ls_word_prewake(_Atomic uint32_t *w)
 {
 #ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
+	/* relaxed: a hint; the CAS of ls_word_prewake_slow decides */
 	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
 	if (LS_UNLIKELY(v & LS_PARKED))
 		ls_word_prewake_slow(w, v);

@@ -15,8 +15,8 @@
  * local queue has a successor (the cohort detection: the MCS tail is not
  * its node) and that has passed the global lock fewer than
  * LOCKSWAP_COHORT_PASSES times in a row hands the local lock to it with
- * GO_GLOBAL; otherwise it releases the global lock, then the local lock
- * (GO_ACQUIRE to a successor). The backoff lock is thread-oblivious, as
+ * GO_GLOBAL; otherwise it releases the local lock (GO_ACQUIRE to a
+ * successor), then the global lock. The backoff lock is thread-oblivious, as
  * the cohort transformation requires. It is not fair: after the bound a
  * cluster releases the global lock, but its next waiter may win it back
  * against the others' backing-off masters; the bound limits passes, not
@@ -38,6 +38,18 @@
  * the global word is ttas_word.h's protocol (sleepers woken one at a time);
  * nodes as mcs.c (one waiter per word). Backoff pauses are steps of the
  * policy. trylock: the fast path's attempt. No native timeout.
+ *
+ * After the release (lock.h). The global lock's release is the lock's
+ * release, and it comes last: the paper releases the global lock and then
+ * the local one, whose hand-over (or CAS) then wrote into a block that a
+ * destroy could have freed and another mutex reused. A successor handed
+ * the local lock with GO_ACQUIRE finds the global lock still held and
+ * waits for it. A pass (GO_GLOBAL) is the lock's release itself. After
+ * either, unlock touches only its node (freed) and the kernel. Misuse: an
+ * unlock of a lock never locked finds no block and returns; of a free lock
+ * after the fast path, it releases the free global word again (no change);
+ * after the cohort path, it finds the global word 0 and returns before it
+ * follows the stale node.
  *
  * Without a block (no address space, hier.h): the lock is its global
  * backoff lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
@@ -103,7 +115,7 @@ static void global_acquire(struct cbm *l)
 
 static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat) {
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
 		global_acquire(l);
 		return;
 	}
@@ -138,7 +150,7 @@ static int cbm_trylock(void *state)
 {
 	struct cbm *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat)
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat)
 		return ls_ttas_try(&l->global) ? 0 : EBUSY;
 	if (!ls_ttas_try(&l->global))
 		return EBUSY;
@@ -146,25 +158,37 @@ static int cbm_trylock(void *state)
 	return 0;
 }
 
-/* Hands the local lock of s on from n with `go`, or empties the queue. */
-static void local_release(struct local *s, struct ls_mcs_node *n, uint32_t go)
+/* Hands the local lock of s on from n with `go`, or empties the queue.
+ * `last`: this is the lock's release (a pass with the global lock). */
+static void local_release(struct local *s, struct ls_mcs_node *n, uint32_t go, bool last)
 {
-	ls_mcs_release(&s->tail, n, go);
+	if (ls_mcs_leave(&s->tail, n)) {
+		if (last)
+			LS_TEST_POINT(LS_POINT_RELEASED);
+	} else if (last) {
+		ls_mcs_grant_release(ls_mcs_successor(n), go);
+	} else {
+		ls_mcs_grant(ls_mcs_successor(n), go);
+	}
 	ls_node_free(n);
 }
 
 static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct head *h)
 {
+	/* relaxed: the cohort's own acquisition set it */
+	if (!atomic_load_explicit(&l->global.word, memory_order_relaxed))
+		return; /* free: holder and node are stale (lock.h, misuse) */
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
 	struct ls_mcs_node *n = h->node;
 	/* Cohort detection: a successor has swapped itself in behind n. */
 	if (atomic_load_explicit(&s->tail, memory_order_relaxed) != n && h->passes < ls_cohort_passes) {
 		h->passes++;
-		local_release(s, n, GO_GLOBAL); /* the tail moved: a hand-over, never the CAS */
+		local_release(s, n, GO_GLOBAL, true); /* the tail moved: a hand-over, never the CAS */
 		return;
 	}
+	/* The local lock first, the global one last (see the header). */
+	local_release(s, n, GO_ACQUIRE, false);
 	ls_ttas_release(&l->global);
-	local_release(s, n, GO_ACQUIRE);
 }
 
 static void cbm_unlock(void *state)
@@ -172,6 +196,8 @@ static void cbm_unlock(void *state)
 	struct cbm *l = state;
 	/* relaxed: the lock attached it, and this thread holds the lock */
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(!h))
+		return; /* never locked: free (lock.h, misuse) */
 	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
 		cbm_unlock_cohort(l, h);
 		return;

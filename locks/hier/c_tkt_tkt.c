@@ -10,27 +10,26 @@
  * acquire, a thread takes its cluster's local lock; if the releaser passed
  * the global lock along with it ("top granted"), it holds both; otherwise
  * it takes the global lock too. To release, a holder whose cluster has
- * waiters (the cohort detection of section 2: the local lock's `next` is
- * more than one past `owner`) and that has passed the global lock fewer
+ * waiters (the cohort detection of section 2: a ticket of the local lock
+ * is out behind the holder's) and that has passed the global lock fewer
  * than LOCKSWAP_COHORT_PASSES times in a row keeps the global lock held and
- * passes it with the local one; otherwise it releases the global lock, then
- * the local one. A ticket lock is thread-oblivious (any thread may advance
- * `owner`), which is what lets the global lock change hands inside a
- * cohort without being released. One refinement, for the bound: a holder
+ * passes it with the local one; otherwise it releases the local lock, then
+ * the global one. A ticket lock is thread-oblivious (any thread may serve
+ * the next ticket), which is what lets the global lock change hands inside
+ * a cohort without being released. One refinement, for the bound: a holder
  * that has reached it with waiters in its cluster takes a global ticket
  * for its successor before releasing the global lock (QUEUED); otherwise
  * that successor would queue only once awake, and a cluster already
  * running could pass the global lock on and on meanwhile.
  *
- *	inline:	next, owner	the global ticket lock (ticket.c's encoding:
- *				owner counts mod 2^31, bit 31 is LS_PARKED)
+ *	inline:	global		the global ticket lock (turn.h's ls_tkt)
  *		lines		the block (hier.h)
  *	head:	holder		cluster whose local lock the holder has, or
  *				LS_HIER_FAST (the fast path of hier.h: the
  *				global lock alone, taken when it had no
  *				ticket out)
  *		passes		consecutive passes of the global lock
- *	local:	next, owner	a ticket lock, one per cluster line
+ *	local:	t		a ticket lock (ls_tkt), one per cluster line
  *		granted		HELD: the next holder of this local lock also
  *				holds the global lock; QUEUED: it holds
  *				global ticket `ticket`; NONE
@@ -39,19 +38,33 @@
  * Transitions of a cluster's (local held, granted): acquire (0,*) ->
  * (1,NONE) [granted consumed, or global ticket taken and served]; release
  * with pass: (1,NONE) -> (1 for the waiter, HELD); at the bound with a
- * waiter: ticket taken, global released, (1,NONE) -> (1 for the waiter,
- * QUEUED); without a waiter: global released, then (1,NONE) -> (0 or a
- * late waiter, NONE). Only the holder writes holder, passes, granted and
+ * waiter: ticket taken, (1,NONE) -> (1 for the waiter, QUEUED), global
+ * released; without a waiter: (1,NONE) -> (0 or a late waiter, NONE), then
+ * the global released. Only the holder writes holder, passes, granted and
  * ticket; they are published by the local release and read after the local
  * acquire. Both ticket locks are FIFO, so at every release of the global
  * lock each cluster with waiters has a ticket out: no run of local
  * hand-offs longer than the bound while another cluster waits.
  *
- * No queue nodes. The ticket locks are ticket_word.h's. Waiting policy:
- * ls_wait_while_eq on the `owner` words (every sleeper of a word wakes at
- * its change). trylock is the fast path's attempt (the global lock alone,
- * if it has no ticket out). No native timeout (tickets cannot be given
- * back): the shim's fallback polls trylock.
+ * After the release (lock.h). The global lock's release is the lock's
+ * release, and it comes LAST: the local lock is released before it (the
+ * paper's order is the reverse: a late write to the local line of a block
+ * that a destroy had freed and another mutex had reused stranded that
+ * mutex's next waiter). Releasing the local lock first gives nothing away:
+ * a cluster-mate that takes it then queues for the global lock, which is
+ * still ours. A pass hands the local lock over with the global one held:
+ * that local release is the lock's release. Each is one CAS of a ticket
+ * word (turn.h), after which only a futex wake may follow. Misuse: an
+ * unlock that finds the global lock with no ticket out (never locked, or
+ * unlocked already) does nothing, before it reads the block (which a lock
+ * never used does not have).
+ *
+ * No queue nodes. Waiting policy: turn.h's; a release wakes only the
+ * waiter whose ticket comes up (and the next holder wakes the one after
+ * it early), on the global lock and on each local one. trylock is the fast
+ * path's attempt (the global lock alone, if it has no ticket out). No
+ * native timeout (tickets cannot be given back): the shim's fallback polls
+ * trylock.
  *
  * Without a block (no address space, hier.h): the lock is its global
  * ticket lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
@@ -63,16 +76,16 @@
 
 #include "hier.h"
 #include "lock.h"
-#include "ticket_word.h"
+#include "queue/turn.h"
 #include "wait.h"
 
 enum { NONE, HELD, QUEUED }; /* local.granted */
 
 struct local {
-	struct ls_ticket t;
+	_Atomic uint64_t t;
 	_Atomic uint32_t granted;
 	uint32_t ticket; /* QUEUED: the global ticket taken for the next holder */
-	char pad[LS_CACHELINE - sizeof(struct ls_ticket) - 8];
+	char pad[LS_CACHELINE - 16];
 };
 _Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
 
@@ -83,7 +96,7 @@ struct head {
 };
 
 struct ctt {
-	struct ls_ticket global;
+	_Atomic uint64_t global;
 	ls_hier_lines_t lines;
 };
 _Static_assert(sizeof(struct ctt) <= LS_INLINE_STATE, "inline state");
@@ -99,19 +112,22 @@ static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST}
  * the global lock unless it came with the local one. */
 static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat) {
-		ls_ticket_acquire(&l->global);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
+		ls_tkt_lock(&l->global);
 		return;
 	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *s = ls_hier_line(&h->h, 1 + c);
-	ls_ticket_acquire(&s->t);
-	/* relaxed: ordered after the releaser's store by (A)/(B) on the local
-	 * lock */
+	ls_tkt_lock(&s->t);
+	/* relaxed: ordered after the releaser's store by the local lock's
+	 * release and acquire */
 	uint32_t g = atomic_load_explicit(&s->granted, memory_order_relaxed);
 	atomic_store_explicit(&s->granted, NONE, memory_order_relaxed);
-	if (g != HELD) {
-		ls_ticket_wait(&l->global, g == QUEUED ? s->ticket : ls_ticket_take(&l->global));
+	if (g == QUEUED) {
+		ls_tkt_wait(&l->global, s->ticket);
+		h->passes = 0;
+	} else if (g != HELD) {
+		ls_tkt_lock(&l->global);
 		h->passes = 0;
 	}
 	h->holder = c;
@@ -121,7 +137,7 @@ static void ctt_lock(void *state)
 {
 	struct ctt *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_LIKELY(h) && ls_hier_fastpath && ls_ticket_try(&l->global)) {
+	if (LS_LIKELY(h) && ls_hier_fastpath && ls_tkt_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;
 	}
@@ -132,9 +148,9 @@ static int ctt_trylock(void *state)
 {
 	struct ctt *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat)
-		return ls_ticket_try(&l->global) ? 0 : EBUSY;
-	if (!ls_ticket_try(&l->global))
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat)
+		return ls_tkt_try(&l->global) ? 0 : EBUSY;
+	if (!ls_tkt_try(&l->global))
 		return EBUSY;
 	h->holder = LS_HIER_FAST;
 	return 0;
@@ -143,37 +159,41 @@ static int ctt_trylock(void *state)
 static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct head *h)
 {
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
-	if (ls_ticket_waiters(&s->t)) {
-		/* published by the local release (B) */
+	/* relaxed: we hold the local lock; a waiter's ticket seen late only
+	 * makes us release the global lock instead of passing it */
+	if (ls_tkt_waiters(atomic_load_explicit(&s->t, memory_order_relaxed))) {
+		/* published by the local release */
 		if (h->passes < ls_cohort_passes) {
 			h->passes++;
 			atomic_store_explicit(&s->granted, HELD, memory_order_relaxed);
-		} else {
-			/* The bound: the global lock goes to the clusters queued
-			 * for it; ours queues again now, before its next holder
-			 * has woken up, so that no cluster can overtake it
-			 * meanwhile. */
-			s->ticket = ls_ticket_take(&l->global);
-			atomic_store_explicit(&s->granted, QUEUED, memory_order_relaxed);
-			ls_ticket_release(&l->global);
+			ls_tkt_release(&s->t, true); /* with the global lock: the release */
+			return;
 		}
-	} else {
-		ls_ticket_release(&l->global);
+		/* The bound: the global lock goes to the clusters queued for
+		 * it; ours queues again now, before its next holder has woken
+		 * up, so that no cluster can overtake it meanwhile. */
+		ls_tkt_take(&l->global, &s->ticket);
+		/* relaxed: published by the local lock's release that follows */
+		atomic_store_explicit(&s->granted, QUEUED, memory_order_relaxed);
 	}
-	ls_ticket_release(&s->t);
+	ls_tkt_release(&s->t, false);
+	ls_tkt_release(&l->global, true); /* the last access: see the header */
 }
 
 static void ctt_unlock(void *state)
 {
 	struct ctt *l = state;
+	/* relaxed: the release CAS orders; a stale value only fails it */
+	uint64_t v = atomic_load_explicit(&l->global, memory_order_relaxed);
+	if (LS_UNLIKELY(!ls_tkt_held(v)))
+		return; /* free: an unlock too many (lock.h), before the block is read */
 	/* relaxed: the lock attached it, and this thread holds the lock */
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
 		ctt_unlock_cohort(l, h);
 		return;
 	}
-	if (LS_UNLIKELY(ls_ticket_serve_next(&l->global)))
-		ls_futex_wake(&l->global.owner, 0x7fffffff);
+	ls_tkt_release_from(&l->global, v, true);
 }
 
 static void ctt_destroy(void *state)

@@ -46,6 +46,20 @@
  * the lock on (the holder's node is never in either queue by then). Waiting
  * policy: ls_wait_while_eq / ls_word_publish on status and linked, one
  * waiter per word. trylock: a CAS on an empty queue. No native timeout.
+ *
+ * Bounded work: a release looks at most at LOCKSWAP_CNA_SCAN waiters
+ * (default 64) for one of the cluster it wants, then gives up as if there
+ * were none. The paper walks the main queue to its end, and with the pass
+ * bound reached and a single cluster it did so at every release (each
+ * found nobody of another cluster, handed on with the count still past the
+ * bound, and the next release walked again): O(waiters) per release.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * to the next holder (hand), is the last access to the lock; the node is
+ * freed after it. Misuse: the holder field is NULL in a lock never locked
+ * and after a hand-over (cleared before it), and stale only after a
+ * release that emptied the queue: the stale node is only read, the queue
+ * is empty, and an unlock of a free lock returns.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -58,6 +72,9 @@
 #include "wait.h"
 
 enum { GRANTED = 0, WAITING = 1 };
+
+/* How many waiters a release looks at (find): a bound on its work. */
+static uint64_t scan_max = 64;
 
 struct node {
 	struct ls_mcs_node q; /* first: a queue node is a struct node */
@@ -138,7 +155,7 @@ static void hand(struct node *x, struct node *sec, uint32_t passes)
 {
 	x->sec_head = sec;
 	x->passes = passes;
-	ls_mcs_grant(&x->q, GRANTED);
+	ls_mcs_grant_release(&x->q, GRANTED);
 }
 
 /* The successor of m in the main queue if m's link is complete, else NULL. */
@@ -151,6 +168,7 @@ static inline struct node *linked_next(struct node *m)
  * queue or a splice of it, whose owners only watch `status`). */
 static void set_next(struct node *m, struct node *x)
 {
+	/* relaxed: published by the grant (release) that hands the lock on */
 	atomic_store_explicit(&m->q.next, &x->q, memory_order_relaxed);
 	atomic_store_explicit(&m->q.linked, 1, memory_order_relaxed);
 }
@@ -160,6 +178,7 @@ static void set_next(struct node *m, struct node *x)
  * the run is complete, so nobody else writes these next/linked fields. */
 static void to_secondary(struct node **sh, struct node *first, struct node *last)
 {
+	/* relaxed: as in set_next */
 	atomic_store_explicit(&last->q.next, NULL, memory_order_relaxed);
 	atomic_store_explicit(&last->q.linked, 0, memory_order_relaxed);
 	if (*sh)
@@ -169,13 +188,16 @@ static void to_secondary(struct node **sh, struct node *first, struct node *last
 	(*sh)->sec_tail = last;
 }
 
-/* The first node from succ on, among those already linked, whose cluster
- * is (want_local) or is not (!want_local) `cluster`; the run before it is
- * moved to the secondary queue. NULL (and nothing moved) if none. */
+/* The first node from succ on, among the first LOCKSWAP_CNA_SCAN that are
+ * already linked, whose cluster is (want_local) or is not (!want_local)
+ * `cluster`; the run before it is moved to the secondary queue. NULL (and
+ * nothing moved) if none. */
 static struct node *find(struct node **sh, struct node *succ, uint32_t cluster, bool want_local)
 {
 	struct node *prev = NULL;
-	for (struct node *x = succ; x; prev = x, x = linked_next(x)) {
+	uint64_t seen = 0;
+	for (struct node *x = succ; x && seen < scan_max; prev = x, x = linked_next(x), seen++) {
+		LS_TEST_POINT(LS_POINT_SCAN);
 		if ((x->cluster == cluster) == want_local) {
 			if (prev)
 				to_secondary(sh, succ, prev);
@@ -185,8 +207,9 @@ static struct node *find(struct node **sh, struct node *succ, uint32_t cluster, 
 	return NULL;
 }
 
-static __attribute__((noinline)) void cna_handover(struct node *n)
+static __attribute__((noinline)) void cna_handover(struct cna *l, struct node *n)
 {
+	l->holder = NULL; /* until the next holder writes its own (lock.h, misuse) */
 	struct node *succ = node_of(ls_mcs_successor(&n->q)), *sh = n->sec_head, *x;
 	LS_INJECT();
 	if (n->passes < ls_cohort_passes) {
@@ -201,7 +224,7 @@ static __attribute__((noinline)) void cna_handover(struct node *n)
 			hand(x, sh, 0);
 			goto done;
 		}
-		hand(succ, NULL, n->passes + 1); /* no other cluster waits */
+		hand(succ, NULL, n->passes + 1); /* none waits, among those looked at */
 		goto done;
 	}
 	if (sh) {
@@ -217,6 +240,9 @@ done:
 
 static __attribute__((noinline)) void cna_unlock_slow(struct cna *l, struct node *n)
 {
+	/* relaxed: the holder's own swap made it non-NULL */
+	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return; /* free: n is stale (lock.h, misuse) */
 	struct node *sh = n->sec_head;
 	struct ls_mcs_node *expected = &n->q;
 	/* (D) acquire: pairs with (C) in ls_mcs_link */
@@ -228,30 +254,42 @@ static __attribute__((noinline)) void cna_unlock_slow(struct cna *l, struct node
 		/* release: pairs with the acquire of the swap that gets st */
 		if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, &st->q, memory_order_acq_rel,
 							    memory_order_relaxed)) {
+			l->holder = NULL;
 			hand(sh, NULL, 0);
 			ls_node_free(n);
 			return;
 		}
 	}
-	cna_handover(n);
+	cna_handover(l, n);
 }
 
 static void cna_unlock(void *state)
 {
 	struct cna *l = state;
 	struct node *n = l->holder;
+	if (LS_UNLIKELY(!n))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
+	/* A stale n (after a release that emptied the queue) is only read
+	 * (type-stable memory): the slow path finds the queue empty, and the
+	 * CAS below fails on it. */
 	if (LS_UNLIKELY(n->sec_head != NULL)) {
 		cna_unlock_slow(l, n);
 		return;
 	}
 	if (LS_LIKELY(ls_mcs_leave(&l->tail, &n->q))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(n);
 		return;
 	}
-	cna_handover(n);
+	cna_unlock_slow(l, n);
 }
 
-static const struct ls_param cna_params[] = {LS_COHORT_PASSES_PARAM, {0}};
+static const struct ls_param cna_params[] = {
+    LS_COHORT_PASSES_PARAM,
+    {"LOCKSWAP_CNA_SCAN", "waiters a release looks at for one of the right cluster (bounds its work), count",
+     &scan_max, 1, 1u << 20},
+    {0},
+};
 
 static const struct ls_algo cna_algo = {
     .name = "cna",

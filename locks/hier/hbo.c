@@ -25,6 +25,10 @@
  * acquires with its value | LS_PARKED, so that a wake-up it may have
  * consumed is passed on (ttas_word.h's protocol, and its reasons). Native
  * timeout: the same loop with a deadline. No queue nodes.
+ *
+ * After the release (lock.h): the exchange that frees the word is the last
+ * access; a futex wake on its address may follow. Misuse: an unlock of a
+ * free lock exchanges 0 for 0.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -58,6 +62,7 @@ static __attribute__((noinline)) int hbo_wait(struct hbo *l, uint32_t mine, uint
 	uint64_t local = local_min, remote = remote_min;
 	struct ls_spin s = LS_SPIN_INIT;
 	for (;;) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (v == 0) {
 			LS_INJECT();
@@ -123,6 +128,7 @@ static void hbo_unlock(void *state)
 	struct hbo *l = state;
 	/* release: pairs with the acquiring CAS in hbo_try and hbo_wait */
 	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&l->word, 1);

@@ -43,8 +43,6 @@
  *		lines		the block (hier.h): a local tail per cluster
  *	head:	holder		the holder's node, for unlock
  *		fastq		the node of the fast path and trylock
- *		fastq_busy	1 from a claim of fastq (before its state is
- *				set) to its last reader's global_done
  *	node:	state		cluster (bits 0-7) | SMW (successor must wait)
  *				| TWS (tail when spliced) | LREF | LDONE | GDONE
  *				| OWN (fastq) | LS_PARKED
@@ -61,17 +59,32 @@
  * clears LS_PARKED and wakes all sleepers if it was set. trylock (and the
  * fast path of hier.h): a CAS of the lock's own node (fastq, in the head;
  * OWN: never freed) onto an empty global queue, bypassing the local
- * queues. No native timeout (a CLH waiter cannot
- * leave).
+ * queues. fastq is ready (SMW | OWN) whenever the global queue is empty:
+ * so from the block's attachment, and again once its global successor has
+ * seen it released (global_done, the last reader: the queue is not empty
+ * before then). A fast acquisition is then that CAS alone: nothing to claim
+ * first, and nothing to give back after the release. No native timeout (a
+ * CLH waiter cannot leave).
+ *
+ * After the release (lock.h): the release is the CAS that empties the
+ * global queue, or the CAS that clears SMW in the holder's node (fastq is
+ * in the block, and its global successor frees nothing then: it only makes
+ * fastq ready, before it holds the lock); after either, the unlocker
+ * touches only its own pool node (global_done) and the kernel (a futex
+ * wake). A trylock of a free lock finds fastq ready: never EBUSY (the flag
+ * fastq_busy that this replaces was cleared after the release, and a
+ * trylock in between found the lock busy). Misuse: an unlock of a lock
+ * never used (no block) returns at once; of a free one, its CAS finds the
+ * global queue empty (the stale holder is not the tail) and it returns.
  *
  * Without a block (no address space, hier.h): there is no fastq, and a
  * queue holder's node would have nowhere to be found by unlock (the 16
  * inline bytes are the global tail and the lines word), so the global
- * tail's word is a ticket lock instead (`tkt`, ls_ticket64 of
- * ticket_word.h: FIFO like the queue, no node) from the marker's
- * attachment to destroy, which zeroes it. The marker's holder is NULL:
- * unlock's CAS of the tail from it fails (a held ticket word is never 0),
- * and its slow path sees the marker.
+ * tail's word is a ticket lock instead (`tkt`, ls_tkt of queue/turn.h:
+ * FIFO like the queue, no node) from the marker's attachment to destroy,
+ * which zeroes it. The marker's holder is NULL: unlock's CAS of the tail
+ * from it fails (a held ticket word is never 0; on a free word that is 0 it
+ * succeeds and changes nothing), and its slow path sees the marker.
  */
 #include <errno.h>
 #include <limits.h>
@@ -81,7 +94,7 @@
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
-#include "ticket_word.h"
+#include "queue/turn.h"
 #include "wait.h"
 
 #define CLUSTER 0xffu
@@ -106,8 +119,7 @@ _Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
 struct head {
 	struct ls_hier_head h;
 	struct node *holder;
-	struct node fastq;	     /* the fast path's node */
-	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last reader */
+	struct node fastq; /* the fast path's node */
 };
 
 struct hclh {
@@ -126,9 +138,11 @@ static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = NULL};
 static uint64_t combine_ns = 0;
 
 /* Sets and clears bits of a node word that a waiter may wait for; wakes
- * the sleepers. Returns the old value. */
-static uint32_t update(_Atomic uint32_t *w, uint32_t set, uint32_t clear)
+ * the sleepers. Returns the old value. `last`: the change releases the
+ * lock (the test point, before the wake; lock.h). */
+static uint32_t update(_Atomic uint32_t *w, uint32_t set, uint32_t clear, bool last)
 {
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t old = atomic_load_explicit(w, memory_order_relaxed), v;
 	LS_INJECT();
 	do
@@ -136,9 +150,18 @@ static uint32_t update(_Atomic uint32_t *w, uint32_t set, uint32_t clear)
 	/* (B) release: pairs with (A) in wait_pred */
 	while (
 	    !atomic_compare_exchange_weak_explicit(w, &old, v, memory_order_acq_rel, memory_order_relaxed));
+	if (last)
+		LS_TEST_POINT(LS_POINT_RELEASED);
 	if (old & LS_PARKED)
 		ls_futex_wake(w, INT_MAX);
 	return old;
+}
+
+/* A new block: fastq is ready (see the file comment). */
+static void init_block(struct ls_hier_head *hh)
+{
+	/* relaxed: the block is published by ls_hier_attach's release CAS */
+	atomic_store_explicit(&((struct head *)hh)->fastq.state, SMW | OWN, memory_order_relaxed);
 }
 
 /* The global successor is done with x (or x's owner, if x was the global
@@ -147,10 +170,12 @@ static void global_done(struct node *x)
 {
 	/* acquire: LREF was set before x was released (see hclh_lock_tree) */
 	uint32_t v = atomic_load_explicit(&x->state, memory_order_acquire);
-	if (v & OWN) { /* never in a local queue: no LREF; our last access */
-		struct head *h = (struct head *)((char *)x - offsetof(struct head, fastq));
-		/* release: pairs with the acquire of its claim in global_try */
-		atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
+	if (v & OWN) {
+		/* fastq, never in a local queue: no LREF. Its successor (us) is
+		 * its last reader: ready again for the next fast path, which can
+		 * come only once the queue is empty, after our own release.
+		 * relaxed: ordered by that release and the fast path's CAS. */
+		atomic_store_explicit(&x->state, SMW | OWN, memory_order_relaxed);
 		return;
 	}
 	if (!(v & LREF) || (atomic_fetch_or_explicit(&x->state, GDONE, memory_order_acq_rel) & LDONE))
@@ -177,14 +202,15 @@ static void local_done(struct node *x)
 
 static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat) {
-		ls_ticket64_acquire(&l->tkt);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, init_block)) == &flat) {
+		ls_tkt_lock(&l->tkt);
 		return;
 	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *q = ls_hier_line(&h->h, 1 + c);
 	struct node *n = ls_node_alloc(), *pred, *gpred, *ltail;
 	uint32_t v;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->state, c | SMW, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets n sees its state; acquire: pairs with
@@ -204,6 +230,7 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	 * is busy, the master lets its cluster-mates join its batch for up to
 	 * LOCKSWAP_HCLH_COMBINE_NS before it splices (each pause a step of
 	 * the waiting policy). */
+	/* relaxed: a hint: how long to combine */
 	if (combine_ns && atomic_load_explicit(&l->global, memory_order_relaxed)) {
 		struct ls_spin sp = LS_SPIN_INIT;
 		uint64_t until = ls_now_ns() + combine_ns;
@@ -213,6 +240,7 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	}
 	/* Splice the local queue onto the global queue (lines 18-22). */
 	LS_INJECT();
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	gpred = atomic_load_explicit(&l->global, memory_order_relaxed);
 	do
 		ltail = atomic_load_explicit(&q->tail, memory_order_acquire);
@@ -227,7 +255,7 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	struct node *expected = ltail;
 	if (!atomic_compare_exchange_strong_explicit(&q->tail, &expected, NULL, memory_order_acq_rel,
 						     memory_order_relaxed))
-		update(&ltail->state, TWS | LREF, 0);
+		update(&ltail->state, TWS | LREF, 0, false);
 	if (gpred) {
 		WAIT_PRED(gpred, v, !(v & SMW)); /* line 25 */
 		global_done(gpred);
@@ -238,26 +266,18 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 /* The fast path (hier.h) and trylock: the lock's own node onto an empty
  * global queue. It needs no cluster: it is in no local queue, and only
  * its global successor reads it (for SMW), before that successor holds
- * the lock; so by the time the queue is empty again nobody reads it. */
+ * the lock; so by the time the queue is empty again nobody reads it, and
+ * it is ready (see the file comment): nothing is written before the CAS,
+ * which fails harmlessly if the queue is not empty. */
 static inline bool global_try(struct hclh *l, struct head *h)
 {
 	struct node *expected = NULL;
-	uint32_t free = 0;
-	/* Claim fastq first: a thread that lost the race for the queue must
-	 * not set SMW again in a fastq that is in it. acquire: pairs with the
-	 * release in global_done. */
-	if (!atomic_compare_exchange_strong_explicit(&h->fastq_busy, &free, 1, memory_order_acquire,
-						     memory_order_relaxed))
-		return false;
-	atomic_store_explicit(&h->fastq.state, SMW | OWN, memory_order_relaxed);
 	LS_INJECT();
 	/* acquire: pairs with the release CAS in hclh_unlock; release: the
-	 * node's state, for a successor */
+	 * node's ready state, for a successor */
 	if (!atomic_compare_exchange_strong_explicit(&l->global, &expected, &h->fastq, memory_order_acq_rel,
-						     memory_order_relaxed)) {
-		atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
+						     memory_order_relaxed))
 		return false;
-	}
 	h->holder = &h->fastq;
 	return true;
 }
@@ -266,6 +286,7 @@ static void hclh_lock(void *state)
 {
 	struct hclh *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (LS_LIKELY(h) && ls_hier_fastpath &&
 	    atomic_load_explicit(&l->global, memory_order_relaxed) == NULL && LS_LIKELY(global_try(l, h)))
 		return;
@@ -276,21 +297,36 @@ static int hclh_trylock(void *state)
 {
 	struct hclh *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat)) == &flat)
-		return ls_ticket64_try(&l->tkt) ? 0 : EBUSY;
+	if (LS_UNLIKELY(!h) &&
+	    (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, init_block)) == &flat)
+		return ls_tkt_try(&l->tkt) ? 0 : EBUSY;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->global, memory_order_relaxed) != NULL || !global_try(l, h))
 		return EBUSY;
 	return 0;
 }
 
-static __attribute__((noinline)) void hclh_release(struct hclh *l, struct head *h, struct node *n)
+/* A pool node's release by the CAS that emptied the queue (or, on the
+ * marker's zero word, nothing: n is NULL). */
+static __attribute__((noinline)) void hclh_emptied(struct node *n)
+{
+	if (n)
+		global_done(n);
+}
+
+/* The CAS found the queue's tail was `seen`, not the holder's node. */
+static __attribute__((noinline)) void hclh_release(struct hclh *l, struct head *h, struct node *n,
+						   struct node *seen)
 {
 	if (h == &flat) {
-		ls_ticket64_release(&l->tkt);
+		ls_tkt_unlock(&l->tkt); /* nothing if it is free */
 		return;
 	}
-	/* (B): the global successor now frees n (Fig. 7.32, line 31) */
-	update(&n->state, 0, SMW);
+	if (!seen)
+		return; /* the queue is empty: the lock is free (lock.h, misuse) */
+	/* (B): the global successor now frees n (Fig. 7.32, line 31), or
+	 * makes fastq ready */
+	update(&n->state, 0, SMW, true);
 }
 
 static void hclh_unlock(void *state)
@@ -298,22 +334,28 @@ static void hclh_unlock(void *state)
 	struct hclh *l = state;
 	/* relaxed: the lock attached it, and this thread holds the lock */
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(!h))
+		return; /* never locked: free (lock.h, misuse) */
 	struct node *n = h->holder, *expected = n;
 	/* No global successor: empty the queue. release: pairs with the
 	 * acquire of the next splice or CAS that reads NULL. (Fails for the
 	 * marker: see the file comment.) */
 	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->global, &expected, NULL,
 							      memory_order_release, memory_order_relaxed))) {
-		global_done(n);
+		LS_TEST_POINT(LS_POINT_RELEASED);
+		/* fastq stays ready; a pool node is ours to finish with */
+		if (LS_UNLIKELY(n != &h->fastq))
+			hclh_emptied(n);
 		return;
 	}
-	hclh_release(l, h, n);
+	hclh_release(l, h, n, expected);
 }
 
 static void hclh_destroy(void *state)
 {
 	struct hclh *l = state;
 	if (ls_hier_detach(&l->lines) == &flat.h)
+		/* relaxed: destroy runs with the lock unheld and unused */
 		atomic_store_explicit(&l->tkt, 0, memory_order_relaxed); /* the all-zero state */
 }
 

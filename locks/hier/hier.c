@@ -12,7 +12,8 @@ static size_t block_size(const struct ls_hier_head *h)
 	return (size_t)(1 + h->nclusters + h->ngroups) * LS_CACHELINE;
 }
 
-struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat)
+struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+				    void (*init)(struct ls_hier_head *))
 {
 	const struct ls_ext_head *marker = flat; /* never written */
 	struct ls_ext_head *seen = ls_ext_attached(w, marker);
@@ -34,6 +35,8 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
 	__atomic_store_n(&h->ext.owner, (const void *)w, __ATOMIC_RELAXED); /* a stale copy may read it */
 	h->nclusters = n;
 	h->ngroups = g;
+	if (init)
+		init(h); /* published by ls_ext_attach's release CAS */
 	return (struct ls_hier_head *)ls_ext_attach(w, &h->ext, block_size(h), marker);
 }
 

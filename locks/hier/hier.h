@@ -36,7 +36,7 @@
  * lock. hclh and hmcs have a queue at the top, whose holder must find its
  * node at unlock, and the 16 inline bytes hold only the queue's tail and
  * the lines word; so they use the tail's word as a ticket lock
- * (ls_ticket64, ticket_word.h) instead, FIFO like the queue it stands for. No memory
+ * (ls_tkt, queue/turn.h) instead, FIFO like the queue it stands for. No memory
  * is needed at all. The marker's fields are what the unlocks read (a
  * holder of LS_HIER_FAST for the cohort locks; for hclh and hmcs values
  * that send the unlock to its slow path, which sees the marker), so the
@@ -145,8 +145,10 @@ static inline void *ls_hier_line(struct ls_hier_head *h, unsigned i)
 /* Attaches a block of the lock's own to *w (clusters, and groups if
  * with_groups and the topology has them), unless another thread did, and
  * returns it; or, if the lock has the marker `flat` or no block can be had
- * without the pool's reserve, attaches `flat` and returns it. */
-struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat);
+ * without the pool's reserve, attaches `flat` and returns it. init (may be
+ * NULL) prepares a new block, zero-filled, before it is published. */
+struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+				    void (*init)(struct ls_hier_head *));
 /* destroy(): frees the block, if the lock has one of its own; returns
  * what was attached (the caller resets its top level if it was `flat`). */
 struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w);

@@ -17,9 +17,9 @@
  * count, the levels above are held already. To release a level, a holder
  * whose count is at most the level's pass bound and whose node has a linked
  * successor hands it the level with the count plus one (the parents stay
- * held, by the level's node); otherwise it releases the parent level first,
- * then hands its successor the level with ACQUIRE_PARENT (or empties the
- * queue). Bounds: LOCKSWAP_COHORT_PASSES at the clusters,
+ * held, by the level's node); otherwise it empties the level's queue and
+ * releases the parent level (or, with a successor, see the refinement).
+ * Bounds: LOCKSWAP_COHORT_PASSES at the clusters,
  * LOCKSWAP_HMCS_GROUP_PASSES at the groups. Every level's queue is FIFO.
  *
  * One refinement, for the bound: a holder that has reached it with a
@@ -31,6 +31,32 @@
  * clusters would wait for more than the bound. Hence two nodes per level
  * (q[2]), `cur` naming the one in use.
  *
+ * After the release (lock.h). The paper releases the parent first and then
+ * hands its own level on; the parent's release is the lock's (a fast-path
+ * acquirer can then take the root, unlock and destroy the lock), so the
+ * level's hand-on wrote into a block that another mutex could have reused
+ * by then, and waited on it for ever. Here a holder without a successor
+ * empties its level first and releases the parent last: the next thread to
+ * arrive at the level climbs with the level's other node (the holder
+ * switches `cur` before the CAS that empties the level, and switches back
+ * if the CAS fails because a successor is linking in), so the node that
+ * holds the parent is never queued twice. With a successor (a pass, or the
+ * bound) the hand-over to it is the last access: until that successor has
+ * released, the lock is not free, even once the parent has been released
+ * by the bound's refinement. After its last store an unlock touches only
+ * its own leaf node (freed) and the kernel (a futex wake).
+ *
+ * The fast path's node, fastq, is clean (linked 0, next NULL) whenever the
+ * root's queue is empty: in a new block, after a release that emptied the
+ * queue (nobody linked to it), and after a hand-over, before which the
+ * releaser cleans it (its successor's link was its last access). So a fast
+ * acquisition is one CAS of an empty root: nothing to claim first and
+ * nothing to give back after the release, so a trylock of a free lock is
+ * never EBUSY (the flag fastq_busy that this replaces was cleared after the
+ * release). Misuse: an unlock of a lock never used (no block) returns at
+ * once; one of a free lock finds the root's queue empty and returns (its
+ * fast path's CAS fails on it; its tree path looks first).
+ *
  *	inline:	root		the root's MCS tail
  *		lines		the block (hier.h): a line per cluster, then
  *				per group: { tail, qnode for the parent }
@@ -39,9 +65,6 @@
  *		cluster		the holder's cluster
  *		fast		1: taken by the fast path (hier.h): the root
  *				alone, with fastq, the lock's own root node
- *		fastq_busy	1 from a claim of fastq (before it is reset
- *				and offered to the root) to its holder's last
- *				access; one thread at a time uses fastq
  *	level:	tail		the level's MCS queue
  *		q[2], cur	its nodes in the parent's queue; the level's
  *				holder chooses cur, published with the level
@@ -63,7 +86,7 @@
  * Without a block (no address space, hier.h): there is no fastq, and a
  * root holder's node would have nowhere to be found by unlock (the 16
  * inline bytes are the root's tail and the lines word), so the root's word
- * is a ticket lock instead (`tkt`, ls_ticket64 of ticket_word.h: FIFO
+ * is a ticket lock instead (`tkt`, ls_tkt of queue/turn.h: FIFO
  * like the root's queue, no node) from the marker's attachment to
  * destroy, which zeroes it. The marker's `fast` is 1 and its fastq's
  * `linked` 1: unlock takes the fast path's branch for a holder with a
@@ -78,7 +101,7 @@
 #include "lock.h"
 #include "pool.h"
 #include "queue/mcs_core.h"
-#include "ticket_word.h"
+#include "queue/turn.h"
 #include "wait.h"
 
 #define WAIT 0x7fffffffu
@@ -104,8 +127,7 @@ struct head {
 	struct ls_mcs_node *holder;
 	uint32_t cluster;
 	uint32_t fast;
-	struct ls_mcs_node fastq;    /* the fast path's node at the root */
-	_Atomic uint32_t fastq_busy; /* 1 from its claim to its last use */
+	struct ls_mcs_node fastq; /* the fast path's node at the root */
 };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
 
@@ -162,6 +184,7 @@ static void climb(struct hmcs *l, const struct path *p, unsigned i, struct ls_mc
 		if (st != COHORT_START && st != ACQUIRE_PARENT && st != QUEUED)
 			return; /* passed inside the cohort: the parents are held */
 		struct level *t = p->lv[i];
+		/* relaxed: published by the grant (release) that hands the level on */
 		atomic_store_explicit(&n->status, COHORT_START, memory_order_relaxed);
 		n = &t->q[t->cur];
 		if (st == QUEUED) /* the releaser queued n for us */
@@ -171,35 +194,57 @@ static void climb(struct hmcs *l, const struct path *p, unsigned i, struct ls_mc
 	}
 }
 
-/* Releases level i, held by n. */
-static void release(struct hmcs *l, const struct path *p, unsigned i, struct ls_mcs_node *n)
+/* Grants s the level (the lock's release if `last`). */
+static inline void grant(struct ls_mcs_node *s, uint32_t v, bool last)
+{
+	if (last)
+		ls_mcs_grant_release(s, v);
+	else
+		ls_mcs_grant(s, v);
+}
+
+/* Releases level i, held by n. `last`: its release (or the parent's) is
+ * the lock's release, the last access to the block (see the header). */
+static void release(struct hmcs *l, const struct path *p, unsigned i, struct ls_mcs_node *n, bool last)
 {
 	if (i == p->n) {
-		ls_mcs_release(&l->root, n, COHORT_START);
+		if (ls_mcs_leave(&l->root, n)) {
+			if (last)
+				LS_TEST_POINT(LS_POINT_RELEASED);
+		} else {
+			grant(ls_mcs_successor(n), COHORT_START, last);
+		}
 		return;
 	}
 	struct level *t = p->lv[i];
+	/* relaxed: our own node's status, written by the grant we acquired */
 	uint32_t cur = atomic_load_explicit(&n->status, memory_order_relaxed) & ~LS_PARKED;
+	uint32_t c = t->cur;
 	struct ls_mcs_node *next = ls_mcs_linked_next(n);
-	if (next && cur <= (i == 0 ? ls_cohort_passes : group_passes)) {
-		ls_mcs_grant(next, cur + 1); /* the parents stay held */
-		return;
-	}
-	struct ls_mcs_node *held = &t->q[t->cur];
 	if (!next) {
-		release(l, p, i + 1, held);
-		ls_mcs_release(&t->tail, n, ACQUIRE_PARENT);
+		/* Empty the level, then release the parent (see the header):
+		 * the level's next head climbs with the other node. */
+		t->cur = 1 - c;
+		if (ls_mcs_leave(&t->tail, n)) {
+			release(l, p, i + 1, &t->q[c], last);
+			return;
+		}
+		t->cur = c; /* a successor is linking in: the level is still ours */
+		next = ls_mcs_successor(n);
+	}
+	if (cur <= (i == 0 ? ls_cohort_passes : group_passes)) {
+		grant(next, cur + 1, last); /* the parents stay held */
 		return;
 	}
 	/* The bound, with a successor: queue the cohort at the parent again
 	 * with the other node before releasing it, so that the clusters that
 	 * are already queued there go first and none that is not yet can
-	 * overtake us while our successor wakes up. */
-	unsigned x = 1 - t->cur;
-	arrive(tail_of(l, p, i + 1), &t->q[x]); /* behind `held` at least: never empty */
-	release(l, p, i + 1, held);
-	t->cur = x;
-	ls_mcs_grant(next, QUEUED); /* (B) publishes cur */
+	 * overtake us while our successor wakes up. The lock is not free
+	 * until that successor has released it. */
+	arrive(tail_of(l, p, i + 1), &t->q[1 - c]); /* behind q[c] at least: never empty */
+	release(l, p, i + 1, &t->q[c], false);
+	t->cur = 1 - c;
+	grant(next, QUEUED, last); /* (B) publishes cur */
 }
 
 /* The path of cluster c. */
@@ -215,8 +260,8 @@ static inline void path_of(struct head *h, unsigned c, struct path *p)
 
 static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat)) == &flat) {
-		ls_ticket64_acquire(&l->tkt);
+	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat, NULL)) == &flat) {
+		ls_tkt_lock(&l->tkt);
 		return;
 	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
@@ -230,30 +275,19 @@ static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head
 }
 
 /* The fast path (hier.h) and trylock: fastq onto an empty root queue.
- * fastq is claimed first (fastq_busy): a thread that lost the race for
- * the root must not reset the links of a fastq that another thread holds
- * the root with, and its successor may be linking into. */
+ * fastq is clean then (see the header): the CAS alone, which fails
+ * harmlessly if the queue is not empty. */
 static inline bool fast_try(struct hmcs *l, struct head *h)
 {
-	struct ls_mcs_node *n = &h->fastq;
-	uint32_t free = 0;
-	if (atomic_load_explicit(&l->root, memory_order_relaxed) != NULL ||
-	    /* acquire: pairs with the release in fast_done */
-	    !atomic_compare_exchange_strong_explicit(&h->fastq_busy, &free, 1, memory_order_acquire,
-						     memory_order_relaxed))
-		return false;
-	if (LS_LIKELY(ls_mcs_try_enqueue(&l->root, n))) {
+	struct ls_mcs_node *expected = NULL;
+	LS_INJECT();
+	/* as the exchange in ls_mcs_enqueue */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, &h->fastq,
+							      memory_order_acq_rel, memory_order_relaxed))) {
 		h->fast = 1;
 		return true;
 	}
-	atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
 	return false;
-}
-
-static void fast_done(struct head *h)
-{
-	/* release: our last access to fastq comes before its next claim */
-	atomic_store_explicit(&h->fastq_busy, 0, memory_order_release);
 }
 
 static void hmcs_lock(void *state)
@@ -269,30 +303,44 @@ static int hmcs_trylock(void *state)
 {
 	struct hmcs *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat)) == &flat)
-		return ls_ticket64_try(&l->tkt) ? 0 : EBUSY;
+	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat, NULL)) == &flat)
+		return ls_tkt_try(&l->tkt) ? 0 : EBUSY;
 	return fast_try(l, h) ? 0 : EBUSY;
 }
 
 static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct head *h)
 {
+	/* relaxed: the holder's own acquisition made it non-NULL */
+	if (!atomic_load_explicit(&l->root, memory_order_relaxed))
+		return; /* free: the holder field is stale (lock.h, misuse) */
 	struct ls_mcs_node *n = h->holder;
 	struct path p;
 	path_of(h, h->cluster, &p);
-	release(l, &p, 0, n);
+	release(l, &p, 0, n, true);
 	ls_node_free(n);
 }
 
-/* The fast path's holder has a successor (or is linking one); or h is the
- * marker, whose fastq says so. */
+/* The fast path's holder has a successor (or is linking one), or the root
+ * is free (misuse); or h is the marker, whose fastq says so. */
 static __attribute__((noinline)) void hmcs_unlock_handon(struct hmcs *l, struct head *h)
 {
 	if (h == &flat) {
-		ls_ticket64_release(&l->tkt);
+		ls_tkt_unlock(&l->tkt); /* nothing if it is free */
 		return;
 	}
-	ls_mcs_release(&l->root, &h->fastq, COHORT_START);
-	fast_done(h);
+	/* Unlinked, and the CAS failed: a successor has swapped itself in
+	 * (the root is not NULL), or the lock is free and the fast flag stale
+	 * (lock.h, misuse). relaxed: a successor's swap, once made, stays. */
+	if (!(atomic_load_explicit(&h->fastq.linked, memory_order_relaxed) & ~LS_PARKED) &&
+	    !atomic_load_explicit(&l->root, memory_order_relaxed))
+		return;
+	struct ls_mcs_node *next = ls_mcs_successor(&h->fastq);
+	/* Clean fastq for the next fast path before the hand-over: the
+	 * successor's link was its last access (see the header). relaxed:
+	 * published by the grant's release. */
+	atomic_store_explicit(&h->fastq.linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->fastq.next, NULL, memory_order_relaxed);
+	ls_mcs_grant_release(next, COHORT_START);
 }
 
 static void hmcs_unlock(void *state)
@@ -300,13 +348,15 @@ static void hmcs_unlock(void *state)
 	struct hmcs *l = state;
 	/* relaxed: the lock attached it, and this thread holds the lock */
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	if (LS_UNLIKELY(!h))
+		return; /* never locked: free (lock.h, misuse) */
 	if (LS_UNLIKELY(!h->fast)) {
 		hmcs_unlock_tree(l, h);
 		return;
 	}
 	/* The marker's fastq has linked == 1: no CAS of its word. */
 	if (LS_LIKELY(ls_mcs_leave(&l->root, &h->fastq))) {
-		fast_done(h);
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		return;
 	}
 	hmcs_unlock_handon(l, h);
@@ -316,6 +366,7 @@ static void hmcs_destroy(void *state)
 {
 	struct hmcs *l = state;
 	if (ls_hier_detach(&l->lines) == &flat.h)
+		/* relaxed: destroy runs with the lock unheld and unused */
 		atomic_store_explicit(&l->tkt, 0, memory_order_relaxed); /* the all-zero state */
 }
 

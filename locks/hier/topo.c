@@ -122,6 +122,7 @@ static int parse_cluster(const char *v, char *err, size_t len)
 			ls_topo.group_of = group_table;
 			ls_topo.ngroups = (uint32_t)g;
 			ls_topo.threads = true;
+			/* relaxed: published by the release store of n that follows */
 			atomic_store_explicit(&ls_topo.nclusters, (uint32_t)n, memory_order_relaxed);
 			/* release: the fields above are visible to whoever sees n */
 			atomic_store_explicit(&ls_topo.n, (uint32_t)n, memory_order_release);
@@ -596,6 +597,7 @@ static _Atomic uint32_t next_thread;
 unsigned ls_cluster_slow(void)
 {
 	if (ls_topo.threads) {
+		/* relaxed: a counter; each thread gets a distinct value */
 		uint32_t k = atomic_fetch_add_explicit(&next_thread, 1, memory_order_relaxed);
 		uint32_t c = k % atomic_load_explicit(&ls_topo.nclusters, memory_order_relaxed);
 		ls_topo_thread_index = c;

@@ -64,6 +64,17 @@
  * No native timeout. If the record of a thread cannot be allocated (address
  * space exhausted), lock() waits and retries (1 ms naps); trylock() returns
  * EBUSY.
+ *
+ * After the release (lock.h): the CAS that empties Tail, or the CAS that
+ * writes the lock's address into the holder's Grant, is the last access to
+ * the lock; the bump and the accounting that follow touch the record only
+ * (type-stable, freed as said above). Misuse: an unlock of a lock never
+ * locked finds no holder; one after a release that emptied the queue finds
+ * its CAS fail on NULL; one after a hand-over whose grant is not yet taken
+ * finds that grant pending in the record (a record cannot hold the lock
+ * again before it is taken: see rec_for) and returns. Once the successor
+ * has taken it and written its own holder, such an unlock releases the
+ * successor's hold, as glibc's would.
  */
 #include <errno.h>
 #include <limits.h>
@@ -192,7 +203,9 @@ static struct rec *rec_new(struct rec **slot)
 static struct rec *rec_for(struct hemlock *l)
 {
 	struct rec *r = self ? self : rec_new(&self);
-	if (atomic_load_explicit(&l->holder, memory_order_relaxed) == r &&
+	/* (E) acquire: pairs with (F) in hemlock_wait (see there); tail: a
+	 * hint (a stale value only makes us take the second record) */
+	if (atomic_load_explicit(&l->holder, memory_order_acquire) == r &&
 	    atomic_load_explicit(&l->tail, memory_order_relaxed))
 		r = spare ? spare : rec_new(&spare);
 	return r;
@@ -210,11 +223,18 @@ static __attribute__((noinline)) void hemlock_wait(struct hemlock *l, struct rec
 	 * pred's grant. seq_cst: the Dekker pair with an overlap waiter. */
 	atomic_exchange_explicit(&pred->grant, 0, memory_order_seq_cst);
 	bump(pred);
-	atomic_store_explicit(&l->holder, I, memory_order_relaxed); /* after the ack */
+	/* (F) release, after the ack: a thread that reads holder == I with
+	 * acquire ((E) in hemlock_lock and rec_for) and so enqueues pred's
+	 * record again has the ack before it, so pred's next successor, which
+	 * reaches pred through that enqueue (acq_rel on tail), cannot read
+	 * the grant we took. On x86 any store is a release; a weakly ordered
+	 * CPU needs it said. */
+	atomic_store_explicit(&l->holder, I, memory_order_release);
 	I->held++;
 	/* Keep the next waiter awake: a successor asleep on our record is
 	 * woken now, so that its wake-up overlaps our critical section. */
 #ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
+	/* relaxed: a hint; bump's seq_cst load decides */
 	if (atomic_load_explicit(&I->seq, memory_order_relaxed) & LS_PARKED)
 		bump(I);
 #endif
@@ -230,6 +250,7 @@ static inline __attribute__((always_inline)) void acquire(struct hemlock *l, str
 		hemlock_wait(l, I, pred); /* a tail call: the fast path stays a leaf */
 		return;
 	}
+	/* relaxed: our own grant is not pending (the CAS from NULL found an empty queue) */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	I->held++;
 }
@@ -243,8 +264,10 @@ static void hemlock_lock(void *state)
 {
 	struct hemlock *l = state;
 	struct rec *I = self;
-	/* No record yet, or ours holds l and l has a queue: the slow path */
-	if (LS_UNLIKELY(!I || (atomic_load_explicit(&l->holder, memory_order_relaxed) == I &&
+	/* No record yet, or ours holds l and l has a queue: the slow path.
+	 * (E) acquire: pairs with (F) in hemlock_wait; tail: a hint, as in
+	 * rec_for. */
+	if (LS_UNLIKELY(!I || (atomic_load_explicit(&l->holder, memory_order_acquire) == I &&
 			       atomic_load_explicit(&l->tail, memory_order_relaxed)))) {
 		hemlock_lock_slow(l);
 		return;
@@ -255,6 +278,7 @@ static void hemlock_lock(void *state)
 static int hemlock_trylock(void *state)
 {
 	struct hemlock *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return EBUSY;
 	struct rec *I = rec_for(l), *empty = NULL; /* l has no queue: the first record */
@@ -263,6 +287,7 @@ static int hemlock_trylock(void *state)
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &empty, I, memory_order_acq_rel,
 						     memory_order_relaxed))
 		return EBUSY;
+	/* relaxed: the CAS from NULL found an empty queue: no grant of ours is pending */
 	atomic_store_explicit(&l->holder, I, memory_order_relaxed);
 	I->held++;
 	return 0;
@@ -278,8 +303,11 @@ static __attribute__((noinline)) void foreign_release(struct rec *r)
 }
 
 /* Grants l to r's successor: r's previous grant must have been
- * acknowledged (overlap), then the successor is told. */
-static __attribute__((noinline)) void hand_over(struct hemlock *l, struct rec *r)
+ * acknowledged (overlap), then the successor is told. False if r's
+ * pending grant is of l itself: this release was made already (an unlock
+ * too many while the successor takes over: r cannot hold l again before
+ * that grant is taken, see rec_for). */
+static __attribute__((noinline)) bool hand_over(struct hemlock *l, struct rec *r)
 {
 	for (;;) {
 		uintptr_t none = 0;
@@ -289,20 +317,33 @@ static __attribute__((noinline)) void hand_over(struct hemlock *l, struct rec *r
 		if (atomic_compare_exchange_strong_explicit(&r->grant, &none, (uintptr_t)l,
 							    memory_order_seq_cst, memory_order_relaxed))
 			break;
+		if (none == (uintptr_t)l)
+			return false;
 		await_grant(r, 0); /* overlap: the last grant is not acknowledged yet */
 	}
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	bump(r);
+	return true;
 }
 
 static void hemlock_unlock(void *state)
 {
 	struct hemlock *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct rec *r = atomic_load_explicit(&l->holder, memory_order_relaxed), *e = r;
+	if (LS_UNLIKELY(!r))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
 	/* Nobody behind: empty. release: pairs with the acquire of the next
-	 * exchange or CAS that reads NULL. */
-	if (!atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_release,
-						     memory_order_relaxed))
-		hand_over(l, r);
+	 * exchange or CAS that reads NULL. A stale r (after a release that
+	 * emptied the queue) is not the tail: the CAS fails on NULL. */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_release,
+							      memory_order_relaxed))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	} else {
+		if (!e || !hand_over(l, r))
+			return; /* free, or handed over already: an unlock too many (lock.h) */
+	}
 	if (LS_LIKELY(r == self || r == spare))
 		r->held--;
 	else

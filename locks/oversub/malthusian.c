@@ -45,6 +45,14 @@
  * re-admission hands the lock to a sleeper: its wake-up is in the critical
  * path (waking it ahead, when the chain behind the new holder is empty, was
  * measured and did not help: results/oversub). Not FIFO.
+ *
+ * After the release (lock.h): the CAS that empties the chain, or the grant
+ * to the next holder (from the chain, the passive set, or a re-admission),
+ * is the last access to the lock; the holder's node is freed after it.
+ * Misuse: the holder field is NULL in a lock never locked and after a
+ * hand-over (cleared before it), and stale only after a release that
+ * emptied the chain (the passive set is then empty too): an unlock of a
+ * free lock returns.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -197,7 +205,7 @@ static void grant(struct node *I, struct node *n)
 	n->ps_tail = I->ps_tail;
 	/* (B) in ls_mcs_grant: our critical section and the set happen before
 	 * n's; pairs with (A) in await_grant */
-	ls_mcs_grant(&n->q, GRANTED);
+	ls_mcs_grant_release(&n->q, GRANTED);
 }
 
 /* The chain is empty behind I but the passive set is not: re-admit its
@@ -207,6 +215,7 @@ static bool readmit(struct malthusian *l, struct node *I)
 {
 	struct node *p = I->ps_tail;
 	struct ls_mcs_node *e = &I->q;
+	/* relaxed: published by the acq_rel CAS of the tail below */
 	atomic_store_explicit(&p->q.linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&p->q.next, NULL, memory_order_relaxed);
 	/* release: a newcomer that swaps p out of tail sees the stores above */
@@ -220,6 +229,11 @@ static bool readmit(struct malthusian *l, struct node *I)
 
 static __attribute__((noinline)) void malthusian_release(struct malthusian *l, struct node *I)
 {
+	/* relaxed: the holder's own swap made it non-NULL; it is NULL only
+	 * when the lock is free (the passive set empty too) */
+	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return;	  /* free: I is stale (lock.h, misuse) */
+	l->holder = NULL; /* until the next holder writes its own */
 	/* Without a passive set we are here because a successor has linked or
 	 * swapped itself in (unlock's CAS failed: the tail never comes back to
 	 * I), so only a holder with passive waiters may find the chain empty. */
@@ -236,6 +250,7 @@ static __attribute__((noinline)) void malthusian_release(struct malthusian *l, s
 		 * with the chain behind it. */
 		struct node *p = I->ps_head;
 		ps_remove(I, p);
+		/* relaxed: p's owner only watches its status; published by the grant */
 		atomic_store_explicit(&p->q.next, &s->q, memory_order_relaxed);
 		atomic_store_explicit(&p->q.linked, 1, memory_order_relaxed);
 		grant(I, p);
@@ -244,6 +259,7 @@ static __attribute__((noinline)) void malthusian_release(struct malthusian *l, s
 		 * cull it to the passive set, grant t. t never touches s again
 		 * (its link was its last access); s's owner keeps waiting. */
 		ps_push(I, s);
+		/* relaxed: s's owner only compares it; its waiting loop re-reads it with acquire */
 		atomic_fetch_add_explicit(&s->q.status, PASSIVE - WAITING, memory_order_relaxed);
 		grant(I, t);
 	} else {
@@ -256,8 +272,13 @@ static void malthusian_unlock(void *state)
 {
 	struct malthusian *l = state;
 	struct node *I = l->holder;
-	/* No successor and no passive waiter: empty the chain. */
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
+	/* No successor and no passive waiter: empty the chain. A stale I
+	 * (after a release that emptied the chain) is only read (type-stable
+	 * memory); the CAS fails on the empty chain. */
 	if (LS_LIKELY(!I->ps_head && ls_mcs_leave(&l->tail, &I->q))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(I);
 		return;
 	}

@@ -10,8 +10,8 @@
  * pay for a wake-up that a spinner makes unnecessary. So:
  *   lock    set the lock bit; held: spin up to SPIN (8192 cycles at the
  *           paper's 2.8 GHz, LOCKSWAP_MUTEXEE_SPIN_NS) re-trying the bit;
- *           then sleep: swap in LOCKED|CONTENDED and futex-wait while the
- *           swap finds the lock held (a sleeper always leaves CONTENDED);
+ *           then sleep: set LOCKED|CONTENDED and futex-wait while that
+ *           finds the lock held (a sleeper always leaves CONTENDED);
  *   unlock  LOCKED alone: clear it (no sleeper). Else clear LOCKED and
  *           watch for WAKE (384 cycles, LOCKSWAP_MUTEXEE_WAKE_NS): if a
  *           spinner takes the lock meanwhile, no wake-up is needed (the new
@@ -24,7 +24,8 @@
  * after RETRY periods in futex mode (8, doubling up to 32) it tries spin mode
  * again. Not FIFO: spinners barge past sleepers, which is the point.
  *
- *	word	bit 0 LOCKED, bit 8 CONTENDED (someone may sleep on `word`)
+ *	word	bit 0 LOCKED, bit 8 CONTENDED (someone may sleep on `word`),
+ *		bits 16-31 unlockers in flight (see below)
  *	acq, miss		this period's contended unlocks and wake-ups
  *	extra			LIMIT - 128
  *	futex_mode		0: spin mode; k > 0: k-1 periods in futex mode
@@ -32,6 +33,18 @@
  * (all zero: unlocked, spin mode, the paper's initial settings; the
  * adaptation fields are written only by the holder, in unlock, and read
  * by spinners for their budget: relaxed atomics.)
+ *
+ * After the release (lock.h): a contended unlock watches the word after it
+ * has released the lock, and then clears CONTENDED, counts a miss and
+ * wakes a sleeper: all in the mutex, after another thread may have taken
+ * the lock. So that a destroy (and the free that follows it) cannot come
+ * in between, such an unlocker counts itself in the word, in the same
+ * atomic operation that releases (+1 in bits 16-31), and uncounts itself
+ * as its very last access; destroy() waits until no unlocker is counted
+ * (they are a few hundred nanoseconds from done, unless preempted: it
+ * spins, then yields). An uncontended unlock releases with one CAS and
+ * touches nothing after it. Misuse: an unlock that finds LOCKED clear
+ * returns at once (a sleeper woken for nothing would sleep again anyway).
  *
  * Waiting policy: park is the paper's protocol above (its own budgets
  * replace LOCKSWAP_SPIN and LOCKSWAP_YIELD); yield spins the same budget,
@@ -49,6 +62,8 @@
 
 #define LOCKED 1u
 #define CONTENDED 0x100u
+#define UNLOCKER 0x10000u /* one unlocker in flight */
+#define UNLOCKERS 0xffff0000u
 #define PERIOD 2048u   /* contended unlocks per adaptation period */
 #define LIMIT_MIN 128u /* misses per period that switch to futex mode */
 #define LIMIT_MAX 256u
@@ -75,6 +90,7 @@ static const struct ls_param mutexee_params[] = {
     {0},
 };
 
+/* relaxed: the adaptation fields are the holder's (see the header), read by spinners for a budget */
 #define LOAD(f) atomic_load_explicit(&(f), memory_order_relaxed)
 #define STORE(f, v) atomic_store_explicit(&(f), (v), memory_order_relaxed)
 
@@ -100,11 +116,14 @@ static __attribute__((noinline)) void mutexee_wait(struct mutexee *m)
 			sched_yield();
 		return;
 	}
-	/* Sleep: a sleeper always leaves CONTENDED behind (the swap), so the
-	 * holder's unlock takes its slow path and wakes somebody. */
-	while (atomic_exchange_explicit(&m->word, LOCKED | CONTENDED, memory_order_acquire) & LOCKED) {
+	/* Sleep: a sleeper always leaves CONTENDED behind (the paper swaps
+	 * LOCKED|CONTENDED in; an OR keeps the unlockers' count), so the
+	 * holder's unlock takes its slow path and wakes somebody. acquire:
+	 * pairs with the release in unlock. */
+	uint32_t v;
+	while ((v = atomic_fetch_or_explicit(&m->word, LOCKED | CONTENDED, memory_order_acquire)) & LOCKED) {
 		LS_INJECT();
-		ls_futex_wait(&m->word, LOCKED | CONTENDED, 0);
+		ls_futex_wait(&m->word, v | CONTENDED, 0);
 	}
 }
 
@@ -148,25 +167,44 @@ static void adapt(struct mutexee *m)
 
 static __attribute__((noinline)) void mutexee_unlock_slow(struct mutexee *m)
 {
+	/* relaxed: the CAS below releases; a stale value only fails it */
+	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+	if (!(v & LOCKED))
+		return; /* free: an unlock too many (lock.h, misuse) */
+	if (!(v & CONTENDED)) {
+		/* only other unlockers in flight: a plain release. release:
+		 * pairs with the acquire of the next take or sleep. */
+		while (!atomic_compare_exchange_weak_explicit(&m->word, &v, v & ~LOCKED, memory_order_release,
+							      memory_order_relaxed)) {
+		}
+		LS_TEST_POINT(LS_POINT_RELEASED);
+		return;
+	}
 	adapt(m);
 	uint64_t budget = LOAD(m->futex_mode) ? WAKE_MIN_NS : wake_ns;
 	LS_INJECT();
-	/* release: pairs with the acquire of the next take or swap */
-	atomic_fetch_and_explicit(&m->word, ~LOCKED, memory_order_release);
+	/* release: pairs with the acquire of the next take or sleep; we count
+	 * ourselves in flight in the same step (LOCKED is set: -1 clears it) */
+	atomic_fetch_add_explicit(&m->word, UNLOCKER - LOCKED, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	/* Give a spinner the chance to take the lock: then no wake-up. */
 	uint64_t start = ls_tp_now();
 	do {
 		/* seq_cst load after the RMW above: a spinner's take is seen */
 		if (atomic_load_explicit(&m->word, memory_order_seq_cst) & LOCKED)
-			return; /* the new holder sees CONTENDED and wakes later */
+			goto done; /* the new holder sees CONTENDED and wakes later */
 		ls_cpu_relax();
 	} while (ls_tp_now() - start < budget);
 	LS_INJECT();
-	/* Nobody came: wake a sleeper, which swaps CONTENDED back in. */
+	/* Nobody came: wake a sleeper, which sets CONTENDED again. relaxed:
+	 * CONTENDED is a hint, ordered by the word's modification order. */
 	atomic_fetch_and_explicit(&m->word, ~CONTENDED, memory_order_relaxed);
 	if (LOAD(m->miss) < UINT16_MAX)
 		STORE(m->miss, (uint16_t)(LOAD(m->miss) + 1));
 	ls_futex_wake(&m->word, 1);
+done:
+	/* Our last access. release: destroy's acquire then sees us gone. */
+	atomic_fetch_sub_explicit(&m->word, UNLOCKER, memory_order_release);
 }
 
 static void mutexee_unlock(void *state)
@@ -175,9 +213,25 @@ static void mutexee_unlock(void *state)
 	uint32_t held = LOCKED;
 	/* Held, nobody asleep: just clear. release: pairs with take's acquire. */
 	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&m->word, &held, 0, memory_order_release,
-							      memory_order_relaxed)))
+							      memory_order_relaxed))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		return;
+	}
 	mutexee_unlock_slow(m);
+}
+
+/* An unlocked mutex: waits until no unlocker is in flight (see the header). */
+static void mutexee_destroy(void *state)
+{
+	struct mutexee *m = state;
+	struct ls_spin s = LS_SPIN_INIT;
+	/* acquire: pairs with the unlockers' last release */
+	if (!(atomic_load_explicit(&m->word, memory_order_acquire) & UNLOCKERS))
+		return;
+	LS_TEST_POINT(LS_POINT_DESTROY_WAITS);
+	while (atomic_load_explicit(&m->word, memory_order_acquire) & UNLOCKERS)
+		if (ls_spin_step(&s))
+			sched_yield(); /* nobody wakes us: never sleep */
 }
 
 static const struct ls_algo mutexee_algo = {
@@ -188,6 +242,7 @@ static const struct ls_algo mutexee_algo = {
     .rank = 80,
     .state_size = sizeof(struct mutexee),
     .params = mutexee_params,
+    .destroy = mutexee_destroy,
     .lock = mutexee_lock,
     .trylock = mutexee_trylock,
     .unlock = mutexee_unlock,

@@ -20,7 +20,10 @@
  * cannot starve it). Once it has taken the word it hands the head role to
  * its successor (or empties the queue) and frees its node: the holder owns
  * no node, and unlock only clears LOCKED (one CAS; the slow path wakes a
- * head asleep on the word).
+ * head asleep on the word). trylock takes a free word even with NOSTEAL
+ * (a trylock of a free mutex is never EBUSY, lock.h); only lock() defers.
+ * After the release (lock.h) unlock makes at most a futex wake on the
+ * word's address. An unlock of a free lock clears nothing that is set.
  * Shuffling: the head walks at most LOCKSWAP_SHFL_AWAKE waiters behind it,
  * moves those of its own cluster (socket) up to just behind the waiters of
  * its cluster it has passed (the NUMA policy: the lock then stays within a
@@ -112,6 +115,7 @@ static void shuffle(struct shfl *l, struct node *me)
 			struct node *next = atomic_load_explicit(&cur->next, memory_order_acquire);
 			if (!next || cur == atomic_load_explicit(&l->tail, memory_order_acquire))
 				return;
+			/* relaxed: only the head moves these links; a waiter reads its own status only */
 			atomic_store_explicit(&prev->next, next, memory_order_relaxed);
 			atomic_store_explicit(&cur->next,
 					      atomic_load_explicit(&last->next, memory_order_relaxed),
@@ -132,6 +136,7 @@ static void head_acquire(struct shfl *l, struct node *me)
 	struct ls_spin s = LS_SPIN_INIT;
 	uint32_t keep = 0; /* NOSTEAL once we have slept */
 	for (;;) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (!(v & LOCKED)) {
 			/* acquire: pairs with the release in unlock; we are the only
@@ -143,6 +148,7 @@ static void head_acquire(struct shfl *l, struct node *me)
 		}
 		LS_INJECT();
 		if (keep && !(v & NOSTEAL)) {
+			/* relaxed: a hint to stealers; the head's acquiring CAS orders */
 			atomic_fetch_or_explicit(&l->word, NOSTEAL, memory_order_relaxed);
 			continue;
 		}
@@ -164,6 +170,7 @@ static void head_acquire(struct shfl *l, struct node *me)
 static __attribute__((noinline)) void shfl_lock_slow(struct shfl *l)
 {
 	struct node *me = ls_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&me->status, WAITING, memory_order_relaxed);
 	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
 	me->cluster = clusters > 1 ? (uint32_t)((unsigned)sched_getcpu() % clusters) : 0;
@@ -208,15 +215,27 @@ static void shfl_lock(void *state)
 		shfl_lock_slow(l); /* a tail call: the fast path stays a leaf */
 }
 
+/* A free lock is taken even when the head has disabled stealing: NOSTEAL
+ * holds back lock(), which would otherwise starve a head that slept, but a
+ * trylock of a free mutex is never EBUSY (lock.h); it keeps the bits. */
 static int shfl_trylock(void *state)
 {
-	return steal(state) ? 0 : EBUSY;
+	struct shfl *l = state;
+	/* relaxed: the CAS below acquires */
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	while (!(v & LOCKED))
+		/* acquire: pairs with the release in unlock */
+		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
+							  memory_order_relaxed))
+			return 0;
+	return EBUSY;
 }
 
 static __attribute__((noinline)) void shfl_unlock_slow(struct shfl *l)
 {
 	/* release: pairs with the acquire of the head's or a stealer's CAS */
 	uint32_t old = atomic_fetch_and_explicit(&l->word, ~(LOCKED | LS_PARKED), memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	if (old & LS_PARKED)
 		ls_futex_wake(&l->word, 1); /* the head sleeps on the word */
 }
@@ -228,8 +247,11 @@ static void shfl_unlock(void *state)
 	/* LOCKED alone: nobody sleeps on the word, stealing is on. release:
 	 * pairs with the acquire of the next CAS that takes the word. */
 	if (LS_UNLIKELY(!atomic_compare_exchange_strong_explicit(&l->word, &held, 0, memory_order_release,
-								 memory_order_relaxed)))
+								 memory_order_relaxed))) {
 		shfl_unlock_slow(l);
+		return;
+	}
+	LS_TEST_POINT(LS_POINT_RELEASED);
 }
 
 static const struct ls_algo shfl_algo = {

@@ -5,6 +5,9 @@
  * mutex and condition variable call to glibc unchanged, so a run under
  * LOCKSWAP_ALGO=pthread measures glibc plus the cost of interposition.
  * Its operations are never called.
+ *
+ * After the release and misuse (lock.h): glibc's own (its unlock makes only
+ * a futex call after its release since glibc's bug 13690 was fixed).
  */
 #include "lock.h"
 

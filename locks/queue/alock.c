@@ -21,6 +21,9 @@
  * up to 32, which fixes the state at 33 cache lines (2112 bytes, out of
  * line; the shim takes the size before reading parameters, so it is the
  * maximum). Layout, states and waiting policy: slots.h.
+ *
+ * After the release and misuse (lock.h): slots.h's (one exchange of a
+ * slot's word, and the holder field names the ticket to serve).
  */
 #include "slots.h"
 

@@ -26,6 +26,13 @@
  * frees its own node. The releaser's futex wake may land on a node already
  * freed and reused: type-stable memory makes that a spurious wake-up.
  *
+ * After the release (lock.h): the CAS that empties the queue, or the store
+ * into the holder's node, is the last access to the lock; then the node is
+ * freed (by us, or by the successor) and a futex wake may land on it.
+ * Misuse: `holder` is NULL in a lock never locked and after a hand-over
+ * (the releaser clears it), and stale only after a release that emptied
+ * the queue, where the CAS finds NULL: an unlock of a free lock returns.
+ *
  * Waiting policy: ls_wait_while_eq on the predecessor's word, ls_word_publish
  * to release (one waiter per word, so no herd); a thread that waited for the
  * lock wakes a successor asleep on its node as soon as it acquires
@@ -68,6 +75,7 @@ static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, st
 /* Enqueue n; returns with the lock held. */
 static inline __attribute__((always_inline)) void clh_acquire(struct clh *l, struct node *n)
 {
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
 	LS_INJECT();
 	/* release: a successor that gets n from its swap sees locked == 1;
@@ -100,9 +108,11 @@ static void clh_lock(void *state)
 static int clh_trylock(void *state)
 {
 	struct clh *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
 	struct node *n = ls_node_alloc(), *expected = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
 	LS_INJECT();
 	/* as the exchange in clh_lock */
@@ -115,20 +125,33 @@ static int clh_trylock(void *state)
 	return 0;
 }
 
+/* A successor has swapped itself in behind n (the CAS found `seen`). */
+static __attribute__((noinline)) void clh_handover(struct clh *l, struct node *n, struct node *seen)
+{
+	if (!seen)
+		return;	  /* the queue is empty: the lock is free, n stale (lock.h, misuse) */
+	l->holder = NULL; /* until the successor writes its own: an unlock too many is harmless */
+	LS_INJECT();
+	/* (B) release: pairs with (A); the successor now frees n */
+	ls_word_release(&n->locked, 0);
+}
+
 static void clh_unlock(void *state)
 {
 	struct clh *l = state;
 	struct node *n = l->holder, *expected = n;
+	if (LS_UNLIKELY(!n))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
 	/* No successor: empty the queue. release: pairs with the acquire of
-	 * the next swap or CAS that reads NULL. */
+	 * the next swap or CAS that reads NULL. A stale n (the lock is free)
+	 * is not the tail: the CAS fails on NULL. */
 	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_release,
 							      memory_order_relaxed))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(n);
 		return;
 	}
-	LS_INJECT();
-	/* (B) release: pairs with (A); the successor now frees n */
-	ls_word_publish(&n->locked, 0);
+	clh_handover(l, n, expected);
 }
 
 static const struct ls_algo clh_algo = {

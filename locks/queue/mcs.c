@@ -19,6 +19,13 @@
  * successor between its swap and its link) is mcs_core.h's, shared with
  * the other locks built on an MCS chain; this file is the lock around it.
  *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * to the successor, is the last access to the lock; then the releaser frees
+ * its node. Misuse: `holder` is NULL in a lock never locked and after a
+ * hand-over (cleared before it), and stale only after a release that
+ * emptied the queue: a stale node is only read, and the tail is NULL, so
+ * an unlock of a free lock returns.
+ *
  * Nodes: ls_node_alloc on each acquisition; each node is freed by the thread
  * that releases the lock it held (unlock), after the hand-over or the CAS.
  * Waiting policy: ls_wait_while_eq / ls_word_publish on status and linked,
@@ -98,10 +105,15 @@ static int mcs_trylock(void *state)
 	return 0;
 }
 
-/* A successor has linked or is linking in: hand the lock to it. */
-static __attribute__((noinline)) void mcs_handover(struct ls_mcs_node *n)
+/* A successor has linked or is linking in: hand the lock to it; or the
+ * lock is free and n stale (misuse). */
+static __attribute__((noinline)) void mcs_handover(struct mcs *l, struct ls_mcs_node *n)
 {
-	ls_mcs_grant(ls_mcs_successor(n), GRANTED);
+	/* relaxed: the holder's own swap made it non-NULL */
+	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return;	  /* free: an unlock too many (lock.h) */
+	l->holder = NULL; /* until the successor writes its own */
+	ls_mcs_grant_release(ls_mcs_successor(n), GRANTED);
 	ls_node_free(n);
 }
 
@@ -109,11 +121,16 @@ static void mcs_unlock(void *state)
 {
 	struct mcs *l = state;
 	struct ls_mcs_node *n = l->holder;
+	if (LS_UNLIKELY(!n))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
+	/* A stale n (freed after a release that emptied the queue) is only
+	 * read (type-stable memory), and its CAS fails on the empty queue. */
 	if (LS_LIKELY(ls_mcs_leave(&l->tail, n))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(n);
 		return;
 	}
-	mcs_handover(n);
+	mcs_handover(l, n);
 }
 
 static const struct ls_algo mcs_algo = {

@@ -45,6 +45,11 @@
  * An algorithm's node starts with a `struct ls_mcs_node` (its first member:
  * a pointer to one is a pointer to the other) and adds its own fields; a
  * node from ls_node_alloc must leave the pool's last 8 bytes (pool.h).
+ *
+ * After the release (lock.h) is each algorithm's: ls_mcs_grant_release is
+ * ls_mcs_grant when the grant releases the whole lock (the test point sits
+ * between its store and its wake), and a successful ls_mcs_leave is the
+ * last access of a release that empties the lock's only queue.
  */
 #ifndef LS_QUEUE_MCS_CORE_H
 #define LS_QUEUE_MCS_CORE_H
@@ -70,6 +75,7 @@ struct ls_mcs_node {
 static inline __attribute__((always_inline)) struct ls_mcs_node *
 ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	LS_INJECT();
@@ -83,6 +89,7 @@ ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 static inline bool ls_mcs_try_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
 	struct ls_mcs_node *expected = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
 	LS_INJECT();
@@ -95,6 +102,7 @@ static inline bool ls_mcs_try_enqueue(struct ls_mcs_node *_Atomic *tail, struct 
  * an empty queue, or NULL (the queue is busy; nothing allocated then). */
 static inline struct ls_mcs_node *ls_mcs_trylock(struct ls_mcs_node *_Atomic *tail)
 {
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(tail, memory_order_relaxed) != NULL)
 		return NULL;
 	struct ls_mcs_node *n = ls_node_alloc();
@@ -109,6 +117,7 @@ static inline struct ls_mcs_node *ls_mcs_trylock(struct ls_mcs_node *_Atomic *ta
  * n->status = wait: the value n's owner then waits on. */
 static inline void ls_mcs_link(struct ls_mcs_node *pred, struct ls_mcs_node *n, uint32_t wait)
 {
+	/* relaxed: published by (C), the release that follows */
 	atomic_store_explicit(&n->status, wait, memory_order_relaxed);
 	LS_INJECT();
 	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
@@ -134,12 +143,22 @@ static inline void ls_mcs_grant(struct ls_mcs_node *s, uint32_t v)
 	ls_word_publish(&s->status, v);
 }
 
+/* ls_mcs_grant as the release of the whole lock (lock.h, "After the
+ * release": the test point sits between the store and the wake). */
+static inline void ls_mcs_grant_release(struct ls_mcs_node *s, uint32_t v)
+{
+	LS_INJECT();
+	/* (B) release: pairs with (A) */
+	ls_word_release(&s->status, v);
+}
+
 /* n's successor if its link is complete, else NULL; does not wait. */
 static inline struct ls_mcs_node *ls_mcs_linked_next(struct ls_mcs_node *n)
 {
 	/* (D) acquire: pairs with (C) */
 	if ((atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) == 0)
 		return NULL;
+	/* relaxed: ordered by (D) */
 	return atomic_load_explicit(&n->next, memory_order_relaxed);
 }
 
@@ -167,6 +186,7 @@ static inline struct ls_mcs_node *ls_mcs_successor(struct ls_mcs_node *n)
 	LS_INJECT();
 	/* (D) acquire: pairs with (C); a successor is linking in */
 	ls_wait_while_eq(&n->linked, 0);
+	/* relaxed: ordered by (D) */
 	return atomic_load_explicit(&n->next, memory_order_relaxed);
 }
 

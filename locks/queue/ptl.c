@@ -18,6 +18,9 @@
  * 4 keeps the overhead at 5 cache lines and gives each waiter on a 2-4 CPU
  * machine a line of its own), up to 16 (17 lines, out of line; the shim
  * takes the size before reading parameters, so it is the maximum).
+ *
+ * After the release and misuse (lock.h): slots.h's (one exchange of a
+ * slot's word, and the holder field names the ticket to serve).
  */
 #include "slots.h"
 

@@ -14,21 +14,32 @@
  * which is 0 modulo 2^31, and both sides compute the slot from the same
  * masked ticket.
  *
- *	tail			tickets handed out
- *	holder			ticket of the current holder (for unlock, which
- *				may run on another thread); written by the holder
- *	slot[i].go		last ticket allowed to proceed among those = i mod N
- *	slot[i].sleepers	turn.h: bit (lap mod 32) set, a waiter of that
- *				lap (ticket / N) may sleep on the slot
+ *	tail		tickets handed out
+ *	holder		the ticket the holder's release serves (its own plus
+ *			one), written by the holder: unlock may run on another
+ *			thread
+ *	slot[i].word	turn.h's ls_slot: go, the last ticket allowed to proceed
+ *			among those = i mod N; and its sleepers, bit (lap mod 32)
+ *			set: a waiter of that lap (ticket / N) may sleep on it
  *
- * All zero is unlocked: slot[0] == 0 == tail lets ticket 0 go. Each slot is
- * a cache line; the lock is N+1 lines, out of line.
+ * All zero is unlocked: slot[0] == 0 == tail lets ticket 0 go, and holder
+ * 0 names it. Each slot is a cache line; the lock is N+1 lines, out of
+ * line.
  *
  * Waiting policy (turn.h): a sleeper sleeps with its lap's bit, so a release
- * wakes only the waiter whose ticket comes up, not the others that share its
- * slot; the holder, as soon as it has waited for and got the lock, wakes the
- * next ticket's waiter if it sleeps (its wake-up overlaps the critical
- * section). No native timeout, no queue nodes.
+ * wakes the waiter whose ticket comes up and not the others that share its
+ * slot (unless more threads wait than there are slots: then a release also
+ * wakes the slot's other sleepers, which sleep again); the holder, as soon
+ * as it has waited for and got the lock, wakes the next ticket's waiter if
+ * it sleeps (its wake-up overlaps the critical section). No native
+ * timeout, no queue nodes.
+ *
+ * After the release (lock.h): the release is one exchange of the slot's
+ * word, which returns the sleepers it cleared; nothing is read after it,
+ * and a wake-up is a futex call on the slot's address. Misuse: the holder
+ * field names the ticket to serve, so an unlock of a free lock (never
+ * locked: ticket 0, whose slot says 0 already; or unlocked already) stores
+ * into the slot the value it holds: nothing changes.
  */
 #ifndef LS_QUEUE_SLOTS_H
 #define LS_QUEUE_SLOTS_H
@@ -47,8 +58,7 @@ struct slots {
 	uint32_t holder;
 	char pad[LS_CACHELINE - 8];
 	struct slot {
-		_Atomic uint32_t go;
-		_Atomic uint32_t sleepers;
+		_Atomic uint64_t word; /* turn.h's ls_slot */
 		char pad[LS_CACHELINE - 8];
 	} slot[];
 };
@@ -69,10 +79,10 @@ static inline uint32_t lap(uint32_t n, uint32_t t)
 static __attribute__((noinline)) void slots_wait(struct slots *l, uint32_t n, struct slot *s, uint32_t t)
 {
 	/* (A) acquire: pairs with (B) */
-	ls_turn_wait(&s->go, &s->sleepers, t, lap(n, t));
-	l->holder = t;
+	ls_slot_wait(&s->word, t, lap(n, t));
 	uint32_t u = (t + 1) & SLOTS_MASK;
-	turn_prewake(&slot_of(l, n, u)->sleepers, lap(n, u)); /* keep the next waiter awake */
+	l->holder = u;
+	ls_slot_prewake(&slot_of(l, n, u)->word, lap(n, u)); /* keep the next waiter awake */
 }
 
 static inline void slots_lock(struct slots *l, uint32_t n)
@@ -82,45 +92,36 @@ static inline void slots_lock(struct slots *l, uint32_t n)
 	struct slot *s = slot_of(l, n, t);
 	LS_INJECT();
 	/* (A) acquire: pairs with (B) in slots_unlock */
-	if (LS_UNLIKELY(atomic_load_explicit(&s->go, memory_order_acquire) != t)) {
+	if (LS_UNLIKELY(ls_slot_go(atomic_load_explicit(&s->word, memory_order_acquire)) != t)) {
 		slots_wait(l, n, s, t); /* a tail call: the fast path stays a leaf */
 		return;
 	}
-	l->holder = t;
+	l->holder = (t + 1) & SLOTS_MASK;
 }
 
 static inline int slots_trylock(struct slots *l, uint32_t n)
 {
+	/* relaxed: the CAS below orders nothing either; (A) does */
 	uint32_t raw = atomic_load_explicit(&l->tail, memory_order_relaxed), t = raw & SLOTS_MASK;
 	/* Free with nobody queued: the next ticket to be handed out is the one
 	 * allowed to go. (A) acquire: pairs with (B) in slots_unlock. */
-	if (atomic_load_explicit(&slot_of(l, n, t)->go, memory_order_acquire) != t)
+	if (ls_slot_go(atomic_load_explicit(&slot_of(l, n, t)->word, memory_order_acquire)) != t)
 		return EBUSY;
 	LS_INJECT();
+	/* relaxed: the ticket orders nothing; (A) did */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &raw, raw + 1, memory_order_relaxed,
 						     memory_order_relaxed))
 		return EBUSY;
-	l->holder = t;
+	l->holder = (t + 1) & SLOTS_MASK;
 	return 0;
-}
-
-/* Out of line, so that the unlock's fast path computes no lap. */
-static __attribute__((noinline)) void slots_wake(struct slots *l, uint32_t n, uint32_t t, uint32_t seen)
-{
-	ls_turn_wake_slow(&slot_of(l, n, t)->sleepers, lap(n, t), seen);
 }
 
 static inline void slots_unlock(struct slots *l, uint32_t n)
 {
-	uint32_t t = (l->holder + 1) & SLOTS_MASK;
-	struct slot *s = slot_of(l, n, t);
+	uint32_t t = l->holder;
 	LS_INJECT();
-	/* (B) release: pairs with (A); seq_cst (an exchange): the Dekker pair
-	 * of turn.h */
-	atomic_exchange_explicit(&s->go, t, memory_order_seq_cst);
-	uint32_t seen = turn_seen(&s->sleepers);
-	if (LS_UNLIKELY(seen))
-		slots_wake(l, n, t, seen);
+	/* (B) release: pairs with (A) */
+	ls_slot_release(&slot_of(l, n, t)->word, t);
 }
 
 #endif

@@ -7,26 +7,32 @@
  * 1991, section 2.2 (no copy in ../shared/papers). It is the idea behind the
  * ALock of AMP 7.5.1 with a single "now serving" word instead of an array.
  *
- * A thread takes a ticket with fetch-and-increment on `next` and waits until
- * `owner` (now serving) equals it; unlock advances `owner`. FIFO. Both
- * counters start at 0, so the all-zero state is unlocked, and any copy of an
- * unlocked state (next == owner) is unlocked. Tickets wrap at 2^32 on both
- * counters alike.
+ * A thread takes a ticket with fetch-and-increment and waits until it is
+ * being served; unlock serves the next one. FIFO. The lock is one 64-bit
+ * word, turn.h's ls_tkt: tickets handed out (`next`), tickets not yet
+ * released (`pending`, so that the ticket being served is next - pending)
+ * and one sleeper bit per class of tickets. Taking a ticket adds to next
+ * and pending at once and holds the lock if pending was 0, so the
+ * uncontended lock is one fetch_add; a release is one CAS of pending - 1.
+ * All-zero is unlocked, any copy of an unlocked word is unlocked, and
+ * tickets wrap at 2^32.
  *
- *	next		tickets handed out (only fetch_add and trylock's CAS)
- *	owner		ticket allowed to hold the lock (only the holder writes)
- *	sleepers	waiters that may sleep, one bit per ticket mod 32
- *			(turn.h); futex word of the sleepers
+ * Waiting policy (turn.h): a sleeper sleeps with its ticket's class bit,
+ * and a release wakes only the waiter whose ticket comes up (and, with
+ * more than 8 sleepers, those 8 tickets apart), not every sleeper. The
+ * holder, as soon as it has waited for and got the lock, also wakes the
+ * next ticket's waiter if it sleeps, so that its wake-up overlaps the
+ * critical section.
  *
- * Waiting policy (turn.h): every waiter watches `owner`, but a sleeper sleeps
- * with its ticket's bit, and a release wakes only the waiter whose ticket
- * comes up (with 32 or more sleepers, also those 32 tickets apart), not
- * every sleeper. The holder, as soon as it has waited for and got the lock,
- * also wakes the next ticket's waiter if it sleeps, so that its wake-up
- * overlaps the critical section. No native timeout (a ticket cannot be
- * given back): timedlock is the shim's fallback, which succeeds only when
- * trylock does, i.e. with no queue. No queue nodes; the state is 12 bytes,
- * inline.
+ * After the release (lock.h): the release CAS returns the sleeper bits it
+ * replaced, so the releaser reads nothing after it; a wake-up is a futex
+ * call on the word's address. Misuse: a release finds pending 0 (free) and
+ * does nothing, so an unlock of a free lock serves no ticket that nobody
+ * took; two racing unlocks of a held lock release it once.
+ *
+ * No native timeout (a ticket cannot be given back): timedlock is the
+ * shim's fallback, which succeeds only when trylock does, i.e. with no
+ * queue. No queue nodes; the state is 8 bytes, inline.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -36,56 +42,31 @@
 #include "wait.h"
 
 struct ticket {
-	_Atomic uint32_t next;
-	_Atomic uint32_t owner;
-	_Atomic uint32_t sleepers;
+	_Atomic uint64_t word; /* turn.h's ls_tkt */
 };
 _Static_assert(sizeof(struct ticket) <= LS_INLINE_STATE, "inline state");
 
 static __attribute__((noinline)) void ticket_wait(struct ticket *l, uint32_t t)
 {
-	/* (A) acquire: pairs with (B) */
-	ls_turn_wait(&l->owner, &l->sleepers, t, t);
-	turn_prewake(&l->sleepers, t + 1); /* keep the next waiter awake */
+	ls_tkt_wait(&l->word, t);
 }
 
 static void ticket_lock(void *state)
 {
 	struct ticket *l = state;
-	/* relaxed: the ticket orders nothing; (A) below does */
-	uint32_t t = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
-	LS_INJECT();
-	/* (A) acquire: pairs with (B) in ticket_unlock */
-	if (LS_UNLIKELY(atomic_load_explicit(&l->owner, memory_order_acquire) != t))
-		ticket_wait(l, t);
+	uint32_t t;
+	if (LS_UNLIKELY(!ls_tkt_take(&l->word, &t)))
+		ticket_wait(l, t); /* a tail call: the fast path stays a leaf */
 }
 
 static int ticket_trylock(void *state)
 {
-	struct ticket *l = state;
-	/* (A) acquire: pairs with (B) in ticket_unlock */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_acquire);
-	uint32_t n = atomic_load_explicit(&l->next, memory_order_relaxed);
-	if (n != o)
-		return EBUSY; /* held, or tickets are out */
-	LS_INJECT();
-	/* Take ticket o only if nobody took it since: it is being served. */
-	if (!atomic_compare_exchange_strong_explicit(&l->next, &n, n + 1, memory_order_relaxed,
-						     memory_order_relaxed))
-		return EBUSY;
-	return 0;
+	return ls_tkt_try(&((struct ticket *)state)->word) ? 0 : EBUSY;
 }
 
 static void ticket_unlock(void *state)
 {
-	struct ticket *l = state;
-	/* Only the holder writes owner. */
-	uint32_t o = atomic_load_explicit(&l->owner, memory_order_relaxed) + 1;
-	LS_INJECT();
-	/* (B) release: pairs with (A); seq_cst (an exchange): the Dekker pair
-	 * of turn.h with a sleeper of ticket o */
-	atomic_exchange_explicit(&l->owner, o, memory_order_seq_cst);
-	turn_wake(&l->sleepers, o);
+	ls_tkt_unlock(&((struct ticket *)state)->word);
 }
 
 static const struct ls_algo ticket_algo = {

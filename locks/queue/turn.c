@@ -1,39 +1,100 @@
 /*
  * turn.c - the out-of-line half of turn.h (waiting for a turn, waking only
- * the waiter whose turn comes). Not an algorithm: ticket, alock and ptl use it.
+ * the waiter whose turn comes). Not an algorithm: ticket, alock, ptl,
+ * c-tkt-tkt, hclh and hmcs use it.
  */
 #include <limits.h>
 
 #include "turn.h"
 
-void ls_turn_wake_slow(_Atomic uint32_t *sleepers, uint32_t cls, uint32_t seen)
+/* ---- ls_tkt ---- */
+
+void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old)
 {
-	uint32_t bit = turn_bit(cls);
-	if (!(seen & bit))
-		return; /* others sleep, not this class */
-	/* The clear changes the futex word: a sleeper of this class that has
-	 * not gone to sleep yet finds a different value and re-checks. */
-	atomic_fetch_and_explicit(sleepers, ~bit, memory_order_seq_cst);
-	ls_futex_wake_bits(sleepers, INT_MAX, bit);
+	/* the turn that the release began: one past the one it ended */
+	uint32_t bit = ls_tkt_bit(ls_tkt_turn(old) + 1);
+	if (old & bit)
+		ls_futex_wake_bits(ls_half(w, false), INT_MAX, bit);
 }
 
-void ls_turn_wait(_Atomic uint32_t *word, _Atomic uint32_t *sleepers, uint32_t mine, uint32_t cls)
+/* Clears the class bit `bit` (the holder only) and wakes its sleepers;
+ * `always`: even if the word says no other ticket of the class is out
+ * (the sleepers of a prewake are of the next ticket, not the holder's). */
+static void tkt_clear(_Atomic uint64_t *w, uint32_t bit, bool always)
 {
-	uint32_t bit = turn_bit(cls);
+	/* relaxed: the bit is advisory; the word's modification order alone
+	 * makes the protocol of turn.h (the clear changes the futex half) */
+	uint64_t old = atomic_fetch_and_explicit(w, ~(uint64_t)bit, memory_order_relaxed);
+	/* Sleepers of this class other than the holder hold tickets 8 apart
+	 * from it, so more than 8 tickets are out. */
+	if (always || ls_tkt_pending(old) > LS_TKT_CLASSES)
+		ls_futex_wake_bits(ls_half(w, false), INT_MAX, bit);
+}
+
+void ls_tkt_wait(_Atomic uint64_t *w, uint32_t t)
+{
+	uint32_t bit = ls_tkt_bit(t);
+	struct ls_spin s = LS_SPIN_INIT;
+	uint64_t v;
+	for (;;) {
+		LS_INJECT();
+		/* acquire: pairs with the release CAS of ls_tkt_unlock */
+		v = atomic_load_explicit(w, memory_order_acquire);
+		if (ls_tkt_turn(v) == t)
+			break;
+		if (!ls_spin_step(&s))
+			continue;
+		/* acquire: as above, when it finds our turn */
+		v = atomic_fetch_or_explicit(w, bit, memory_order_acquire) | bit;
+		if (ls_tkt_turn(v) == t)
+			break;
+		LS_INJECT();
+		ls_futex_wait_bits(ls_half(w, false), (uint32_t)v, 0, bit);
+		s = (struct ls_spin)LS_SPIN_INIT; /* woken: our turn is next */
+	}
+	/* Holding it now. Our own bit, if we set it, is stale; then keep the
+	 * next waiter awake (turn.h). */
+	if (v & bit)
+		tkt_clear(w, bit, false);
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
+	uint32_t next = ls_tkt_bit(t + 1);
+	if (v & next)
+		tkt_clear(w, next, true);
+#endif
+}
+
+/* ---- ls_slot ---- */
+
+void ls_slot_wake(_Atomic uint64_t *w, uint32_t sleepers)
+{
+	ls_futex_wake_bits(ls_half(w, true), INT_MAX, sleepers);
+}
+
+void ls_slot_prewake_slow(_Atomic uint64_t *w, uint32_t bit)
+{
+	/* relaxed: the clear changes the futex half, which is all a sleeper
+	 * about to sleep needs to see (turn.h) */
+	atomic_fetch_and_explicit(w, ~((uint64_t)bit << 32), memory_order_relaxed);
+	ls_futex_wake_bits(ls_half(w, true), INT_MAX, bit);
+}
+
+void ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap)
+{
+	uint32_t bit = 1u << (lap % LS_SLOT_CLASSES);
 	struct ls_spin s = LS_SPIN_INIT;
 	for (;;) {
 		LS_INJECT();
-		/* acquire: pairs with the releaser's exchange of the word */
-		if (atomic_load_explicit(word, memory_order_acquire) == mine)
+		/* acquire: pairs with the release exchange of ls_slot_release */
+		if (ls_slot_go(atomic_load_explicit(w, memory_order_acquire)) == mine)
 			return;
 		if (!ls_spin_step(&s))
 			continue;
-		/* seq_cst, with the re-read below: the Dekker pair of turn.h */
-		uint32_t v = atomic_fetch_or_explicit(sleepers, bit, memory_order_seq_cst) | bit;
+		/* acquire: as above, when it finds our turn */
+		uint64_t v = atomic_fetch_or_explicit(w, (uint64_t)bit << 32, memory_order_acquire);
+		if (ls_slot_go(v) == mine)
+			return; /* our bit is cleared by the next release of the slot */
 		LS_INJECT();
-		if (atomic_load_explicit(word, memory_order_seq_cst) == mine)
-			return;
-		ls_futex_wait_bits(sleepers, v, 0, bit);
+		ls_futex_wait_bits(ls_half(w, true), (uint32_t)(v >> 32) | bit, 0, bit);
 		s = (struct ls_spin)LS_SPIN_INIT; /* woken: our turn is next */
 	}
 }

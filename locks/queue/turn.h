@@ -1,88 +1,246 @@
 /*
- * turn.h - waiting for one's turn on a word that waiters of other turns
- * share, and waking only the waiter whose turn comes (ticket, alock, ptl).
+ * turn.h - waiting for one's turn, waking only the waiter whose turn comes,
+ * and releasing in ONE atomic operation on ONE word, after which the
+ * releaser touches the lock no more (lock.h, "After the release").
  *
- * In a ticket lock every waiter watches one "now serving" word; in the
- * array locks (alock, ptl) waiters whose tickets fall in the same slot share
- * the slot's word. With the LS_PARKED protocol of wait.h a release wakes
- * every sleeper of the word and all but one go back to sleep: with N
- * sleepers, N wake-ups (each ~40 us of kernel and scheduler time on a busy
- * VM) per hand-off. Here a sleeper says which turn it waits for instead:
+ * Two words, each with its own release:
  *
- *	word		the turn being served (written by releasers only)
- *	sleepers	bit (class mod 32) set: a waiter of that class may sleep;
- *			it is also the futex word the sleepers wait on, each with
- *			FUTEX_WAIT_BITSET and its class's bit
+ *   ls_tkt  a whole ticket lock in 64 bits: ticket (queue/ticket.c), the
+ *           global and local locks of c-tkt-tkt, the top-level word of hclh
+ *           and hmcs without a block (hier.h, "No address space");
+ *   ls_slot one grant slot of an array of them (queue/slots.h: alock, ptl).
  *
- * A turn's class is the ticket for `ticket`, the ticket's lap (ticket / N)
- * for the slot of an array lock: waiters that share a class share a bit
- * and are woken together (32 apart in the queue: rare).
+ * Why one word. A release that stores the turn and then reads a separate
+ * word of sleepers (the Dekker pair this file used to implement) reads the
+ * lock after another thread may have taken it, unlocked, destroyed it and
+ * freed its memory; and the clearing of a sleeper's bit by the releaser is
+ * a write there. So the sleepers are in the word the release changes, and
+ * the release learns them from its own atomic operation.
  *
- * Waiter (turn_wait): spin and yield by the policy; then set its bit
- * (fetch_or), re-read the word, and sleep on `sleepers` expecting the value
- * its fetch_or produced. Waker (turn_wake, after the word shows the class's
- * turn): if the bit is set, clear it (fetch_and) and wake that bit's
- * sleepers. Why no wake-up is lost (all four accesses seq_cst: a Dekker
- * pair): either the waiter's re-read sees its turn, or the waker's load of
- * `sleepers` sees the bit; then the clear changes `sleepers`, so a waiter
- * not yet asleep finds a different value and retries (EAGAIN), and one
- * asleep is woken. Sharers woken with it set their bit again before they
- * sleep again. A bit set by a later sleeper of the same class after the
- * clear stays set: the bit over-approximates, never under-approximates.
+ * Sleeping (both words). Spin and yield by the policy; then set the class
+ * bit of one's turn in the word with an RMW, look at the value it returns,
+ * and sleep on the futex half of the word (FUTEX_WAIT_BITSET with the
+ * class's bit) expecting exactly that half. The half is chosen so that a
+ * release changes it, and so does every change of the sleeper bits: a
+ * waiter that is not yet asleep when either happens finds the half changed
+ * and looks again; one that is asleep is woken by the release if its bit
+ * was set (the release's own RMW returned it). No wake-up is lost: the bit
+ * and the turn are in one word, ordered by its modification order. A woken
+ * waiter whose turn has not come (a class shared by waiters 8 or 32 apart,
+ * or a wake ahead of time) sets its bit again before it sleeps again.
  *
- * Two wakers per turn, as "keep the next waiter awake" (wait.h) asks:
- * the releaser, after publishing turn t+1 (turn_wake in unlock: usually
- * nothing to do, one load), and the holder of t as soon as it acquires,
- * for t+1 (turn_wake in the slow path), so that the next waiter's wake-up
- * overlaps the critical section instead of following the release.
+ * Two wakers per turn, as "keep the next waiter awake" (wait.h) asks: the
+ * releaser, and the holder of turn t as soon as it has waited for and got
+ * the lock, for turn t+1 (the end of ls_tkt_wait, ls_slot_prewake): it clears t+1's bit (which
+ * changes the futex half) and wakes its sleepers, so that the next wake-up
+ * overlaps the critical section instead of following the release. Only
+ * holders clear bits; a bit left set by a sleeper that was woken by a
+ * release is cleared by that sleeper once it holds the lock.
+ *
+ * ls_tkt, 64 bits:
+ *	bits 0-7	sleepers: bit (ticket mod 8) set: a waiter of that class
+ *			may sleep
+ *	bits 8-31	pending: tickets handed out and not yet released, the
+ *			holder's included (0: free). 24 bits: more than the
+ *			threads Linux can run at once (pid_max is at most 2^22).
+ *	bits 32-63	next: tickets handed out, modulo 2^32
+ *   The ticket being served is next - pending. A ticket is one fetch_add of
+ *   NEXT|PENDING (next wraps at the top, so nothing carries into another
+ *   field); it holds the lock at once if pending was 0 (the fast path
+ *   reads nothing else). A release is a CAS of pending - 1, only if pending
+ *   is not 0: an unlock of a free lock does nothing (lock.h, misuse), and
+ *   of two racing unlocks of one held lock only one releases. The futex
+ *   half is the low one (pending and sleepers): every ticket taken or
+ *   released changes it. All-zero is free, any copy of a free word is free,
+ *   and a held word is never 0.
+ *
+ * ls_slot, 64 bits:
+ *	bits 0-31	go: the last ticket allowed to proceed among those of
+ *			this slot (slots.h)
+ *	bits 32-63	sleepers: bit (lap mod 32) set, lap = ticket / slots
+ *   A release stores go = t and 0 sleepers in one exchange, and wakes the
+ *   classes whose bits it cleared: the waiter whose ticket comes, and, only
+ *   when more threads wait than there are slots, those of the same slot's
+ *   other laps, which set their bits again. The futex half is the high one
+ *   (the sleepers): a waiter sleeps only with its bit set there, so the
+ *   release's exchange changes it whenever a waiter may sleep.
+ *
+ * Both words are read in halves by the kernel only (the futex); C code
+ * reads and writes them whole.
  */
 #ifndef LS_QUEUE_TURN_H
 #define LS_QUEUE_TURN_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lock.h"
 #include "wait.h"
 
-static inline uint32_t turn_bit(uint32_t cls)
+/* The half of a 64-bit word that the kernel compares for a futex: the low
+ * (hi = false) or the high one. The futex calls only pass the address. */
+static inline _Atomic uint32_t *ls_half(_Atomic uint64_t *w, bool hi)
 {
-	return 1u << (cls & 31);
-}
-
-void ls_turn_wake_slow(_Atomic uint32_t *sleepers, uint32_t cls, uint32_t seen);
-
-/* The waker's read of `sleepers`, after the word shows the new turn
- * (published with seq_cst: an exchange). */
-static inline uint32_t turn_seen(_Atomic uint32_t *sleepers)
-{
-	/* seq_cst: the Dekker pair with the waiter's fetch_or and re-read */
-	return atomic_load_explicit(sleepers, memory_order_seq_cst);
-}
-
-/* Wakes the sleepers of class cls, if any. Nobody asleep at all costs one
- * load and a test (callers whose class costs a division test turn_seen()
- * first and call ls_turn_wake_slow themselves). */
-static inline void turn_wake(_Atomic uint32_t *sleepers, uint32_t cls)
-{
-	uint32_t seen = turn_seen(sleepers);
-	if (LS_UNLIKELY(seen))
-		ls_turn_wake_slow(sleepers, cls, seen);
-}
-
-/* The acquire side: the new holder wakes the next turn's sleeper early
- * (wait.h: keep the next waiter awake). */
-static inline void turn_prewake(_Atomic uint32_t *sleepers, uint32_t cls)
-{
-#ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
-	turn_wake(sleepers, cls);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (_Atomic uint32_t *)(void *)w + hi;
 #else
-	(void)sleepers, (void)cls;
+	return (_Atomic uint32_t *)(void *)w + !hi;
 #endif
 }
 
-/* Waits until *word == mine, reading it with acquire ordering; sleeps, by
- * the policy, with class cls. */
-void ls_turn_wait(_Atomic uint32_t *word, _Atomic uint32_t *sleepers, uint32_t mine, uint32_t cls);
+/* ---- ls_tkt: a ticket lock in one word ---- */
+
+#define LS_TKT_CLASSES 8u
+#define LS_TKT_SLEEPERS 0xffull
+#define LS_TKT_PENDING1 0x100ull
+#define LS_TKT_PENDING 0xffffff00ull
+#define LS_TKT_NEXT1 (1ull << 32)
+
+static inline uint32_t ls_tkt_pending(uint64_t v)
+{
+	return (uint32_t)((v & LS_TKT_PENDING) >> 8);
+}
+
+/* The ticket being served. */
+static inline uint32_t ls_tkt_turn(uint64_t v)
+{
+	return (uint32_t)(v >> 32) - ls_tkt_pending(v);
+}
+
+static inline uint32_t ls_tkt_bit(uint32_t t)
+{
+	return 1u << (t % LS_TKT_CLASSES);
+}
+
+/* Takes a ticket; true if it holds the lock at once (then nothing else
+ * needs doing), else *t is the ticket to wait for (ls_tkt_wait).
+ * acquire: pairs with the release CAS of ls_tkt_unlock. */
+static inline bool ls_tkt_take(_Atomic uint64_t *w, uint32_t *t)
+{
+	uint64_t old = atomic_fetch_add_explicit(w, LS_TKT_NEXT1 | LS_TKT_PENDING1, memory_order_acquire);
+	*t = (uint32_t)(old >> 32);
+	return !(old & LS_TKT_PENDING);
+}
+
+/* Waits for ticket t under the policy, then keeps the next waiter awake.
+ * Returns with the lock held. */
+void ls_tkt_wait(_Atomic uint64_t *w, uint32_t t);
+
+static inline void ls_tkt_lock(_Atomic uint64_t *w)
+{
+	uint32_t t;
+	if (LS_UNLIKELY(!ls_tkt_take(w, &t)))
+		ls_tkt_wait(w, t);
+}
+
+/* Takes the lock if it is free with no ticket out. */
+static inline bool ls_tkt_try(_Atomic uint64_t *w)
+{
+	/* relaxed: the CAS below acquires */
+	uint64_t v = atomic_load_explicit(w, memory_order_relaxed);
+	if (v & LS_TKT_PENDING)
+		return false;
+	LS_INJECT();
+	/* acquire: pairs with the release CAS of ls_tkt_unlock */
+	return atomic_compare_exchange_strong_explicit(w, &v, v + (LS_TKT_NEXT1 | LS_TKT_PENDING1),
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+/* The lock is held or queued for, in a value of the word. */
+static inline bool ls_tkt_held(uint64_t v)
+{
+	return (v & LS_TKT_PENDING) != 0;
+}
+
+/* Someone holds a ticket behind the holder's (c-tkt-tkt's cohort
+ * detection), in a value read by the holder. */
+static inline bool ls_tkt_waiters(uint64_t v)
+{
+	return ls_tkt_pending(v) > 1;
+}
+
+/* Out of line: wakes the sleepers of the class whose turn the release of
+ * old (the value its CAS replaced) began. Touches only the kernel. */
+void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old);
+
+/* Releases the lock (serves the next ticket); does nothing if it is free.
+ * After the CAS only the futex wake, which passes w's address to the
+ * kernel, may follow. `last`: this release makes the whole lock available
+ * (the test point; c-tkt-tkt releases its local lock before its global
+ * one, and only the second is the lock's release). */
+static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic uint64_t *w, uint64_t v,
+								      bool last)
+{
+	do {
+		if (LS_UNLIKELY(!(v & LS_TKT_PENDING)))
+			return; /* free: an unlock too many (lock.h, misuse) */
+		LS_INJECT();
+		/* release: pairs with the acquire of the take, try or wait that
+		 * sees the new turn */
+	} while (!atomic_compare_exchange_weak_explicit(w, &v, v - LS_TKT_PENDING1, memory_order_release,
+							memory_order_relaxed));
+	if (last)
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS))
+		ls_tkt_wake(w, v);
+}
+
+/* The same from the word's value v, read (relaxed) by the caller: the CAS
+ * below releases, and a stale value only fails it. */
+static inline __attribute__((always_inline)) void ls_tkt_release(_Atomic uint64_t *w, bool last)
+{
+	/* relaxed: as above */
+	ls_tkt_release_from(w, atomic_load_explicit(w, memory_order_relaxed), last);
+}
+
+static inline void ls_tkt_unlock(_Atomic uint64_t *w)
+{
+	ls_tkt_release(w, true);
+}
+
+/* ---- ls_slot: a grant slot ---- */
+
+#define LS_SLOT_CLASSES 32u
+
+static inline uint32_t ls_slot_go(uint64_t v)
+{
+	return (uint32_t)v;
+}
+
+/* Waits until the slot's go is `mine`, reading it with acquire ordering;
+ * sleeps, by the policy, with class `lap`. */
+void ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap);
+
+/* Out of line: wakes the classes of `sleepers` (the high half that a
+ * release's exchange cleared). Touches only the kernel. */
+void ls_slot_wake(_Atomic uint64_t *w, uint32_t sleepers);
+
+/* Stores go = t (and no sleepers); wakes whom it cleared. */
+static inline void ls_slot_release(_Atomic uint64_t *w, uint32_t t)
+{
+	/* release: pairs with the acquire load in ls_slot_wait and the
+	 * lock's fast path */
+	uint64_t old = atomic_exchange_explicit(w, t, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY(old >> 32))
+		ls_slot_wake(w, (uint32_t)(old >> 32));
+}
+
+/* The holder of a slot's turn wakes the sleeper of the next turn, class
+ * `lap`, on that ticket's slot (see "Two wakers per turn" above). */
+void ls_slot_prewake_slow(_Atomic uint64_t *w, uint32_t bit);
+static inline void ls_slot_prewake(_Atomic uint64_t *w, uint32_t lap)
+{
+#ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
+	uint32_t bit = 1u << (lap % LS_SLOT_CLASSES);
+	/* relaxed: a hint; a bit set after this read is handled by the
+	 * release, which wakes whomever its exchange finds */
+	if (LS_UNLIKELY((atomic_load_explicit(w, memory_order_relaxed) >> 32) & bit))
+		ls_slot_prewake_slow(w, bit);
+#else
+	(void)w, (void)lap;
+#endif
+}
 
 #endif

@@ -177,7 +177,7 @@ static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum
 {
 	struct ls_hier_head *h = ls_hier_load(&l->lines);
 	if (!h)
-		h = ls_hier_attach(&l->lines, false, &flat);
+		h = ls_hier_attach(&l->lines, false, &flat, NULL);
 	unsigned i = ls_hier_is_flat(h) ? 0 : 1 + ls_cluster_fold(ls_cluster(), h->nclusters);
 	_Atomic uint32_t *r = indicator(l, h, i);
 	bool raised = false, patient = !(how & LS_RW_PREFER_WRITER);
@@ -354,7 +354,7 @@ static void wait_barrier(struct crw *l)
 static __attribute__((noinline)) void write_cohort(struct crw *l, struct head *h)
 {
 	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false, &flat);
+		h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL);
 	wait_barrier(l);
 	if (h == &flat) {
 		global_acquire(l);
@@ -394,7 +394,7 @@ static int crw_trywrlock(void *state, unsigned how)
 	struct crw *l = state;
 	struct head *h = (struct head *)ls_hier_load(&l->lines);
 	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false, &flat);
+		h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL);
 	if (atomic_load_explicit(&l->barrier, memory_order_relaxed) || !global_try(l))
 		return EBUSY;
 	/* (B) then (D): any reader still counted makes us give the lock back */

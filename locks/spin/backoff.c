@@ -25,6 +25,8 @@
  * as spinning on the word; under park a waiter whose spin and yield budgets
  * are spent stops backing off and sleeps the next time it sees the lock held. Native
  * timeout. No queue nodes.
+ *
+ * After the release and misuse (lock.h): ttas_word.h's.
  */
 #include <errno.h>
 #include <stdatomic.h>

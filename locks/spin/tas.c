@@ -26,6 +26,11 @@
  * after parking or erasing the bit passes the wake-up on (one futex wake),
  * so no sleeper is stranded. trylock uses a CAS from 0, which erases nothing.
  * Native timeout: the futex wait takes the deadline. No queue nodes.
+ *
+ * After the release (lock.h): the exchange that frees the word is the last
+ * access; a futex wake on its address may follow. Misuse: an unlock of a
+ * free lock exchanges 0 for 0 (and wakes a sleeper if one marked the word,
+ * which finds the lock free).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -110,6 +115,7 @@ static void tas_unlock(void *state)
 	struct tas *l = state;
 	/* release: pairs with the acquiring exchanges and CAS above */
 	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&l->word, 1);

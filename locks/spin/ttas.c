@@ -11,6 +11,8 @@
  * The word protocol and the waiting loop (spin / yield / park, native
  * timeout through the futex deadline) are in ttas_word.h, shared with
  * backoff.c. No queue nodes.
+ *
+ * After the release and misuse (lock.h): ttas_word.h's.
  */
 #include "lock.h"
 #include "ttas_word.h"

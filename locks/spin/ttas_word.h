@@ -16,6 +16,10 @@
  * that has slept may have consumed the only wake-up, so it then acquires
  * with HELD|PARKED, and if it leaves with ETIMEDOUT it passes one wake-up
  * on. Nothing but unlock clears PARKED, and unlock wakes.
+ *
+ * After the release (lock.h): the exchange that frees the word is the last
+ * access; a futex wake on its address may follow. Misuse: an unlock of a
+ * free lock exchanges 0 for 0.
  */
 #ifndef LS_TTAS_WORD_H
 #define LS_TTAS_WORD_H
@@ -47,6 +51,7 @@ static inline void ls_ttas_release(struct ls_ttas *l)
 {
 	/* release: pairs with the acquiring CAS in ls_ttas_try, ls_ttas_wait */
 	uint32_t old = atomic_exchange_explicit(&l->word, 0, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&l->word, 1);
@@ -65,6 +70,7 @@ static inline __attribute__((always_inline)) int ls_ttas_wait(struct ls_ttas *l,
 	uint64_t limit = limit0;
 	struct ls_spin s = LS_SPIN_INIT;
 	for (unsigned i = 1;; i++) {
+		/* relaxed: a hint; the CAS that follows decides and orders */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (v == 0) {
 			LS_INJECT();

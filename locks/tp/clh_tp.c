@@ -92,6 +92,12 @@
  * removed: it is woken by its predecessor's release, as in plain CLH.
  * A bump may land on a node just freed and reused: event is not the pool's
  * link word, so that is a spurious wake-up.
+ *
+ * After the release (lock.h): the store of AVAILABLE into the holder's
+ * node is the last access to the lock; the bump that follows is on that
+ * node (type-stable). Misuse: unlock takes the holder field and clears it
+ * (the node then belongs to its successor), so an unlock of a free lock
+ * finds NULL and returns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -142,6 +148,7 @@ static void bump(struct node *n)
 {
 	if (ls_wait_cfg.policy != LS_WAIT_PARK)
 		return;
+	/* relaxed: the CAS below orders; a stale value only fails it */
 	uint32_t old = atomic_load_explicit(&n->event, memory_order_relaxed);
 	/* release: the prev change before this is visible to the sleeper that
 	 * reads the new count with acquire (park) */
@@ -154,6 +161,7 @@ static void bump(struct node *n)
 
 static bool holder_stalled(struct clhtp *l)
 {
+	/* relaxed: a heuristic (a yield) */
 	return ls_tp_older(atomic_load_explicit(&l->cs_start, memory_order_relaxed), ls_tp_now(),
 			   ls_tp_max_cs_ns);
 }
@@ -254,6 +262,7 @@ static __thread __attribute__((tls_model("initial-exec"))) unsigned spun;
 static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64_t start, uint64_t end,
 		      uint64_t deadline)
 {
+	/* relaxed: a timestamp, compared only with later ones of the same node */
 	uint64_t pred_time = atomic_load_explicit(&pred->time, memory_order_relaxed), published = start;
 	struct ls_spin sp = {spun};
 	bool parked = false;
@@ -264,6 +273,7 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 		 * our patience (A.2). */
 		if (!parked && now - published >= ls_tp_update_delay_ns / 8 &&
 		    (int64_t)(now + ls_tp_update_delay_ns - end) < 0) {
+			/* relaxed: a timestamp; a stale one only makes us look preempted */
 			atomic_store_explicit(&I->time, now, memory_order_relaxed);
 			published = now;
 		}
@@ -304,10 +314,12 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 				}
 				ls_node_free(pred);
 				pred = ppn;
+				/* relaxed: a timestamp (as above) */
 				pred_time = atomic_load_explicit(&pred->time, memory_order_relaxed);
 				continue;
 			}
 			if (tag(pp) == WAITING && ls_tp_older(pred_time, now, ls_tp_update_delay_ns)) {
+				/* relaxed: a timestamp (as above) */
 				uint64_t t = atomic_load_explicit(&pred->time, memory_order_relaxed);
 				if (t != pred_time) { /* it published since: alive */
 					pred_time = t;
@@ -315,6 +327,7 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 				}
 				if (remove_pred(I, pred, pp)) {
 					pred = ppn;
+					/* relaxed: a timestamp (as above) */
 					pred_time = atomic_load_explicit(&pred->time, memory_order_relaxed);
 					continue;
 				}
@@ -357,11 +370,13 @@ static bool slow_path(struct clhtp *l, struct node *I, struct node *pred, uint64
 static bool attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t deadline, bool may_yield)
 {
 	struct node *I = ls_node_alloc();
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->time, now, memory_order_relaxed);
 	atomic_store_explicit(&I->event, 0, memory_order_relaxed);
 	/* swap_and_set without LL/SC: I->prev is set before I is the tail. */
 	uintptr_t t = atomic_load_explicit(&l->tail, memory_order_acquire);
 	do {
+		/* relaxed: published by the acq_rel CAS of the tail below */
 		atomic_store_explicit(&I->prev, t ? t : HOLDING, memory_order_relaxed);
 		LS_INJECT();
 		/* release: our successor, reading tail == I, sees I->prev and
@@ -447,10 +462,17 @@ static int clhtp_timedlock(void *state, uint64_t deadline_ns)
 static void clhtp_unlock(void *state)
 {
 	struct clhtp *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
+	/* relaxed: as above; the store below publishes it */
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	LS_INJECT();
 	/* (B) release: our critical section happens before the successor's */
 	atomic_store_explicit(&I->prev, AVAILABLE, memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	bump(I);
 }
 

@@ -67,6 +67,15 @@
  * hand-off. A sleeper stays asleep until granted, removed, or its deadline.
  * The yields on a stalled holder are the algorithm's own and happen under
  * every policy.
+ *
+ * After the release (lock.h): the CAS that empties the queue, or the grant
+ * (the CAS of a successor's status to AVAILABLE), is the last access to the
+ * lock; marking passed-over nodes FAILED, the deferred wake-ups and the
+ * free of the holder's node come after it, on nodes only. Misuse: the
+ * holder field is NULL in a lock never locked and after a hand-over (the
+ * release clears it before it scans), and stale only after a release that
+ * emptied the queue, where the CAS finds NULL: an unlock of a free lock
+ * returns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -203,6 +212,7 @@ static inline void acquired(struct mcstp *l, struct node *I, uint64_t now)
  * (type-stable memory): then one yield is misguided, nothing worse. */
 static bool holder_stalled(struct mcstp *l)
 {
+	/* relaxed: a heuristic (a yield); the node is type-stable */
 	struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	return h && ls_tp_older(atomic_load_explicit(&h->cs_start, memory_order_relaxed), ls_tp_now(),
 				ls_tp_max_cs_ns);
@@ -222,12 +232,14 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 	if (deadline && deadline < end)
 		end = deadline;
 	uint32_t s = TIMEOUT;
+	/* relaxed: a timestamp, published by the release that enqueues or rejoins */
 	atomic_store_explicit(&I->time, now, memory_order_relaxed);
 	/* Rejoin (TIMEOUT -> WAITING). release: the time above is seen by a
 	 * releaser that reads WAITING with acquire (grant). */
 	if (!rejoin || !atomic_compare_exchange_strong_explicit(&I->status, &s, WAITING, memory_order_acq_rel,
 								memory_order_relaxed)) {
 		/* A fresh attempt; a failed rejoin means I was removed (FAILED). */
+		/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 		atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
 		atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
 		LS_INJECT();
@@ -268,6 +280,7 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 			/* Publish at most every UPDATE_DELAY/8: fresh enough for
 			 * the releaser, and fewer stores on the line it reads. */
 			if (now - published >= ls_tp_update_delay_ns / 8) {
+				/* relaxed: a timestamp; a stale one only makes us look preempted */
 				atomic_store_explicit(&I->time, now, memory_order_relaxed);
 				published = now;
 			}
@@ -337,9 +350,11 @@ static int mcstp_acquire(struct mcstp *l, uint64_t deadline)
 static int mcstp_trylock(void *state)
 {
 	struct mcstp *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return EBUSY;
 	struct node *I = ls_node_alloc(), *empty = NULL;
+	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
 	atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
 	LS_INJECT();
@@ -358,6 +373,7 @@ static int mcstp_trylock(void *state)
 static void mcstp_lock(void *state)
 {
 	struct mcstp *l = state;
+	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (LS_LIKELY(!atomic_load_explicit(&l->tail, memory_order_relaxed)) && mcstp_trylock(state) == 0)
 		return;
 	mcstp_acquire(l, 0);
@@ -422,6 +438,7 @@ static bool grant(struct node *n, bool live)
 {
 	uint32_t s = atomic_load_explicit(&n->status, memory_order_acquire);
 	while ((s & ~LS_PARKED) == WAITING) {
+		/* relaxed: a timestamp; ordered enough by the acquire of the status above */
 		if (live && ls_tp_older(atomic_load_explicit(&n->time, memory_order_relaxed), ls_tp_now(),
 					ls_tp_update_delay_ns))
 			return false; /* seems preempted, or asleep */
@@ -429,6 +446,7 @@ static bool grant(struct node *n, bool live)
 		 * successor's; pairs with (A) */
 		if (atomic_compare_exchange_weak_explicit(&n->status, &s, AVAILABLE, memory_order_acq_rel,
 							  memory_order_acquire)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
 			if (s & LS_PARKED)
 				ls_futex_wake(&n->status, INT_MAX);
 			return true;
@@ -440,6 +458,7 @@ static bool grant(struct node *n, bool live)
 /* n waits asleep in the kernel (LOCKSWAP_WAIT=park). */
 static bool asleep(struct node *n)
 {
+	/* relaxed: a heuristic (whom to grant) */
 	return atomic_load_explicit(&n->status, memory_order_relaxed) == (WAITING | LS_PARKED);
 }
 
@@ -461,6 +480,11 @@ static bool asleep(struct node *n)
  */
 static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node *I)
 {
+	/* relaxed: the holder's own swap made it non-NULL */
+	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
+		return; /* free: I is stale (lock.h, misuse) */
+	/* until the next holder writes its own; waiters read it for a hint */
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	struct node *cur = I, *hold = NULL, *sleeper = NULL, *before = NULL;
 	bool others = false; /* a waiter not asleep was passed over after `sleeper` */
 	uint64_t scanned = 0;
@@ -484,6 +508,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 			/* release: the next holder's exchange acquires it */
 			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
 								    memory_order_relaxed)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
 				LS_INJECT();
 				if (hold)
 					fail_range(hold, cur, &wk);
@@ -527,13 +552,20 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 static void mcstp_unlock(void *state)
 {
 	struct mcstp *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed), *e = I;
-	/* Nobody behind us: the queue empties (as the first step of the scan
+	if (LS_UNLIKELY(!I))
+		return; /* never locked, or handed over: free (lock.h, misuse) */
+	/* A stale I (after a release that emptied the queue) is only read
+	 * (type-stable memory); the CAS fails on the empty queue.
+	 * Nobody behind us: the queue empties (as the first step of the scan
 	 * below does). acquire: pairs with (C); release: the next holder's
 	 * exchange acquires the CAS. */
 	if (LS_LIKELY(!atomic_load_explicit(&I->next, memory_order_acquire) &&
 		      atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
 							      memory_order_relaxed))) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		ls_node_free(I);
 		return;
 	}

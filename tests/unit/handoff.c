@@ -125,19 +125,33 @@ static const struct ls_algo selftest_herd = {
 };
 LS_REGISTER_ALGO(selftest_herd);
 
+/* turn.h's ticket word, waited for as ls_tkt_wait does but without waking
+ * the next ticket's sleeper on acquisition. */
 static void late_lock(void *st)
 {
-	struct dticket *l = st;
-	uint32_t t = atomic_fetch_add(&l->next, 1);
-	ls_turn_wait(&l->owner, &l->sleepers, t, t); /* and no turn_wake: late */
+	_Atomic uint64_t *w = st;
+	uint32_t t;
+	if (ls_tkt_take(w, &t))
+		return;
+	struct ls_spin s = LS_SPIN_INIT;
+	for (;;) {
+		uint64_t v = atomic_load(w);
+		if (ls_tkt_turn(v) == t)
+			break;
+		if (!ls_spin_step(&s))
+			continue;
+		v = atomic_fetch_or(w, ls_tkt_bit(t)) | ls_tkt_bit(t);
+		if (ls_tkt_turn(v) == t)
+			break;
+		ls_futex_wait_bits(ls_half(w, false), (uint32_t)v, 0, ls_tkt_bit(t));
+		s = (struct ls_spin)LS_SPIN_INIT;
+	}
+	atomic_fetch_and(w, ~(uint64_t)ls_tkt_bit(t)); /* and no wake-up of t + 1: late */
 }
 
 static void late_unlock(void *st)
 {
-	struct dticket *l = st;
-	uint32_t o = atomic_load(&l->owner) + 1;
-	atomic_exchange(&l->owner, o);
-	turn_wake(&l->sleepers, o);
+	ls_tkt_unlock(st);
 }
 
 static const struct ls_algo selftest_late = {
@@ -145,7 +159,7 @@ static const struct ls_algo selftest_late = {
     .desc = "broken double: the next waiter is woken only at release",
     .caps = LS_CAP_FIFO,
     .rank = 1001,
-    .state_size = sizeof(struct dticket),
+    .state_size = sizeof(uint64_t),
     .lock = late_lock,
     .trylock = never_trylock,
     .unlock = late_unlock,

@@ -106,6 +106,35 @@ static inline const struct ls_algo *opt_algo(const char *s)
 	return a;
 }
 
+/* -a ALGO[,ALGO...]|all into `list` (comma-separated; all: every lock, not
+ * the passthrough), each checked as opt_algo does. */
+static inline void opt_algo_list(const char *s, char *list, size_t len)
+{
+	if (strcmp(s, "all")) {
+		snprintf(list, len, "%s", s);
+		char *copy = strdup(list), *save = NULL;
+		for (char *a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save))
+			opt_algo(a);
+		free(copy);
+		return;
+	}
+	list[0] = 0;
+	for (size_t i = 0; i < ls_algo_count(); i++)
+		if (!(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH))
+			snprintf(list + strlen(list), len - strlen(list), "%s%s", list[0] ? "," : "",
+				 ls_algo_at(i)->name);
+}
+
+/* -w POLICY|all: the range of policies [*first, *last] to run. */
+static inline void opt_policy_range(const char *s, enum ls_policy *first, enum ls_policy *last)
+{
+	const char *names[] = {opt_policy_name(LS_WAIT_SPIN), opt_policy_name(LS_WAIT_YIELD),
+			       opt_policy_name(LS_WAIT_PARK), "all"};
+	int p = opt_choose("w", "policy", s, names, 4);
+	*first = p == 3 ? LS_WAIT_SPIN : (enum ls_policy)p;
+	*last = p == 3 ? LS_WAIT_PARK : (enum ls_policy)p;
+}
+
 /* The algorithm's tunables from the environment, as the shim sets them (a
  * bad value is a bad option). */
 static inline void opt_params(const struct ls_algo *a)

@@ -1,0 +1,631 @@
+/*
+ * after_release.c - once unlock has made the lock available, the unlocker
+ * touches neither the lock's memory nor its out-of-line block (issue 26,
+ * locks/lock.h "After the release"); and trylock of a free lock is never
+ * EBUSY for want of a step an unlocker has still to take.
+ *
+ *   after_release [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] [-W SECONDS] [-v]
+ *
+ * Links build/liblocks-tpoint.a (mk/unlock.mk): the unlocker under test, U,
+ * stops at LS_POINT_RELEASED, right after its release store. Meanwhile the
+ * other threads of the scenario take the lock in turn and release it (a
+ * waiter asleep for a wake-up that U has still to make is woken by signals
+ * instead: every waiting loop re-checks after an interrupted futex wait),
+ * then main takes it with trylock (which must succeed: the lock is free),
+ * unlocks, destroys it and frees its memory: the page of an inline state is
+ * unmapped, so any later access faults; an out-of-line block (the state of
+ * alock, ptl, cal, cal-fp, clh-tp, as the shim keeps it, or the per-cluster
+ * lines of c-bo-mcs, c-tkt-tkt, hclh, hmcs) goes back to the pool and is
+ * either filled with a pattern of non-canonical pointers (a late read of a
+ * pointer faults, a late write changes the pattern) or reused at once by a
+ * fresh lock (a late write changes its bytes; the fresh lock must work).
+ * Only then is U let go; it must return, and the memory must be as it was.
+ * An algorithm whose destroy waits for unlockers still in flight reaches
+ * LS_POINT_DESTROY_WAITS in main: U is let go there.
+ *
+ * Scenarios, one thread per token, in queue order: a role (U the unlocker
+ * under test, P a holder before it, W a waiter behind it) and a cluster
+ * (LOCKSWAP_CLUSTER=thread:4/2 semantics: 4 clusters in 2 groups, for the
+ * hierarchical locks; others ignore it). The first token takes the lock,
+ * each next one starts once the previous one waits (spins: LS_POINT_WAITING;
+ * under park, sleeps: LS_POINT_PARKING), and the first releases once all
+ * wait. LOCKSWAP_COHORT_PASSES (and hmcs's group bound) is 1, so that U
+ * meets the pass bound; the hierarchical locks run with their fast path on
+ * and off. "barge" (the barging locks, under park): W has slept, been
+ * woken once (shfl's head then disables stealing) and sleeps again when U
+ * releases; a trylock at U's stop must succeed: the lock is free.
+ *
+ * Output: one line per algorithm and policy ("after_release: OK algo=...
+ * wait=... runs=N") and exit 0; "after_release: FAIL ..." and exit 1 (a
+ * fault, a changed byte, a trylock EBUSY, a leaked node, or the watchdog);
+ * bad usage: one line, exit 2.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hier/hier.h"
+#include "hier/topo.h"
+#include "lock.h"
+#include "pool.h"
+#include "wait.h"
+
+#include "fail.h"
+#define OPT_PROG "after_release"
+#include "opts.h"
+
+#define MAXT 4
+#define PATTERN 0xa5
+
+enum role { MAIN, UNL, OTHER };
+
+/* ---- the scenario being run ---- */
+
+struct thr {
+	char role; /* 'U', 'P', 'W' */
+	unsigned cluster;
+	pthread_t t;
+	_Atomic pid_t tid;
+	_Atomic int waiting, parked, done, got;
+};
+
+static const struct ls_algo *algo;
+static const char *wait_name, *scen_name, *mem_name;
+static void *L;		  /* the lock's state */
+static char *page;	  /* inline: the mapped page that holds L */
+static char *block;	  /* out of line: the shim's block (header + state) */
+static size_t block_size; /* ... and its size */
+static char *lines;	  /* hierarchical: the lock's lines block */
+static size_t lines_size; /* ... and its size */
+static struct thr th[MAXT];
+static int nth;
+static bool barge;
+static _Atomic int occupant = -1;
+
+static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER; /* not preloaded: glibc's */
+static pthread_cond_t ev_cv = PTHREAD_COND_INITIALIZER;
+static unsigned events;
+enum { EV_GO = 1, EV_PAUSED = 2, EV_RESUME = 4, EV_UDONE = 8 };
+static const char *volatile where_u = "not started", *volatile where_main = "starting";
+
+static __thread int my = -1; /* index in th[], -1: main or a helper */
+static __thread enum role role = OTHER;
+static _Atomic int u_paused_once;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	char msg[1024], ts[256] = "";
+	size_t k = 0;
+	for (int i = 0; i < nth && k < sizeof ts; i++)
+		k += (size_t)snprintf(ts + k, sizeof ts - k, "%s%c%u:%s", i ? " " : "", th[i].role,
+				      th[i].cluster,
+				      atomic_load(&th[i].done)	    ? "done"
+				      : atomic_load(&th[i].got)	    ? "holds or releases"
+				      : atomic_load(&th[i].parked)  ? "asleep"
+				      : atomic_load(&th[i].waiting) ? "waiting"
+								    : "started");
+	int n = snprintf(msg, sizeof msg,
+			 "after_release: FAIL algo=%s wait=%s scenario=\"%s\" memory=%s: watchdog expired; "
+			 "unlocker: %s; main: %s; threads: %s\n",
+			 algo ? algo->name : "?", wait_name, scen_name, mem_name, where_u, where_main, ts);
+	if (write(1, msg, (size_t)n) < 0) {
+	}
+	_exit(1);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	char msg[512];
+	int n = snprintf(msg, sizeof msg,
+			 "after_release: FAIL algo=%s wait=%s scenario=%s memory=%s: signal %d at %p in the "
+			 "%s (unlocker: %s)%s\n",
+			 algo ? algo->name : "?", wait_name, scen_name, mem_name, sig, si->si_addr,
+			 role == UNL	? "unlocker"
+			 : role == MAIN ? "main thread"
+					: "another thread",
+			 where_u, role == UNL ? ": it touched the lock's memory after its release" : "");
+	if (write(1, msg, (size_t)n) < 0) {
+	}
+	_exit(1);
+}
+
+static void on_kick(int sig)
+{
+	(void)sig; /* only interrupts a futex wait */
+}
+
+static void post(unsigned ev)
+{
+	pthread_mutex_lock(&ev_mu);
+	events |= ev;
+	pthread_cond_broadcast(&ev_cv);
+	pthread_mutex_unlock(&ev_mu);
+}
+
+static void await(unsigned ev)
+{
+	pthread_mutex_lock(&ev_mu);
+	while (!(events & ev))
+		pthread_cond_wait(&ev_cv, &ev_mu);
+	pthread_mutex_unlock(&ev_mu);
+}
+
+/* Waits until cond, re-checking every millisecond (a poll, never a bound). */
+#define POLL(cond)                                                                                           \
+	do {                                                                                                 \
+		while (!(cond)) {                                                                            \
+			struct timespec ts_ = {0, 1000000};                                                  \
+			nanosleep(&ts_, NULL);                                                               \
+		}                                                                                            \
+	} while (0)
+
+void ls_test_point(enum ls_test_point id)
+{
+	if (role == UNL && id == LS_POINT_RELEASED && !atomic_exchange(&u_paused_once, 1)) {
+		where_u = "stopped right after its release";
+		post(EV_PAUSED);
+		await(EV_RESUME);
+		where_u = "let go after the release";
+		return;
+	}
+	if (role == MAIN && id == LS_POINT_DESTROY_WAITS) {
+		post(EV_RESUME); /* destroy waits for U: let it finish */
+		return;
+	}
+	if (my < 0)
+		return;
+	if (id == LS_POINT_WAITING)
+		atomic_store(&th[my].waiting, 1);
+	else if (id == LS_POINT_PARKING)
+		atomic_store(&th[my].parked, atomic_load(&th[my].parked) + 1);
+}
+
+static void enter(int who)
+{
+	int o = atomic_exchange(&occupant, who);
+	if (o != -1)
+		fail("mutual exclusion: thread %d got the lock while %d held it", who, o);
+}
+
+static void leave(int who)
+{
+	atomic_store(&occupant, -1);
+	(void)who;
+}
+
+/* Whether thread i waits for the lock, as the scenario needs it to. */
+static bool is_waiting(int i)
+{
+	if (atomic_load(&th[i].got))
+		return true; /* it had no need to */
+	return ls_wait_cfg.policy == LS_WAIT_PARK ? atomic_load(&th[i].parked) > 0
+						  : atomic_load(&th[i].waiting);
+}
+
+static void *run_thread(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	my = i;
+	role = th[i].role == 'U' ? UNL : OTHER;
+	ls_topo_thread_index = th[i].cluster; /* thread:N semantics (topo.h) */
+	atomic_store(&th[i].tid, gettid());
+	if (role == UNL)
+		where_u = "locking";
+	algo->lock(L);
+	atomic_store(&th[i].got, 1);
+	enter(i);
+	if (i == 0)
+		await(EV_GO); /* every other thread waits by now */
+	leave(i);
+	if (role == UNL)
+		where_u = "unlocking";
+	algo->unlock(L);
+	if (role == UNL) {
+		where_u = "returned from unlock";
+		post(EV_UDONE);
+	}
+	atomic_store(&th[i].done, 1);
+	return NULL;
+}
+
+/* ---- memory ---- */
+
+static bool inline_state(void)
+{
+	return algo->state_size <= LS_INLINE_STATE;
+}
+
+/* The hierarchical locks that keep per-cluster lines (hier.h). */
+static bool has_lines(void)
+{
+	return (algo->caps & LS_CAP_HIER) && strcmp(algo->name, "hbo") && strcmp(algo->name, "cna");
+}
+
+static void *new_state(void)
+{
+	if (inline_state()) {
+		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED)
+			fail("mmap: %s", strerror(errno));
+		L = page + 24; /* where the shim puts it in a pthread_mutex_t */
+	} else {
+		/* as the shim: a header line, then the state (zero-filled) */
+		block_size = LS_CACHELINE + algo->state_size;
+		block = ls_ext_alloc(block_size);
+		if (!block)
+			fail("ls_ext_alloc failed");
+		L = block + LS_CACHELINE;
+	}
+	if (algo->init)
+		algo->init(L);
+	return L;
+}
+
+/* Destroys the lock of new_state() and frees its memory. */
+static void drop_state(void)
+{
+	if (algo->destroy)
+		algo->destroy(L);
+	if (inline_state())
+		munmap(page, 4096);
+	else
+		ls_ext_free(block, block_size);
+}
+
+/* The lines block of a hierarchical lock (attached at its first use). */
+static void note_lines(void)
+{
+	lines = NULL;
+	if (!has_lines())
+		return;
+	struct ls_hier_head *h = *(struct ls_hier_head **)((char *)L + LS_HIER_LINES_AT);
+	if (!h || ls_hier_is_flat(h))
+		return;
+	lines = (char *)h;
+	lines_size = (size_t)(1 + h->nclusters + h->ngroups) * LS_CACHELINE;
+}
+
+/* A freed block keeps the pool's free-list link in its first 8 bytes. */
+static void scribble(char *p, size_t n)
+{
+	memset(p + 8, PATTERN, n - 8);
+}
+
+static void check_pattern(const char *what, char *p, size_t n)
+{
+	for (size_t i = 8; i < n; i++)
+		if ((unsigned char)p[i] != PATTERN)
+			fail("the unlocker wrote byte %zu of the %s after its release (0x%02x, was 0x%02x)",
+			     i, what, (unsigned char)p[i], PATTERN);
+}
+
+/* Later use of a lock: two threads, a plain counter. */
+static void *user(void *arg)
+{
+	long *got = arg;
+	for (int i = 0; i < 100; i++) {
+		algo->lock(L);
+		enter(100);
+		(*got)++;
+		leave(100);
+		algo->unlock(L);
+	}
+	return NULL;
+}
+
+static void later_use(void)
+{
+	pthread_t u[2];
+	long got[2] = {0, 0};
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&u[i], NULL, user, &got[i]))
+			fail("pthread_create");
+	for (int i = 0; i < 2; i++)
+		pthread_join(u[i], NULL);
+	if (algo->trylock(L) != 0)
+		fail("the reused block's lock is not free after later use");
+	algo->unlock(L);
+}
+
+/* ---- one run ---- */
+
+static void kick_others(void)
+{
+	for (int i = 0; i < nth; i++)
+		if (th[i].role != 'U' && !atomic_load(&th[i].done) && atomic_load(&th[i].tid))
+			pthread_kill(th[i].t, SIGUSR1);
+}
+
+static void parse(const char *spec)
+{
+	nth = 0;
+	for (const char *s = spec; *s; s++) {
+		if (*s == ' ')
+			continue;
+		if (nth == MAXT || !strchr("UPW", s[0]) || s[1] < '0' || s[1] > '3')
+			fail("bad scenario '%s'", spec);
+		memset(&th[nth], 0, sizeof th[nth]);
+		th[nth].role = s[0];
+		th[nth].cluster = (unsigned)(s[1] - '0');
+		nth++;
+		s++;
+	}
+}
+
+static void run(const char *spec, bool lines_reuse, bool barge_mode)
+{
+	scen_name = spec;
+	barge = barge_mode;
+	mem_name = inline_state() ? (lines_reuse ? "unmap+lines-reuse" : "unmap+lines-pattern")
+				  : (lines_reuse ? "block-reuse" : "block-pattern");
+	if (!has_lines() && inline_state())
+		mem_name = "unmap";
+	parse(spec);
+	static char prefix[256];
+	snprintf(prefix, sizeof prefix,
+		 "after_release: FAIL algo=%s wait=%s scenario=\"%s\" memory=%s: ", algo->name, wait_name,
+		 spec, mem_name);
+	fail_prefix = prefix;
+	events = 0;
+	atomic_store(&u_paused_once, 0);
+	atomic_store(&occupant, -1);
+	new_state();
+	role = MAIN;
+	/* a first use: the hierarchical locks attach their lines, so that U's
+	 * acquisition may take their fast path */
+	algo->lock(L);
+	algo->unlock(L);
+	where_main = "starting the threads";
+	for (int i = 0; i < nth; i++) {
+		if (pthread_create(&th[i].t, NULL, run_thread, (void *)(intptr_t)i))
+			fail("pthread_create");
+		if (i == 0)
+			POLL(atomic_load(&th[0].got));
+		else
+			POLL(is_waiting(i));
+		if (barge && i == 1) {
+			/* wake W once, and let it sleep again (shfl's head then
+			 * sets NOSTEAL while the lock is still held) */
+			int p = atomic_load(&th[1].parked);
+			while (atomic_load(&th[1].parked) == p) {
+				pthread_kill(th[1].t, SIGUSR1);
+				struct timespec ts = {0, 1000000};
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+	note_lines();
+	where_main = "waiting for the unlocker to stop after its release";
+	post(EV_GO);
+	await(EV_PAUSED);
+	if (barge && algo->trylock(L) != 0)
+		fail("trylock returned EBUSY while the lock was free (a woken waiter had not taken it yet)");
+	else if (barge)
+		algo->unlock(L);
+	where_main = "waiting for the other threads (waking sleepers with signals)";
+	for (;;) {
+		bool all = true;
+		for (int i = 0; i < nth; i++)
+			if (th[i].role != 'U' && !atomic_load(&th[i].done))
+				all = false;
+		if (all)
+			break;
+		kick_others();
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < nth; i++)
+		if (th[i].role != 'U')
+			pthread_join(th[i].t, NULL);
+	where_main = "trylock of the free lock";
+	if (algo->trylock(L) != 0)
+		fail("trylock returned EBUSY with the lock free and nobody waiting, while the unlocker was "
+		     "stopped after its release");
+	algo->unlock(L);
+	where_main = "destroying the lock";
+	if (algo->destroy)
+		algo->destroy(L);
+	where_main = "freeing its memory";
+	char *reused = NULL;
+	unsigned char *snap = NULL;
+	size_t snap_n = 0;
+	void *L2 = NULL;
+	if (inline_state()) {
+		char *old_page = page;
+		if (lines && !lines_reuse) {
+			scribble(lines, lines_size);
+		} else if (lines) {
+			/* a fresh lock of the same algorithm takes the block (its
+			 * page is mapped first: it must not be the old one) */
+			char *old_lines = lines;
+			L2 = new_state();
+			algo->lock(L2);
+			algo->unlock(L2);
+			note_lines();
+			if (lines != old_lines)
+				fail("the pool did not hand the freed lines block out again (test set-up)");
+			reused = lines;
+		}
+		if (munmap(old_page, 4096))
+			fail("munmap: %s", strerror(errno));
+	} else {
+		ls_ext_free(block, block_size);
+		if (!lines_reuse) {
+			scribble(block, block_size);
+		} else {
+			char *old = block;
+			L2 = new_state();
+			if (block != old)
+				fail("the pool did not hand the freed block out again (test set-up)");
+			reused = block;
+		}
+	}
+	if (reused) {
+		snap_n = inline_state() ? lines_size : block_size;
+		snap = malloc(snap_n);
+		memcpy(snap, reused, snap_n);
+	}
+	where_main = "letting the unlocker go";
+	post(EV_RESUME);
+	await(EV_UDONE);
+	for (int i = 0; i < nth; i++)
+		if (th[i].role == 'U')
+			pthread_join(th[i].t, NULL);
+	where_main = "checking the memory";
+	if (!reused && inline_state() && lines)
+		check_pattern("lines block", lines, lines_size);
+	else if (!reused && !inline_state())
+		check_pattern("out-of-line state", block, block_size);
+	if (reused) {
+		for (size_t i = 8; i < snap_n; i++)
+			if ((unsigned char)reused[i] != snap[i])
+				fail("the unlocker wrote byte %zu of its freed block after its release, now "
+				     "another "
+				     "lock's (0x%02x, was 0x%02x)",
+				     i, (unsigned char)reused[i], snap[i]);
+		free(snap);
+		L = L2;
+		later_use();
+		drop_state();
+	}
+	role = OTHER;
+}
+
+/* ---- driver ---- */
+
+static const char *const hier_scenarios[] = {"U0",	 "U0 W0",    "U0 W0 W0", "U0 W1 W0",
+					     "U0 W1",	 "U0 W2",    "P0 U0 W0", "P0 U0 W1",
+					     "P1 U0 W0", "P0 U1 W2", "P0 U0 W2", NULL};
+static const char *const flat_scenarios[] = {"U0", "U0 W0", "U0 W0 W0", "P0 U0 W0", NULL};
+
+/* The locks a free word makes free to anybody (no hand-over to a waiter). */
+static bool barging(void)
+{
+	static const char *const names[] = {"tas", "ttas", "backoff", "auto", "hbo", "mutexee", "shfl", NULL};
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], algo->name))
+			return true;
+	return false;
+}
+
+static int run_algo(int policy)
+{
+	const char *const *sc = (algo->caps & LS_CAP_HIER) ? hier_scenarios : flat_scenarios;
+	int runs = 0;
+	ls_wait_cfg.policy = (enum ls_policy)policy;
+	for (int fp = 0; fp < ((algo->caps & LS_CAP_HIER) ? 2 : 1); fp++) {
+		ls_hier_fastpath = (uint64_t)!fp;
+		for (int s = 0; sc[s]; s++)
+			for (int reuse = 0; reuse < ((has_lines() || !inline_state()) ? 2 : 1); reuse++) {
+				run(sc[s], reuse, false);
+				runs++;
+			}
+	}
+	ls_hier_fastpath = 1;
+	if (policy == LS_WAIT_PARK && barging()) {
+		run("U0 W0", false, true);
+		runs++;
+	}
+	return runs;
+}
+
+static void set_param(const char *env, uint64_t v)
+{
+	for (const struct ls_param *p = algo->params; p && p->env; p++)
+		if (!strcmp(p->env, env))
+			*p->value = v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *names = "all", *wait = "all";
+	int c, watchdog = 120;
+	while ((c = getopt(argc, argv, "a:w:W:")) != -1) {
+		switch (c) {
+		case 'a':
+			names = optarg;
+			break;
+		case 'w':
+			wait = optarg;
+			break;
+		case 'W':
+			watchdog = (int)opt_number("W", optarg, 1, 3600);
+			break;
+		default:
+			opt_error("usage: after_release [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
+				  "[-W SECONDS]");
+		}
+	}
+	enum ls_policy p0, p1;
+	opt_policy_range(wait, &p0, &p1);
+	char list[1024];
+	opt_algo_list(names, list, sizeof list);
+
+	char err[256];
+	if (ls_topo_setup("thread:4/2", NULL, err, sizeof err))
+		fail("topology: %s", err);
+	struct sigaction sa = {0};
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	struct sigaction k = {0};
+	k.sa_handler = on_kick; /* no SA_RESTART: a futex wait returns EINTR */
+	sigaction(SIGUSR1, &k, NULL);
+	signal(SIGALRM, on_alarm);
+	ls_node_counting = true;
+	ls_wait_cfg.spin = 16;
+	ls_wait_cfg.yield = 2;
+	ls_cohort_passes = 1;
+
+	for (char *a = strtok(list, ","); a; a = strtok(NULL, ",")) {
+		algo = ls_algo_find(a);
+		set_param("LOCKSWAP_HMCS_GROUP_PASSES", 1);
+		/* Time-published locks: no waiter times out or looks preempted,
+		 * so that each is granted the lock in turn and none waits for
+		 * the stopped unlocker to mark its node removed (which it may
+		 * do after its release: the node is not the lock's memory). */
+		set_param("LOCKSWAP_TP_PATIENCE_NS", 1000000000);
+		set_param("LOCKSWAP_TP_UPDATE_DELAY_NS", 1000000000);
+		set_param("LOCKSWAP_TP_MAX_CS_NS", 1000000000);
+		for (int p = (int)p0; p <= (int)p1; p++) {
+			static char prefix[256];
+			wait_name = opt_policy_name((enum ls_policy)p);
+			snprintf(prefix, sizeof prefix, "after_release: FAIL algo=%s wait=%s: ", algo->name,
+				 wait_name);
+			fail_prefix = prefix;
+			alarm((unsigned)watchdog);
+			/* main's first use: nodes that a per-thread pool keeps
+			 * (abortable.h) are not leaks */
+			role = MAIN;
+			new_state();
+			for (int k = 0; k < 2; k++) {
+				algo->lock(L);
+				algo->unlock(L);
+				if (algo->trylock(L) == 0)
+					algo->unlock(L);
+			}
+			drop_state();
+			struct ls_node_stats before, after;
+			ls_node_stats(&before);
+			int runs = run_algo(p);
+			ls_node_stats(&after);
+			if (after.in_use != before.in_use)
+				fail("%ld queue node(s) leaked", after.in_use - before.in_use);
+			printf("after_release: OK algo=%s wait=%s runs=%d\n", algo->name, wait_name, runs);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}

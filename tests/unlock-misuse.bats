@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# Misuse that glibc tolerates (issue 25; locks/lock.h, "Misuse that glibc
+# tolerates"): an unlock of an unlocked NORMAL mutex and an unlock too many
+# return 0 and leave the mutex fully usable; ERRORCHECK and RECURSIVE keep
+# EPERM; a condition wait on a mutex the caller does not hold returns what
+# glibc returns. tests/progs/misuse.c is the specification (it passes
+# natively), run under every algorithm through the shim;
+# tests/unit/unlock_misuse.c runs each misuse on every algorithm under
+# every policy and then checks exclusion, FIFO order and queue nodes.
+load helpers
+P="$PROGS/misuse"
+U="$UNIT/unlock_misuse"
+
+@test "glibc itself passes every misuse case (the specification)" {
+  native_passes "$P"
+}
+
+@test "every lock, every policy: an unlock of a never-locked, just-initialised or unlocked lock, or too many after a hand-over, leaves it usable (exclusion, FIFO order, no node in use)" {
+  run timeout -k 5 300 "$U" -a all -W 120
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [ "$(grep -c '^unlock_misuse: OK ' <<<"$output")" -eq $(($(algos | grep -cvx pthread) * 3)) ] || { echo "$output"; return 1; }
+}
+
+@test "NORMAL (static, zeroed, default, normal, adaptive): unlock of an unlocked mutex returns 0 and it works on, every algorithm" {
+  each_algo "" -- "$P" normal-unlocked || return 1
+}
+
+@test "NORMAL: a second and third unlock return 0 and it works on, every algorithm" {
+  each_algo "" -- "$P" normal-twice || return 1
+}
+
+@test "NORMAL: unlocks too many after a hand-over to a blocked thread return 0, every algorithm" {
+  each_algo "" -- "$P" normal-after-handover || return 1
+}
+
+@test "ERRORCHECK and RECURSIVE keep EPERM for an unlock of an unlocked mutex and an unlock too many, every algorithm" {
+  each_algo "" -- "$P" owners-eperm || return 1
+}
+
+@test "condvar wait on a NORMAL mutex not held: waits, returns ETIMEDOUT or 0 holding it, every algorithm" {
+  each_algo "" -- "$P" cond-normal-timeout || return 1
+  each_algo "" -- "$P" cond-normal-signal || return 1
+}
+
+@test "condvar wait on an ERRORCHECK or RECURSIVE mutex not held: EPERM at once, every algorithm" {
+  each_algo "" -- "$P" cond-owners-eperm || return 1
+}
+
+@test "unlock_misuse: bad usage is one line and exit 2" {
+  run "$U" -c nosuch
+  [ "$status" -eq 2 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"unknown case 'nosuch' (valid: fresh, init, twice, thrice, handover)"* ]]
+}
