@@ -75,8 +75,9 @@ static void resolve_glibc(void)
 /* The variables the shim itself reads; algorithm tunables are added from
  * the registry. */
 static const char *const own_vars[] = {
-    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN", "LOCKSWAP_YIELD",
-    "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",    "LOCKSWAP_LIB", /* read by the lockswap command only */
+    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN",	"LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE",
+    "LOCKSWAP_STATS",	"LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG", "LOCKSWAP_LIB", /* read by the lockswap
+										   command only */
     "LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
     "LOCKSWAP_RWALGO",	"LOCKSWAP_SPINALGO",
 };
@@ -308,9 +309,16 @@ static void configure(void)
 	ls_g.trylock = ls_g.ext ? ls_ext_trylock : a->trylock;
 	ls_g.unlock = ls_g.ext ? ls_ext_unlock : a->unlock;
 	ls_g.timedlock = ls_timedlock_inline;
+	if (ls_map_configure(a, verbose, msg, sizeof msg)) /* an algorithm per mutex */
+		config_error(msg);
 	if (ls_observe_setup(msg, sizeof msg)) /* the profiler may wrap the above */
 		config_error(msg);
-	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
+	ls_g.slow_lock = ls_g.lock;
+	ls_g.slow_trylock = ls_g.trylock;
+	ls_g.slow_unlock = ls_g.unlock;
+	if (ls_g.map)
+		ls_map_published();
+	ls_g.fast_kind = ls_g.passthrough ? -1 : ls_g.map ? LS_KIND_BOUND : 0;
 }
 
 /* ---- LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO (rwshim.h) ---- */
@@ -457,6 +465,9 @@ void ls_init(void)
 		in_init = 0;
 		/* release: publishes ls_g and ls_real to every acquire of ready */
 		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
+		char msg[1400];
+		if (ls_g.map && ls_map_start(msg, sizeof msg)) /* the matcher: may dlopen */
+			config_error(msg);
 		start_options();
 		return;
 	}
@@ -477,6 +488,8 @@ __attribute__((constructor)) static void ctor(void)
 
 __attribute__((destructor)) static void dtor(void)
 {
+	if (ls_g.map && verbose)
+		ls_map_report();
 	if (!verbose && !stats)
 		return;
 	struct ls_node_stats st;

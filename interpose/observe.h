@@ -47,15 +47,12 @@
  * (__cur_writer is the writer's tid in glibc's rwlocks and lockswap's); a
  * read and a write are told apart by the operation. Off, the entry points
  * jump straight to these functions (one indirect jump each; rwlock.c).
- * What comes next, without a redesign:
- * - An algorithm per mutex (issue 22): `mutex` stays the operations the
- *   entry points call, which then dispatch by mutex below the observer's
- *   wrappers, so wrappers keep working unchanged; the shim adds
- *   `const char *(*algo_of)(const pthread_mutex_t *)` to struct ls_observe
- *   (the name of the algorithm a mutex was given; the rule that chose it
- *   comes by a second query of the same shape), and `algo` below becomes
- *   the default rule's algorithm. The observer asks once per mutex, when
- *   its record is created.
+ *
+ * An algorithm per mutex (LOCKSWAP_ALGO_MAP, interpose/map.c): `mutex` stays
+ * the operations the entry points call, which dispatch by mutex below the
+ * observer's wrappers, so wrappers work unchanged; `algo` is the algorithm
+ * of the mutexes no rule names, and algo_of/rule_of name each mutex's.
+ *
  * A new field is zero for an observer that does not know it, and a NULL
  * hook or an untouched operation is always valid.
  */
@@ -166,11 +163,20 @@ struct ls_events {
 
 struct ls_observe {
 	/* What runs (read-only). */
-	const char *algo;	       /* LOCKSWAP_ALGO: today every lockswap mutex's algorithm */
+	const char *algo;	       /* LOCKSWAP_ALGO: every lockswap mutex's algorithm, or under a map
+					  the algorithm of the mutexes no rule names */
 	bool passthrough;	       /* LOCKSWAP_ALGO=pthread: every mutex and condvar is glibc's */
 	const char *rwalgo, *spinalgo; /* LOCKSWAP_RWALGO, LOCKSWAP_SPINALGO */
 	bool rw_passthrough;	       /* every rwlock is glibc's */
 	bool spin_passthrough;	       /* every spinlock is glibc's */
+	/* Under a map, NULL without one: the name of the algorithm a lockswap
+	 * mutex runs, and the rule that chose it (as written, or "(default)"
+	 * when no rule names it); NULL for a mutex that glibc keeps. For a
+	 * mutex being initialised (the init event) or in use (any operation);
+	 * a mutex used for the first time gets its binding here if it has
+	 * none yet (a stack walk): ask once per mutex. */
+	const char *(*algo_of)(const pthread_mutex_t *m);
+	const char *(*rule_of)(const pthread_mutex_t *m);
 	/* The operations the shim will call: wrap by replacing them. */
 	struct ls_mutex_ops mutex;
 	struct ls_glibc glibc;

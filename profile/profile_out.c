@@ -8,8 +8,8 @@
  * Everything here is async-signal-safe, because _exit may be called in a
  * fork child or a signal handler and a fatal signal may arrive anywhere:
  * memory from mmap, files through open/read/write, symbols read from the
- * ELF files themselves (their .symtab, else .dynsym: no dladdr, which takes
- * the loader's lock), no stdio.
+ * ELF files themselves (stack/elfsym.h: their .symtab, else .dynsym; no
+ * dladdr, which takes the loader's lock), no stdio.
  *
  * Steps: turn the records into rows and their raw stacks into (module,
  * offset, symbol) frames, each distinct stack once (the JSON refers to
@@ -19,163 +19,24 @@
  * A fork child and a program started by a profiled one write FILE.PID.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "elfsym.h"
 #include "profile_out.h"
 #include "profile_record.h"
 #include "profile_table.h"
 #include "tpclock.h"
 
-/* ---- symbols from ELF files ---- */
-
-struct sym {
-	uint64_t lo, hi;
-	const char *name;
-};
-
-struct modsyms {
-	bool tried;
-	void *map;
-	size_t mapsz;
-	struct sym *s;
-	size_t n, cap;
-};
-
-static bool sym_before(const struct sym *a, const struct sym *b)
-{
-	return a->lo < b->lo;
-}
-
-static void sift(struct sym *a, size_t r, size_t end)
-{
-	for (;;) {
-		size_t c = 2 * r + 1;
-		if (c >= end)
-			return;
-		if (c + 1 < end && sym_before(&a[c], &a[c + 1]))
-			c++;
-		if (!sym_before(&a[r], &a[c]))
-			return;
-		struct sym t = a[r];
-		a[r] = a[c];
-		a[c] = t;
-		r = c;
-	}
-}
-
-/* heapsort: no allocation, no recursion (this may run in a signal handler) */
-static void sort_syms(struct sym *a, size_t n)
-{
-	for (size_t k = n / 2; k-- > 0;)
-		sift(a, k, n);
-	for (size_t e = n; e-- > 1;) {
-		struct sym t = a[0];
-		a[0] = a[e];
-		a[e] = t;
-		sift(a, 0, e);
-	}
-}
-
-/* Reads the function symbols of an ELF file (.symtab if it has one, else
- * .dynsym), checking every offset against the file's size. */
-static void load_syms(struct modsyms *m, const char *path)
-{
-	m->tried = true;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return;
-	}
-	size_t size = (size_t)st.st_size;
-	const char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return;
-	m->map = (void *)f;
-	m->mapsz = size;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
-	    (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
-		return;
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-	const Elf64_Shdr *tab = NULL;
-	for (int want = SHT_SYMTAB; want && !tab; want = want == SHT_SYMTAB ? SHT_DYNSYM : 0)
-		for (unsigned i = 0; i < eh->e_shnum; i++)
-			if (sh[i].sh_type == (unsigned)want && sh[i].sh_link < eh->e_shnum) {
-				tab = &sh[i];
-				break;
-			}
-	if (!tab || tab->sh_entsize != sizeof(Elf64_Sym) || tab->sh_offset > size ||
-	    tab->sh_size > size - tab->sh_offset)
-		return;
-	const Elf64_Shdr *strs = &sh[tab->sh_link];
-	if (strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
-		return;
-	const Elf64_Sym *syms = (const Elf64_Sym *)(f + tab->sh_offset);
-	size_t nsyms = tab->sh_size / sizeof(Elf64_Sym);
-	m->cap = nsyms;
-	m->s = ls_prof_map(nsyms * sizeof *m->s + 1);
-	if (!m->s)
-		return;
-	for (size_t i = 0; i < nsyms; i++) {
-		const Elf64_Sym *s = &syms[i];
-		int type = ELF64_ST_TYPE(s->st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s->st_shndx == SHN_UNDEF || !s->st_value ||
-		    s->st_name >= strs->sh_size)
-			continue;
-		const char *name = f + strs->sh_offset + s->st_name;
-		if (!memchr(name, '\0', strs->sh_size - s->st_name))
-			continue;
-		m->s[m->n].lo = s->st_value;
-		m->s[m->n].hi = s->st_value + (s->st_size ? s->st_size : 1);
-		m->s[m->n].name = name;
-		m->n++;
-	}
-	sort_syms(m->s, m->n);
-}
-
-static void free_syms(struct modsyms *m)
-{
-	if (m->map)
-		munmap(m->map, m->mapsz);
-	ls_prof_unmap(m->s, m->cap * sizeof *m->s + 1);
-	memset(m, 0, sizeof *m);
-}
-
-/* The function holding vaddr, or NULL. */
-static const struct sym *find_sym(const struct modsyms *m, uint64_t vaddr)
-{
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) { /* first symbol with lo > vaddr */
-		size_t mid = (lo + hi) / 2;
-		if (m->s[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* symbols may nest (aliases, local labels): look back a little */
-	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
-		if (vaddr < m->s[i].hi)
-			return &m->s[i];
-	return NULL;
-}
-
 /* ---- building the rows ---- */
 
 struct build {
-	struct modsyms *syms; /* PROF_MAX_MODULES */
+	struct ls_elfsyms *syms; /* PROF_MAX_MODULES */
 	struct ls_prof p;
 	struct ls_prof_stack *stacks;
 	const uintptr_t **raw; /* each stack's raw frames, for interning */
@@ -202,9 +63,9 @@ static void frame_of(struct build *b, uintptr_t a, struct ls_prof_frame *out)
 	out->module = m->path;
 	out->offset = a - m->base;
 	if (!b->syms[i].tried)
-		load_syms(&b->syms[i], m->path);
+		ls_elfsyms_load(&b->syms[i], m->path);
 	/* a return address: the call is the byte before it */
-	const struct sym *s = find_sym(&b->syms[i], out->offset - 1);
+	const struct ls_elfsym *s = ls_elfsyms_find(&b->syms[i], out->offset - 1);
 	if (s) {
 		out->sym = s->name;
 		out->symlen = strlen(s->name);
@@ -351,6 +212,8 @@ static bool build(struct build *b)
 		r->origin = g->origin == ORIGIN_INIT ? "init" : "first-use";
 		r->ended = g->ended == END_DESTROYED ? "destroyed" : g->ended == END_REUSED ? "reused" : "";
 		r->address = g->addr;
+		r->algo = g->algo;
+		r->rule = g->rule;
 		r->stack = g->norigin ? intern(b, g->origin_frames, g->norigin) : LS_PROF_NO_STACK;
 		memcpy(r->n, g->n, sizeof r->n);
 		r->max_waiters = atomic_load_explicit(&g->max_waiters, memory_order_relaxed);
@@ -384,6 +247,7 @@ static bool build(struct build *b)
 	h->spinalgo = ls_prof.spinalgo;
 	h->duration_ns = ls_tp_now() - ls_prof.start_ns;
 	h->threads = ls_prof.threads;
+	h->cpus = ls_prof.cpus;
 	h->unrecorded = atomic_load_explicit(&ls_prof.unrecorded, memory_order_relaxed);
 	h->stackless = atomic_load_explicit(&ls_prof.stackless, memory_order_relaxed);
 	h->sample = ls_prof.sample;
@@ -405,7 +269,7 @@ static void unbuild(struct build *b)
 {
 	for (unsigned i = 0; b->syms && i < PROF_MAX_MODULES; i++)
 		if (b->syms[i].tried)
-			free_syms(&b->syms[i]);
+			ls_elfsyms_free(&b->syms[i]);
 	ls_prof_unmap(b->syms, PROF_MAX_MODULES * sizeof *b->syms);
 	ls_prof_unmap(b->p.mutex, b->rows_sz);
 	ls_prof_unmap(b->sites, b->sites_sz);

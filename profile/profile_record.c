@@ -70,6 +70,7 @@
 
 #include "observe.h"
 #include "profile_record.h"
+#include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
 
@@ -79,7 +80,6 @@ struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10, .err_fd = 2};
 #define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
 #define SITE_BUCKETS 256 /* per thread */
 #define GSITE_BUCKETS 16384
-#define SKIP_MAX 24 /* frames of the profiler itself, above the caller */
 
 static inline unsigned prof_bucket(uint64_t ns)
 {
@@ -249,28 +249,6 @@ static int my_tid(void)
 	return tls.tid;
 }
 
-/* ---- the gate around libunwind and dl_iterate_phdr (see fork) ---- */
-
-static _Atomic int gate_inside;
-static _Atomic bool gate_closed;
-
-static bool gate_enter(void)
-{
-	/* seq_cst pairs with fork_prepare: either it sees us inside, or we
-	 * see the gate closed */
-	atomic_fetch_add_explicit(&gate_inside, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&gate_closed, memory_order_seq_cst)) {
-		atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
-		return false;
-	}
-	return true;
-}
-
-static void gate_leave(void)
-{
-	atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
-}
-
 /* ---- modules ---- */
 
 struct scan {
@@ -343,10 +321,10 @@ static void modules_refresh(void)
 {
 	if (!scan_buf || !plock_try(&modlock))
 		return; /* someone else is refreshing: their table will do */
-	if (gate_enter()) {
+	if (ls_stack_gate_enter()) {
 		scan_buf->n = 0;
 		dl_iterate_phdr(scan_one, scan_buf);
-		gate_leave();
+		ls_stack_gate_leave();
 		prof_lock();
 		for (unsigned i = 0; i < scan_buf->n; i++) {
 			unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_relaxed);
@@ -379,25 +357,13 @@ static void cover_frames(const uintptr_t *f, unsigned n)
 
 /* ---- stacks ---- */
 
-static int (*unw_backtrace_fn)(void **, int);
-
-/* The caller's stack: frames above the profiler and the shim. */
+/* The caller's stack: frames above the profiler and the shim (stack.h). */
 static unsigned take_stack(uintptr_t *out, unsigned max)
 {
-	void *buf[PROF_MAX_FRAMES + SKIP_MAX];
-	if (!unw_backtrace_fn || !gate_enter()) {
+	unsigned n = ls_stack_take(out, max, false);
+	if (!n && !ls_stack_walking()) /* inside the unwinder: its own mutex, not reported */
 		atomic_fetch_add_explicit(&ls_prof.stackless, 1, memory_order_relaxed);
-		return 0;
-	}
-	int n = unw_backtrace_fn(buf, (int)(max + SKIP_MAX));
-	gate_leave();
-	int i = 0;
-	while (i < n && (uintptr_t)buf[i] >= ls_prof.self_lo && (uintptr_t)buf[i] < ls_prof.self_hi)
-		i++;
-	unsigned k = 0;
-	for (; i < n && k < max; i++)
-		out[k++] = (uintptr_t)buf[i];
-	return k;
+	return n;
 }
 
 static uint32_t hash_stack(const void *g, bool read, const uintptr_t *f, unsigned n)
@@ -476,7 +442,24 @@ static void map_del(struct grec *g)
 }
 
 /* Under the global lock. NULL if out of memory. */
-static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n)
+/* Under a map (observe.h): the algorithm and rule of a lockswap mutex, or
+ * NULLs. Asked without the global lock (it may walk the stack). */
+static const char *(*algo_of)(const pthread_mutex_t *), *(*rule_of)(const pthread_mutex_t *);
+struct chosen {
+	const char *algo, *rule;
+};
+static struct chosen chosen_of(uintptr_t addr, int kind, bool glibc)
+{
+	struct chosen c = {NULL, NULL};
+	if (kind == PK_MUTEX && !glibc && algo_of) {
+		c.algo = algo_of((const pthread_mutex_t *)addr);
+		c.rule = rule_of((const pthread_mutex_t *)addr);
+	}
+	return c;
+}
+
+static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n,
+			     struct chosen c)
 {
 	struct grec *g = arena_alloc(&garena, sizeof *g + n * sizeof *f);
 	if (!g)
@@ -485,6 +468,8 @@ static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, c
 	g->kind = (uint8_t)kind;
 	g->glibc = glibc;
 	g->origin = (uint8_t)origin;
+	g->algo = c.algo;
+	g->rule = c.rule;
 	if (kind == PK_MUTEX) {
 		g->mkind = ((const pthread_mutex_t *)addr)->__data.__kind;
 	} else if (kind == PK_RWLOCK) {
@@ -494,7 +479,7 @@ static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, c
 	g->origin_frames = (uintptr_t *)(g + 1);
 	g->norigin = n;
 	g->pid = ls_prof.pid;
-	g->internal = n && f[0] >= ls_prof.unw_lo && f[0] < ls_prof.unw_hi;
+	g->internal = ls_stack_walking() || (n && ls_stack_in_unwinder(f[0]));
 	memcpy(g->origin_frames, f, n * sizeof *f);
 	if (!map_put(g))
 		return NULL;
@@ -534,6 +519,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
+	struct chosen c = chosen_of(addr, kind, glibc);
 	prof_lock();
 	g = map_get(addr);
 	if (g && g->kind != kind) {
@@ -541,7 +527,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 		g = NULL;
 	}
 	if (!g)
-		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n);
+		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n, c);
 	prof_unlock();
 	return g;
 }
@@ -1243,11 +1229,12 @@ static void created(uintptr_t addr, int kind, bool glibc)
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
+	struct chosen c = chosen_of(addr, kind, glibc);
 	prof_lock();
 	struct grec *old = map_get(addr);
 	if (old)
 		grec_end(old, END_REUSED); /* initialised again without destroy */
-	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n))
+	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n, c))
 		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
 	prof_unlock();
 	guard_leave();
@@ -1638,8 +1625,13 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	ls_prof.spinalgo = ob->spinalgo;
 	ls_prof.rw_passthrough = ob->rw_passthrough;
 	ls_prof.spin_passthrough = ob->spin_passthrough;
+	algo_of = ob->algo_of;
+	rule_of = ob->rule_of;
 	ls_prof.pid = (int)getpid();
 	ls_prof.start_ns = now();
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
+		ls_prof.cpus = (unsigned)CPU_COUNT(&cpus);
 	ssize_t n = readlink("/proc/self/exe", ls_prof.exe, sizeof ls_prof.exe - 1);
 	ls_prof.exe[n > 0 ? n : 0] = '\0';
 
@@ -1771,18 +1763,17 @@ static void on_fatal(int sig)
 
 /* ---- fork ---- */
 
+/* The gate first: a thread inside it may wait for the global lock. */
 static void fork_prepare(void)
 {
-	atomic_store_explicit(&gate_closed, true, memory_order_seq_cst);
-	while (atomic_load_explicit(&gate_inside, memory_order_seq_cst))
-		sched_yield();
+	ls_stack_fork_prepare();
 	prof_lock();
 }
 
 static void fork_parent(void)
 {
 	prof_unlock();
-	atomic_store_explicit(&gate_closed, false, memory_order_seq_cst);
+	ls_stack_fork_parent();
 }
 
 /* The child starts from zero: its report is its own activity. It keeps the
@@ -1793,8 +1784,7 @@ static void fork_child(void)
 	struct pthr *me = tls.t;
 	atomic_store_explicit(&glock.w, 0, memory_order_relaxed);
 	atomic_store_explicit(&modlock.w, 0, memory_order_relaxed);
-	atomic_store_explicit(&gate_inside, 0, memory_order_relaxed);
-	atomic_store_explicit(&gate_closed, false, memory_order_relaxed);
+	ls_stack_fork_child();
 	tls.tid = 0;
 	for (struct pthr *t = threads, *next; t; t = next) {
 		next = t->next;
@@ -1834,55 +1824,15 @@ static void fork_child(void)
 
 /* ---- start (after initialisation: may dlopen, allocate, lock) ---- */
 
-/* The span of the object holding *(uintptr_t *)arg, into arg[1], arg[2]. */
-static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	uintptr_t *a = arg, me = a[0], lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + p->p_memsz > hi)
-			hi = a + p->p_memsz;
-	}
-	if (me < lo || me >= hi)
-		return 0;
-	a[1] = lo;
-	a[2] = hi;
-	return 1;
-}
-
 int ls_prof_record_start(char *err, size_t len)
 {
 	guard_enter();
-	uintptr_t span[3] = {(uintptr_t)&ls_prof_record_start, 0, 0};
-	dl_iterate_phdr(find_object, span);
-	ls_prof.self_lo = span[1];
-	ls_prof.self_hi = span[2];
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		*(void **)&unw_backtrace_fn = dlsym(h, "unw_backtrace");
-	if (!unw_backtrace_fn) {
-		snprintf(err, len,
-			 "LOCKSWAP_PROFILE=1: cannot load libunwind.so.8 for call sites (%s); install the "
-			 "libunwind8 package",
-			 dlerror());
+	char why[512];
+	if (ls_stack_start(why, sizeof why)) {
+		snprintf(err, len, "LOCKSWAP_PROFILE=1: %s", why);
 		guard_leave();
 		return -1;
 	}
-	span[0] = (uintptr_t)unw_backtrace_fn;
-	span[1] = span[2] = 0;
-	dl_iterate_phdr(find_object, span);
-	ls_prof.unw_lo = span[1];
-	ls_prof.unw_hi = span[2];
-	/* libunwind's first call takes locks and allocates: do it now, before
-	 * main, rather than on the first contended acquisition */
-	uintptr_t f[4];
-	take_stack(f, 4);
 	modules_refresh();
 	have_key = pthread_key_create(&exit_key, pthr_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

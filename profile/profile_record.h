@@ -73,6 +73,7 @@ struct grec {
 	int32_t pid;   /* the process that created it (a fork child inherits records) */
 	uint32_t norigin;
 	uintptr_t *origin_frames;
+	const char *algo, *rule; /* under a map (observe.h), else NULL */
 	struct grec *next_all;
 	struct gsite *sites;
 
@@ -107,6 +108,7 @@ struct prof_state {
 	bool rw_passthrough;   /* every rwlock is glibc's */
 	bool spin_passthrough; /* every spinlock is glibc's */
 	char exe[4096];
+	unsigned cpus; /* in the affinity mask at start */
 	/* runtime */
 	uint64_t start_ns;
 	int pid;
@@ -117,8 +119,6 @@ struct prof_state {
 	_Atomic uint64_t stackless;  /* stacks not taken (fork in progress, no libunwind) */
 	struct prof_module *modules; /* PROF_MAX_MODULES, mapped when profiling */
 	_Atomic unsigned nmodules;
-	uintptr_t self_lo, self_hi; /* liblockswap.so's span */
-	uintptr_t unw_lo, unw_hi;   /* libunwind's */
 };
 extern struct prof_state ls_prof;
 

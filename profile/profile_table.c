@@ -225,7 +225,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static bool runtime_module(const char *path)
+bool ls_prof_runtime_module(const char *path)
 {
 	static const char *const rt[] = {"liblockswap", "libc.so",  "libc-",	  "libstdc++",
 					 "libgcc_s",	"ld-linux", "libpthread", "libunwind"};
@@ -239,7 +239,7 @@ static bool runtime_module(const char *path)
 unsigned ls_prof_naming_frame(const struct ls_prof_stack *s)
 {
 	for (unsigned i = 0; i < s->n; i++)
-		if (!s->f[i].module || !runtime_module(s->f[i].module))
+		if (!s->f[i].module || !ls_prof_runtime_module(s->f[i].module))
 			return i;
 	return 0;
 }
@@ -342,8 +342,12 @@ static void head_out(struct ls_out *o, const struct ls_prof *p)
 	ls_out_str(o, h->program && *h->program ? h->program : "?");
 	ls_out_str(o, " (pid ");
 	ls_out_u64(o, (uint64_t)h->pid);
-	ls_out_str(o, "), algorithm ");
+	bool map = false;
+	for (unsigned i = 0; i < h->nmutex && !map; i++)
+		map = p->mutex[i].algo != NULL;
+	ls_out_str(o, map ? "), algorithm per mutex (rules; no rule: " : "), algorithm ");
 	ls_out_str(o, h->algo ? h->algo : "?");
+	ls_out_str(o, map ? ")" : "");
 	ls_out_str(o, ", wait ");
 	ls_out_str(o, h->wait ? h->wait : "?");
 	if (h->nrwlock && h->rwalgo) {
@@ -416,6 +420,12 @@ static void origin_out(struct ls_out *o, const struct ls_prof_row *r, const char
 	if (r->glibc) {
 		ls_out_str(o, ", glibc's ");
 		ls_out_str(o, what);
+	}
+	if (r->algo) {
+		ls_out_str(o, ", ");
+		ls_out_str(o, r->algo);
+		ls_out_str(o, " by rule ");
+		ls_out_str(o, r->rule ? r->rule : "?");
 	}
 	if (*r->ended) {
 		ls_out_str(o, ", ");
@@ -672,6 +682,10 @@ static void json_row(struct ls_out *o, const struct ls_prof_row *r, bool first)
 	ls_out_str(o, r->glibc ? ",\"glibc\":true" : ",\"glibc\":false");
 	json_kv_str(o, "origin", r->origin);
 	json_kv_str(o, "ended", r->ended);
+	if (r->algo) { /* under an algorithm map only: older readers ignore them */
+		json_kv_str(o, "algorithm", r->algo);
+		json_kv_str(o, "rule", r->rule);
+	}
 	if (r->stack != LS_PROF_NO_STACK)
 		json_kv_u64(o, "stack", r->stack);
 	if (r->cond) {
@@ -725,6 +739,8 @@ void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
 		json_kv_str(o, "spin_algorithm", h->spinalgo);
 	json_kv_u64(o, "duration_ns", h->duration_ns);
 	json_kv_u64(o, "threads", h->threads);
+	if (h->cpus)
+		json_kv_u64(o, "cpus", h->cpus);
 	json_kv_u64(o, "sample", h->sample);
 	json_kv_u64(o, "frames", h->frames);
 	json_kv_u64(o, "unrecorded", h->unrecorded);

@@ -66,6 +66,8 @@ struct ls_prof_row {
 				  * "rwlock+writer" (the _NP writer-preferring kind), "+pshared"; "spin" */
 	const char *origin;	 /* "init" or "first-use" */
 	const char *ended;	 /* "", "destroyed" or "reused" */
+	const char *algo;	 /* under an algorithm map: the mutex's algorithm, else NULL (the head's) */
+	const char *rule;	 /* ... and the rule that chose it (as written, or "(default)") */
 	uint64_t address;
 	unsigned stack;		    /* where it was created: index into the stack table, or NONE */
 	uint64_t n[LS_PROF_NCOUNT]; /* an rwlock's writes in the mutex slots, reads in LS_PROF_RD* */
@@ -83,6 +85,7 @@ struct ls_prof_head {
 	const char *program, *algo, *wait;
 	const char *rwalgo, *spinalgo; /* NULL in a profile saved before they were */
 	uint64_t duration_ns, threads, unrecorded, stackless;
+	unsigned cpus; /* the CPUs the program could run on (0: not saved, older profiles) */
 	unsigned sample, frames, nmutex, ncond, nrwlock, nspin; /* nmutex...: rows */
 };
 
@@ -127,5 +130,7 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p);
 /* The first frame of a stack outside the C and C++ runtimes and lockswap:
  * the one that names a mutex. Index, or 0. */
 unsigned ls_prof_naming_frame(const struct ls_prof_stack *s);
+/* A module of the C or C++ runtime, libunwind, or lockswap itself. */
+bool ls_prof_runtime_module(const char *path);
 
 #endif

@@ -342,3 +342,32 @@ EOF
 	assert_line --index 1 --regexp '^ +1 +tas '
 	[ -s "$OUTD/plots/compare.png" ]
 }
+
+@test "--per-lock: each algorithm runs on the named mutexes only (lockswap -m PATTERN=ALGO,*=REST), and the best map is printed" {
+	run lc -n --per-lock init_lock0 --rest ttas --algos tas,mcs --reps 1 -- "$B/lockbench" -t 2 -k 4 --skew 0.9 -d 0.1
+	assert_success
+	assert_line --partial "/lockswap -a tas -m 'init_lock0=tas,*=ttas' -- $B/lockbench"
+	assert_line --partial "/lockswap -a mcs -m 'init_lock0=mcs,*=ttas' -- $B/lockbench"
+	# auto: the contended mutexes' patterns from a profile; the runs really
+	# run under the maps (the verbose report of each run names the rules)
+	# (algo_map timeouts: every mutex contended, whatever the timing)
+	run lc --per-lock auto --per-lock-top 8 --algos mcs,tas --reps 1 --out "$OUTD" -- \
+		env LOCKSWAP_VERBOSE=1 "$PROGS/algo_map" timeouts
+	assert_success
+	assert_line --regexp "^lockswap compare: best map: LOCKSWAP_ALGO_MAP='make_(hot|cold)=(mcs|tas),make_(hot|cold)=(mcs|tas),\\*=pthread' \\([0-9.]+ x glibc\\)$"
+	grep -q "^lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs" "$OUTD"/logs/mcs* || { ls "$OUTD/logs"; cat "$OUTD"/logs/mcs*; false; }
+	grep -q "^lockswap: map: rule 'make_cold=tas': 5 mutexes -> tas" "$OUTD"/logs/tas*
+	grep -q "best map: LOCKSWAP_ALGO_MAP=" "$OUTD/summary.txt"
+	grep -q "^per lock: each algorithm ALGO ran as LOCKSWAP_ALGO_MAP=" "$OUTD/meta.txt"
+}
+
+@test "--per-lock: bad uses are one line and exit 2" {
+	run lc --rest ttas -- true
+	assert_failure 2
+	assert_output "lockswap compare: --rest is only meaningful with --per-lock"
+	run lc --per-lock foo --per-lock-top 2 -- true
+	assert_output "lockswap compare: --per-lock-top is only meaningful with --per-lock auto"
+	run lc --per-lock 'foo=mcs' -- true
+	assert_failure 2
+	assert_output "lockswap compare: --per-lock: 'foo=mcs' is not a pattern of a rule (FUNCTION, FILE:LINE, MODULE, MODULE+0xOFFSET)"
+}

@@ -199,7 +199,7 @@ complete_words() {
   # its dependencies, those dlopen'd too, are packages this machine has
   local dep
   run dpkg-deb -f "$deb" Depends
-  for dep in libc6 libhwloc15 libunwind8 libdebuginfod1; do
+  for dep in libc6 libhwloc15 libunwind8 libdebuginfod1 libdw1; do
     [[ "$output" == *"$dep"* ]] || { echo "Depends: $output: no $dep"; return 1; }
     dpkg-query -W -f='${Status}' "$dep" | grep -q 'install ok installed'
   done

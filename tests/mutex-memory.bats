@@ -20,6 +20,11 @@ P="$PROGS/mutex_memory"
   each_algo "" -- "$P" copy || return 1
 }
 
+@test "a copy by value keeps no freed block of its original: a freed out-of-line block's first word is never a lock word's address (pool.h)" {
+  run timeout 30 "$UNIT/ext_owner"
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
 @test "freed (or overwritten) and the memory reused for another mutex without destroy, 1000 times" {
   each_algo "" -- "$P" reuse || return 1
 }

@@ -73,10 +73,10 @@
  * word then points at its original's block, which is not the copy's own,
  * so the copy attaches a fresh one. Reading the head of a block that was
  * freed is safe: the memory is type-stable, and a freed block's first word
- * is a free-list link, never the address of a word. The block is attached
- * lazily, by whichever thread needs it first, with one CAS after its
- * contents are ready: threads that race allocate one each, one wins, and
- * the others free theirs and adopt the winner's. A word may also hold a
+ * is a free-list link, odd, never the address of a word (pool.c). The
+ * block is attached lazily, by whichever thread needs it first, with one
+ * CAS after its contents are ready: threads that race allocate one each,
+ * one wins, and the others free theirs and adopt the winner's. A word may also hold a
  * static MARKER (hier.h: a lock with no address space left for a block):
  * a read-only head whose owner is never a word, attached by the same CAS
  * and kept, like a block, until destroy (ls_ext_detach) empties the word.

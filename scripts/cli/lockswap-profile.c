@@ -2,8 +2,8 @@
  * lockswap-profile - `lockswap profile`: run a program under the contention
  * profiler (profile/profile.c).
  *
- *   lockswap profile [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]
- *                    [-o FILE] [--frames N] [--sample N] [--top N] [--] PROG [ARGS...]
+ *   lockswap profile [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO]
+ *                    [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N] [--top N] [--] PROG [ARGS...]
  *
  * It sets the LOCKSWAP_PROFILE variables and runs `lockswap -a ALGO -- PROG`
  * (the lockswap beside it, or $LOCKSWAP_COMMAND), so the algorithm, the
@@ -24,8 +24,9 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: lockswap profile [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]\n"
-    "                        [-o FILE] [--frames N] [--sample N] [--top N] [--] PROG [ARGS...]\n"
+    "usage: lockswap profile [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO]\n"
+    "                        [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N] [--top N]\n"
+    "                        [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG under lockswap's contention profiler and prints, when it exits, the\n"
     "mutexes (condvars, rwlocks, spinlocks) that cost it the most waiting, with where\n"
@@ -33,6 +34,9 @@ static const char usage[] =
     "\n"
     "  -a, --algo ALGO   lock algorithm (default pthread: glibc's own mutex, the program\n"
     "                    as it is); `lockswap --list` shows the others\n"
+    "  -m, --map RULES   an algorithm per mutex (LOCKSWAP_ALGO_MAP; see lockswap --list);\n"
+    "                    the table and the JSON name each mutex's algorithm and rule\n"
+    "      --config FILE the same rules from a file (LOCKSWAP_CONFIG)\n"
     "  -r, --rwalgo ALGO reader-writer lock algorithm (LOCKSWAP_RWALGO; default pthread:\n"
     "                    glibc's own rwlock)\n"
     "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
@@ -136,7 +140,7 @@ int main(int argc, char **argv)
 	}
 	setenv("LOCKSWAP_PROFILE", "1", 1);
 
-	char **args = calloc((size_t)argc + 16, sizeof *args);
+	char **args = calloc((size_t)argc + 24, sizeof *args);
 	if (!args) {
 		fprintf(stderr, "lockswap profile: out of memory\n");
 		return 2;
@@ -145,6 +149,14 @@ int main(int argc, char **argv)
 	args[k++] = cmd;
 	args[k++] = "-a";
 	args[k++] = (char *)run.algo;
+	if (run.map) {
+		args[k++] = "-m";
+		args[k++] = (char *)run.map;
+	}
+	if (run.config) {
+		args[k++] = "--config";
+		args[k++] = (char *)run.config;
+	}
 	if (run.rwalgo) {
 		args[k++] = "-r";
 		args[k++] = (char *)run.rwalgo;

@@ -39,9 +39,11 @@
 #include "cli.h"
 #include "profile_table.h"
 #include "report_flame.h"
+#include "report_map.h"
 
 static const char usage[] =
-    "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT]\n"
+    "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT |\n"
+    "                             --map [--algo ALGO]]\n"
     "\n"
     "Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
     "the top N mutexes (and condvars, rwlocks, spinlocks) with where each was created,\n"
@@ -65,6 +67,13 @@ static const char usage[] =
     "               stack that created each lock: holds have no stack of their own)\n"
     "  --svg OUT    flame graphs as one SVG file OUT (opens in a browser): wait time by call\n"
     "               stack for the whole program and for each top lock, hold time by lock\n"
+    "  --map        a ready LOCKSWAP_ALGO_MAP line instead: a rule for each of the top N\n"
+    "               contended mutexes (by --sort), naming a function or FILE:LINE of its\n"
+    "               creation stack that no other mutex's has, then * for the others with\n"
+    "               the profile's algorithm; one comment line per mutex says why\n"
+    "  --algo ALGO  with --map: the algorithm of every rule (default: chosen per mutex from\n"
+    "               its counts: mutexee when threads outnumber CPUs, mcs for queues of 3\n"
+    "               or more, else ttas; lockswap compare --per-lock measures)\n"
     "  -h, --help   this text\n"
     "\n"
     "Exit status: 0, 1 if the output could not be written, 2 for bad options or a file\n"
@@ -339,6 +348,8 @@ static void rows(const struct jv *arr, int kind, struct ls_prof_row **out, unsig
 		r->type = str(o, "type") ? str(o, "type") : "?";
 		r->origin = str(o, "origin") ? str(o, "origin") : "?";
 		r->ended = str(o, "ended") ? str(o, "ended") : "";
+		r->algo = str(o, "algorithm"); /* a profile under an algorithm map */
+		r->rule = str(o, "rule");
 		r->address = num(o, "address");
 		r->stack = stack_index(o, nstacks);
 		for (int c = 0; c < ncount; c++)
@@ -683,11 +694,13 @@ int main(int argc, char **argv)
 	    {"sort", required_argument, NULL, 'S'},   {"top", required_argument, NULL, 'T'},
 	    {"csv", no_argument, NULL, 'C'},	      {"folded", no_argument, NULL, 'F'},
 	    {"weight", required_argument, NULL, 'W'}, {"svg", required_argument, NULL, 'G'},
+	    {"map", no_argument, NULL, 'M'},	      {"algo", required_argument, NULL, 'A'},
 	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	int key = LS_SORT_WAIT, c;
 	unsigned long top = 10;
-	bool csv = false, fold = false, weight_set = false;
+	bool csv = false, fold = false, weight_set = false, map = false;
+	const char *map_algo = NULL;
 	enum flame_weight weight = FLAME_WAIT;
 	const char *svg = NULL;
 	opterr = 0;
@@ -733,6 +746,14 @@ int main(int argc, char **argv)
 				die("%s", "--svg: an output file is needed (see lockswap report --help)");
 			svg = optarg;
 			break;
+		case 'M':
+			map = true;
+			break;
+		case 'A':
+			if (!*optarg || strpbrk(optarg, ",=/ "))
+				die("--algo: '%s' is not an algorithm name (see lockswap --list)", optarg);
+			map_algo = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -744,8 +765,11 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		die("%s", optind >= argc ? "no profile file given (see lockswap report --help)"
 					 : "one profile file only (see lockswap report --help)");
-	if (csv + fold + (svg != NULL) > 1)
-		die("%s", "--csv, --folded and --svg: one of them at a time (see lockswap report --help)");
+	if (csv + fold + (svg != NULL) + map > 1)
+		die("%s",
+		    "--csv, --folded, --svg and --map: one of them at a time (see lockswap report --help)");
+	if (map_algo && !map)
+		die("%s", "--algo is only meaningful with --map");
 	if (weight_set && !fold)
 		die("%s", "--weight is only meaningful with --folded");
 	file_name = argv[optind];
@@ -803,6 +827,14 @@ int main(int argc, char **argv)
 		stacks[i].n = n;
 		stacks[i].f = fr;
 	}
+	/* the names the matcher of an algorithm map sees (addr2line's replace
+	 * them with demangled and inlined ones) */
+	const char ***syms = xcalloc(nstacks + 1, sizeof *syms);
+	for (unsigned i = 0; i < nstacks; i++) {
+		syms[i] = xcalloc(stacks[i].n + 1, sizeof **syms);
+		for (unsigned k = 0; k < stacks[i].n; k++)
+			syms[i][k] = stacks[i].f[k].sym;
+	}
 	if (have_addr2line())
 		resolve(stacks, nstacks);
 	else
@@ -819,6 +851,7 @@ int main(int argc, char **argv)
 	p.h.spinalgo = str(&root, "spin_algorithm");
 	p.h.duration_ns = num(&root, "duration_ns");
 	p.h.threads = num(&root, "threads");
+	p.h.cpus = (unsigned)num(&root, "cpus");
 	p.h.unrecorded = num(&root, "unrecorded");
 	p.h.stackless = num(&root, "stackless");
 	p.h.sample = (unsigned)num(&root, "sample");
@@ -832,6 +865,15 @@ int main(int argc, char **argv)
 	ls_prof_sort(p.rwlock, p.h.nrwlock, key);
 	ls_prof_sort(p.spin, p.h.nspin, key);
 
+	if (map) {
+		if (report_map(stdout, &p, (const char *const *const *)syms, top ? (unsigned)top : UINT32_MAX,
+			       map_algo, p.h.cpus) != 0 ||
+		    fflush(stdout) != 0) {
+			fprintf(stderr, "lockswap report: cannot write the map: %s\n", strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
 	if (fold) {
 		if (flame_folded(stdout, &p, weight) != 0) {
 			fprintf(stderr, "lockswap report: cannot write the folded stacks: %s\n",

@@ -144,6 +144,21 @@ class Series(unittest.TestCase):
         self.assertEqual(d.prefix("L"), ["L", "-a", "mcs", "--"])
         self.assertEqual(d.label(), "mcs")
 
+    def test_per_lock_runs_each_algorithm_as_a_map(self):
+        """--per-lock: the series' algorithm on the patterns, REST on every
+        other mutex; native runs stay bare; the names do not change."""
+        saved = S.PER_LOCK
+        try:
+            S.PER_LOCK = (["init_lock0", "app+0x1bc00"], "pthread")
+            s = S.Series("mcs", "yield")
+            self.assertEqual(s.prefix("L"), ["L", "-a", "mcs", "-w", "yield", "-m",
+                                             "init_lock0=mcs,app+0x1bc00=mcs,*=pthread", "--"])
+            self.assertEqual(S.per_lock_map("tas"), "init_lock0=tas,app+0x1bc00=tas,*=pthread")
+            self.assertEqual((s.label(), S.Series.native().prefix("L")), ("mcs/yield", []))
+        finally:
+            S.PER_LOCK = saved
+        self.assertEqual(S.Series("mcs", "default").prefix("L"), ["L", "-a", "mcs", "--"])
+
     def test_a_new_axis_is_one_line(self):
         """An rwlock algorithm carried in LOCKSWAP_RWALGO: one Axis more, and
         the prefix, environment, names, CSV layout and summary follow."""

@@ -22,6 +22,18 @@ import os
 from .util import die, split_list
 
 NATIVE = "glibc"  # the algorithm name of native runs; its axes read "-"
+
+# --per-lock: (patterns, rest). Every lockswap series then runs with an
+# algorithm map (lockswap -m): its algorithm on the mutexes the patterns name
+# (the hot ones), `rest` on every other mutex; the algorithm column still
+# names the series, so the CSV, the table and the plots are unchanged.
+PER_LOCK = None
+
+
+def per_lock_map(algorithm):
+    """The map a series runs with under --per-lock."""
+    patterns, rest = PER_LOCK
+    return ",".join("%s=%s" % (p, algorithm) for p in patterns) + ",*=" + rest
 WAITS = ("spin", "yield", "park", "default")
 
 
@@ -113,6 +125,8 @@ class Series:
         for axis, v in zip(AXES, self.values):
             if axis.option and v != axis.default:
                 words += [axis.option, v]
+        if PER_LOCK:
+            words += ["-m", per_lock_map(self.algorithm)]
         return words + ["--"]
 
     def env(self):
