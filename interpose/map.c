@@ -331,7 +331,7 @@ int ls_map_init(struct ls_mutex *m, int type)
 	struct ls_ext *olde = NULL;
 	if (old && old->ext) {
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+		if (ls_ext_adoptable(&m->alg.ext, e, old->algo))
 			olde = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);

@@ -98,6 +98,7 @@ struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, boo
 	if (e) {
 		/* relaxed atomic: a stale copy of another mutex may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
+		e->h.kind = a;
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -489,7 +490,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	if (ls_g.ext) {
 		/* relaxed: init of memory that no other thread may use meanwhile */
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+		if (ls_ext_adoptable(&m->alg.ext, e, ls_g.algo))
 			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);

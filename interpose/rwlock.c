@@ -177,6 +177,7 @@ static struct rwext *ext_new(struct ls_rwlock *l, bool wait)
 	if (e) {
 		/* relaxed atomic: a stale copy of another rwlock may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
+		e->h.kind = ls_rwg.rw;
 		if (ls_rwg.rw->init)
 			ls_rwg.rw->init(e + 1);
 	}
@@ -814,7 +815,7 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 	struct rwext *old = NULL;
 	if (ls_rwg.rw_ext) {
 		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && ls_ext_mine(&l->alg.ext, e))
+		if (ls_ext_adoptable(&l->alg.ext, e, ls_rwg.rw))
 			old = (struct rwext *)e;
 	}
 	memset(l, 0, sizeof *l);

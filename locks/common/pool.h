@@ -171,6 +171,9 @@ bool ls_ext_owns(const void *p);
  * its user's. */
 struct ls_ext_head {
 	const void *owner; /* the word it was attached to */
+	const void *kind;  /* who laid the block out (an algorithm's ops), so
+			    * that memory reused for another kind of lock
+			    * never adopts it (ls_ext_adoptable) */
 };
 typedef struct ls_ext_head *_Atomic ls_ext_word_t;
 
@@ -179,6 +182,17 @@ typedef struct ls_ext_head *_Atomic ls_ext_word_t;
 static inline bool ls_ext_mine(const ls_ext_word_t *w, const struct ls_ext_head *h)
 {
 	return h && __atomic_load_n(&h->owner, __ATOMIC_RELAXED) == (const void *)w;
+}
+
+/* Re-initialisation of memory that may have held a lock: h, found in w,
+ * is a block of the pool attached to w by a lock of the same kind, so its
+ * size and layout are what the caller expects. A word of recycled memory
+ * may hold anything: the pointer is checked (ls_ext_owns) before the head
+ * is read. relaxed: no other thread uses memory being initialised. */
+static inline bool ls_ext_adoptable(const ls_ext_word_t *w, const struct ls_ext_head *h, const void *kind)
+{
+	return h && ls_ext_owns(h) && ls_ext_mine(w, h) &&
+	       __atomic_load_n(&h->kind, __ATOMIC_RELAXED) == kind;
 }
 
 /* The block of w's own, or NULL (none yet, or a copy's: ls_ext_attach).
