@@ -198,7 +198,7 @@ each_profiled_family() {
   for a in $(algos); do
     if ! profiled "$a" "$T/$a.csv" "$PROGS/profile_dl" run "$B/doubles-profile/libprofile_dl.so" \
       >"$T/$a.expect" 2>"$T/$a.err" || ! check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1; then
-      failed+=("$a"); echo "=== $a:"; tail -5 "$T/$a.err" "$T/$a.check"
+      failed+=("$a"); echo "=== $a:"; tail -n 5 "$T/$a.err" "$T/$a.check"
     fi
   done
   [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
