@@ -245,6 +245,7 @@ void ls_map_published(void);
 int ls_map_start(char *err, size_t errlen);
 const char *ls_map_default_name(void); /* the algorithm of mutexes no rule names */
 void ls_map_report(void);	       /* at exit, under LOCKSWAP_VERBOSE */
+bool ls_map_any(void);		       /* rules were read: of mutexes (ls_g.map), rwlocks or both */
 int ls_map_init(struct ls_mutex *m, int type);
 int ls_map_destroy(struct ls_mutex *m);
 /* The observer's queries (observe.h). */

@@ -231,7 +231,7 @@ pair_cost() {
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='foo=nosuch' "$PROGS/hello"
   assert_equal "${stderr%% (valid*}" "lockswap: LOCKSWAP_ALGO_MAP: rule 'foo=nosuch': unknown algorithm 'nosuch'"
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='foo=mcs/spin' "$PROGS/hello"
-  [[ "$stderr" == *"a waiting policy per mutex is not supported"*"LOCKSWAP_WAIT" ]]
+  [[ "$stderr" == *"a waiting policy per lock is not supported"*"LOCKSWAP_WAIT" ]]
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='*=mcs' LOCKSWAP_CONFIG=/dev/null "$PROGS/hello"
   [ "$status" -eq 2 ] && [ "$stderr" = "lockswap: LOCKSWAP_ALGO_MAP and LOCKSWAP_CONFIG are both set (valid: one of them)" ]
 }
