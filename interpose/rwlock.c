@@ -15,8 +15,8 @@
  *					call on it goes to glibc
  *	32	__rwelision, __pad1	unused (0)
  *	40	__pad2			unused (0); under an algorithm map with rwlock
- *					rules, the first 4 bytes are the rwlock's binding
- *					(the map, below): 0 until it has one
+ *					rules, the rwlock's binding (the map, below): 0
+ *					until it has one
  *	48	__flags			the kind, as glibc stores it: 2 (the _NP writer-
  *					preferring initialiser, PREFER_WRITER_NONRECURSIVE_NP)
  *					asks for writer preference, anything else is glibc's
@@ -113,8 +113,7 @@ struct ls_rwlock {
 		uint64_t writer_shared; /* both: the fast paths test them at once */
 	};
 	unsigned char elision[8];
-	_Atomic uint32_t bind; /* under a map with rwlock rules: the rwlock's binding (below) */
-	uint32_t pad3;
+	_Atomic uint64_t bind; /* under a map with rwlock rules: the rwlock's binding (below) */
 	uint32_t flags;
 	uint32_t pad5;
 };
@@ -246,9 +245,9 @@ static inline void *state_of(struct ls_rwlock *l)
  *
  * Bindings. One entry per rule, plus one for the rwlocks no rule names
  * (LOCKSWAP_RWALGO), in a read-only table mapped below 4 GiB if the kernel
- * has room there: __pad2's first word holds the rwlock's entry (its address,
- * or its offset from rw_bias when the table is above 4 GiB), 0 until it has
- * one. Binding races: as map.c's, one CAS from 0; the loser adopts the
+ * has room there: __pad2 holds the rwlock's entry (its address, or its offset
+ * from rw_bias when the table is above 4 GiB; 64 bits, so that no
+ * instruction widens it), 0 until it has one. Binding races: as map.c's, one CAS from 0; the loser adopts the
  * winner's entry. A copy by value copies its binding.
  *
  * Paths. ls_rwg.rw is map_rwalgo, whose operations find the rwlock's entry
@@ -273,7 +272,11 @@ struct ls_rwbind {
 	/* what rdlock_fast_map and unlock_fast_map call, on the rwlock */
 	int (*rdlock)(void *, unsigned, void **);
 	void (*rdunlock)(void *, void *);
+	/* the algorithm, and its own operations (the adapters call them on
+	 * the out-of-line state) */
 	const struct ls_rwalgo *algo;
+	int (*ardlock)(void *, unsigned, void **);
+	void (*ardunlock)(void *, void *);
 	bool ext;
 	int rule; /* match.h's index, or LS_MATCH_NONE: the default */
 } __attribute__((aligned(LS_CACHELINE)));
@@ -285,18 +288,18 @@ static uint64_t rw_rules;	   /* the rwlock rules (match.h's mask) */
 static int rw_any = LS_MATCH_NONE; /* their '*' rule */
 static _Atomic uint64_t *rw_bound; /* rwlocks bound to each entry */
 
-static inline uint32_t rw_word_of(const struct ls_rwbind *b)
+static inline uint64_t rw_word_of(const struct ls_rwbind *b)
 {
-	return (uint32_t)((uintptr_t)b - rw_bias);
+	return (uintptr_t)b - rw_bias;
 }
 
-static inline const struct ls_rwbind *rw_entry_at(uint32_t w)
+static inline const struct ls_rwbind *rw_entry_at(uint64_t w)
 {
 	return (const struct ls_rwbind *)(rw_bias + w);
 }
 
 /* A word read from memory that may hold anything (init): its entry or NULL. */
-static const struct ls_rwbind *rw_entry_checked(uint32_t w)
+static const struct ls_rwbind *rw_entry_checked(uint64_t w)
 {
 	uintptr_t a = rw_bias + w;
 	if (!w || a < (uintptr_t)rw_table || a >= (uintptr_t)(rw_table + rw_nbind) ||
@@ -314,7 +317,7 @@ static const struct ls_rwbind *rw_entry_for(int rule)
 static __attribute__((noinline)) const struct ls_rwbind *rw_bind_first_use(struct ls_rwlock *l)
 {
 	const struct ls_rwbind *b = rw_entry_for(ls_match_caller(rw_rules, rw_any));
-	uint32_t seen = 0;
+	uint64_t seen = 0;
 	if (atomic_compare_exchange_strong_explicit(&l->bind, &seen, rw_word_of(b), memory_order_relaxed,
 						    memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&rw_bound[b - rw_table], 1, memory_order_relaxed);
@@ -325,7 +328,7 @@ static __attribute__((noinline)) const struct ls_rwbind *rw_bind_first_use(struc
 
 static inline const struct ls_rwbind *rw_bound_entry(struct ls_rwlock *l)
 {
-	uint32_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
 	if (LS_LIKELY(w))
 		return rw_entry_at(w);
 	return rw_bind_first_use(l);
@@ -467,19 +470,46 @@ static inline void *rw_state_for(struct ls_rwlock *l, const struct ls_rwbind *b)
 	return b->ext ? rw_ext_state(l) : l->alg.state;
 }
 
-/* The fast paths' adapters for an out-of-line state (the rwlock is bound). */
+/* The fast paths' adapters for an out-of-line state: called by
+ * rdlock_fast_map and unlock_fast_map only (the table is below 4 GiB, the
+ * rwlock is bound), they find the block as rdlock_fast_ext does, then jump
+ * to the algorithm's own operation (the attaching, rare, apart: no register
+ * is saved on the way). */
+static inline const struct ls_rwbind *rw_near_entry(struct ls_rwlock *l)
+{
+	return (const struct ls_rwbind *)(uintptr_t)atomic_load_explicit(&l->bind, memory_order_relaxed);
+}
+
+static __attribute__((noinline)) int rwm_ext_rdlock_attach(struct ls_rwlock *l, unsigned how, void **token)
+{
+	void *st = rw_ext_attach(l);
+	return rw_near_entry(l)->ardlock(st, how, token);
+}
+
 static int rwm_ext_rdlock(void *s, unsigned how, void **token)
 {
 	struct ls_rwlock *l = s;
-	return rw_entry_at(atomic_load_explicit(&l->bind, memory_order_relaxed))
-	    ->algo->rdlock(rw_ext_state(l), how, token);
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e))
+		return rwm_ext_rdlock_attach(l, how, token);
+	return rw_near_entry(l)->ardlock(e + 1, how, token);
+}
+
+static __attribute__((noinline)) void rwm_ext_rdunlock_attach(struct ls_rwlock *l, void *token)
+{
+	/* (a copy by value of a held rwlock: see ext_state) */
+	rw_near_entry(l)->ardunlock(rw_ext_attach(l), token);
 }
 
 static void rwm_ext_rdunlock(void *s, void *token)
 {
 	struct ls_rwlock *l = s;
-	rw_entry_at(atomic_load_explicit(&l->bind, memory_order_relaxed))
-	    ->algo->rdunlock(rw_ext_state(l), token);
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e)) {
+		rwm_ext_rdunlock_attach(l, token);
+		return;
+	}
+	rw_near_entry(l)->ardunlock(e + 1, token);
 }
 
 /* -- map_rwalgo: ls_rwg.rw under a map; the state is the rwlock -- */
@@ -599,7 +629,7 @@ static int rw_map_init(struct ls_rwlock *l, int kind)
 
 static int rw_map_destroy(struct ls_rwlock *l)
 {
-	uint32_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
 	if (!w)
 		return 0; /* never initialised nor used: nothing to give back */
 	const struct ls_rwbind *b = rw_entry_at(w);
@@ -686,6 +716,8 @@ int ls_rwmap_configure(const struct ls_rwalgo *const *rules, unsigned n, uint64_
 		e->ext = a->state_size > LS_RW_INLINE_STATE;
 		e->rdlock = e->ext ? rwm_ext_rdlock : a->rdlock;
 		e->rdunlock = e->ext ? rwm_ext_rdunlock : a->rdunlock;
+		e->ardlock = a->rdlock;
+		e->ardunlock = a->rdunlock;
 		e->rule = dflt_entry ? LS_MATCH_NONE : (int)i;
 		map_rwalgo.caps |= a->caps & LS_RWCAP_HIER;
 	}
@@ -1089,7 +1121,7 @@ static inline __attribute__((always_inline)) int rdlock_fast(pthread_rwlock_t *r
 static __attribute__((noinline)) int rdlock_fast_map(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	uint32_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
 	if (LS_UNLIKELY(
 		(__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) | (uintptr_t)rd.one.lock) != 0 || !w))
 		return rdlock_general(rw);
@@ -1342,7 +1374,7 @@ static __attribute__((noinline)) int unlock_fast_map(pthread_rwlock_t *rw)
 	if (LS_LIKELY(rd.one.lock == l)) {
 		void *token = rd.one.token;
 		rd.one.lock = NULL;
-		uint32_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+		uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
 		((const struct ls_rwbind *)(uintptr_t)w)->rdunlock(l->alg.state, token);
 		return 0;
 	}
