@@ -277,3 +277,155 @@ pair_cost() {
   assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
   assert_line "lockswap: map: rule 'make_cold=mcs': 5 mutexes -> mcs"
 }
+
+# ---- rwlocks (tests/progs/rwlock_map.c): a rule's algorithm decides the
+# family it applies to (rwlock names: lockswap --names rwlock; pthread: both)
+RW="$PROGS/rwlock_map"
+
+@test "rwlocks: glibc itself passes every rwlock_map case (the program is the specification)" {
+  local c
+  for c in functions static lines fork; do
+    run timeout "$(hang_timeout 20)" "$RW" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+  done
+  timeout "$(hang_timeout 20)" "$RW" module "$DL" >/dev/null
+}
+
+@test "rwlocks: FUNCTION rules choose the rwlock algorithm of the rwlocks made there, for every rwlock algorithm; mutex rules beside them in one program; '*' per family" {
+  local a
+  for a in $(rwalgos); do
+    [ "$a" != pthread ] || continue # (below: glibc's rwlock, as every other rwlock)
+    run mapped "rw_make_hot=$a,mx_make=mcs,*=ttas" "$RW" functions
+    assert_success
+    assert_line "lockswap: map: rule 'rw_make_hot=$a': 2 rwlocks -> $a"
+    assert_line "lockswap: map: rule 'mx_make=mcs': 2 mutexes -> mcs"
+    # '*=ttas' is the mutexes' default only: the other rwlocks keep
+    # LOCKSWAP_RWALGO's (pthread: glibc's rwlock, per rwlock)
+    refute_line --partial "rwlocks -> ttas"
+    assert_line "lockswap: map: no rule: 3 rwlocks -> pthread"
+  done
+  # an rwlock rule and a mutex rule for one place, and a '*' for each family
+  run mapped 'rw_make_cold=mcs,rw_make_cold=pf-t,*=mcs-rw,*=tas' "$RW" functions
+  assert_success
+  assert_line "lockswap: map: rule 'rw_make_cold=pf-t': 3 rwlocks -> pf-t"
+  assert_line "lockswap: map: rule 'rw_make_cold=mcs' matched no mutex"
+  assert_line "lockswap: map: rule '*=mcs-rw': 2 rwlocks -> mcs-rw"
+  assert_line --regexp "^lockswap: map: rule '\*=tas': [2-9] mutexes -> tas$"
+  # pthread is both families' name: glibc's own lock for either
+  run mapped 'rw_make_hot=pthread,*=pf-t' LOCKSWAP_RWALGO=central "$RW" functions
+  assert_success
+  assert_line "lockswap: map: rule 'rw_make_hot=pthread': 2 rwlocks -> pthread"
+  assert_line "lockswap: map: rule '*=pf-t': 3 rwlocks -> pf-t"
+  # without '*': LOCKSWAP_RWALGO's algorithm
+  run mapped 'rw_make_hot=pf-t' LOCKSWAP_RWALGO=central "$RW" functions
+  assert_line "lockswap: map: no rule: 3 rwlocks -> central"
+  # no rwlock rule, or only pthread ones while LOCKSWAP_RWALGO is glibc's:
+  # the rwlocks run as without a map
+  run mapped 'mx_make=mcs' "$RW" functions
+  assert_success
+  refute_line --partial "rwlocks"
+  run mapped 'rw_make_hot=pthread' "$RW" functions
+  assert_success
+  assert_line "lockswap: map: every rwlock rule names pthread, as LOCKSWAP_RWALGO does: every rwlock is glibc's"
+  refute_line --partial "rwlocks bound"
+}
+
+@test "rwlocks: every rwlock_semantics case (the rwlock specification) passes with its rwlocks bound by a rule, for every rwlock algorithm, and for glibc's rwlock per rwlock" {
+  local a arg failed=() excl
+  excl=" $(rwalgos exclusive | tr '\n' ' ') "
+  for a in $(rwalgos); do
+    arg=all
+    [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
+    # pthread: glibc's rwlock, kept out of line, behind the shim (the
+    # others' default central, so that the map is on)
+    run timeout "$(hang_timeout 30)" env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=central LOCKSWAP_ALGO_MAP="*=$a" \
+      "$PROGS/rwlock_semantics" "$arg"
+    [ "$status" -eq 0 ] || { failed+=("$a"); echo "=== $a: $output" | tail -n 5; }
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; false; }
+}
+
+@test "rwlocks: FILE:LINE and MODULE rules (a dlopen'ed library's rwlocks, a program by path)" {
+  local line
+  line=$("$RW" lines | sed -n 's/^line: //p')
+  [ -n "$line" ]
+  run mapped "rwlock_map.c:$line=mcs-rw" "$RW" lines
+  assert_success
+  assert_line "lockswap: map: rule 'rwlock_map.c:$line=mcs-rw': 1 rwlocks -> mcs-rw"
+  run mapped "rwlock_map.c:$((line + 1))=mcs-rw" "$RW" lines
+  assert_line --partial "lockswap: map: rule 'rwlock_map.c:$((line + 1))=mcs-rw' matched no rwlock"
+  run mapped 'libalgo_map_dl.so=c-rw-wp,rw_make_hot=central-wp' "$RW" module "$DL"
+  assert_success
+  assert_line "lockswap: map: rule 'libalgo_map_dl.so=c-rw-wp': 4 rwlocks -> c-rw-wp"
+  assert_line "lockswap: map: rule 'rw_make_hot=central-wp': 1 rwlocks -> central-wp"
+  # a program by path
+  run mapped 'progs/rwlock_map=pf-t+bravo' "$RW" functions
+  assert_line "lockswap: map: rule 'progs/rwlock_map=pf-t+bravo': 5 rwlocks -> pf-t+bravo"
+}
+
+@test "rwlocks: static initialisers and zeroed memory are matched at their first use (rdlock, tryrdlock)" {
+  run mapped 'rw_use_hot=mcs-rw+bravo,rw_use_cold=central' "$RW" static
+  assert_success
+  assert_line "lockswap: map: rule 'rw_use_hot=mcs-rw+bravo': 2 rwlocks -> mcs-rw+bravo"
+  assert_line "lockswap: map: rule 'rw_use_cold=central': 3 rwlocks -> central"
+}
+
+@test "rwlocks: fork: the child keeps its parent's bindings and matches the rwlocks it makes" {
+  run mapped 'rw_make_hot=pf-t,rw_use_cold=mcs-rw' "$RW" fork
+  assert_success
+  # the parent's report, then the child's (it exits through exit(): its own
+  # report at exit, with the parent's binding counted before the fork)
+  assert_line "lockswap: map: rule 'rw_make_hot=pf-t': 3 rwlocks -> pf-t"
+  assert_line "lockswap: map: rule 'rw_use_cold=mcs-rw': 1 rwlocks -> mcs-rw"
+  assert_line "lockswap: map: rule 'rw_make_hot=pf-t': 1 rwlocks -> pf-t"
+}
+
+@test "rwlocks: bad rules: a spinlock algorithm, an unknown name (both families listed), a second '*' of a family, the other family's wrapper: one line, exit 2 before main" {
+  local m
+  for m in 'x=ticket16' 'x=nosuch' '*=pf-t,*=mcs-rw' '*=pthread,*=central' 'x=mcs+bravo' 'x=pf-t+gcr' 'x=bravo' 'x=pf-t/spin'; do
+    run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$PROGS/hello"
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "${#stderr_lines[@]}" -eq 1 ] ||
+      { echo "[$m] status $status: $output / $stderr"; false; }
+    [[ "$stderr" == "lockswap: LOCKSWAP_ALGO_MAP: rule '"* ]]
+  done
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='x=ticket16' "$PROGS/hello"
+  assert_equal "$stderr" "lockswap: LOCKSWAP_ALGO_MAP: rule 'x=ticket16': ticket16 is a spinlock algorithm, and spinlocks take no rules (a pthread_spinlock_t has 4 bytes, all the lock's: no room for a binding; LOCKSWAP_SPINALGO chooses for every spinlock)"
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='x=nosuch' "$PROGS/hello"
+  [[ "$stderr" == *"unknown algorithm 'nosuch' (valid: mutexes: pthread, auto, "*"; rwlocks: pthread, mutex, "*"pf-t"* ]]
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='*=pthread,*=central' "$PROGS/hello"
+  assert_equal "$stderr" "lockswap: LOCKSWAP_ALGO_MAP: rule '*=central': a second '*' rule for rwlocks (the first: '*=pthread')"
+  # a mutex algorithm that is also a spinlock's (ttas) is a mutex rule
+  run mapped 'x=ttas' "$PROGS/hello"
+  assert_success
+}
+
+@test "rwlocks visible: the profile (table, JSON, CSV) names each rwlock's algorithm and rule; lockswap report --map proposes rwlock rules that work" {
+  local j="$BATS_TEST_TMPDIR/p.json" c="$BATS_TEST_TMPDIR/p.csv"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw,mx_make=mcs,*=pf-t' "$RW" functions
+  assert_success
+  [ "$(grep -o '"algorithm":"mcs-rw","rule":"rw_make_hot=mcs-rw"' "$j" | wc -l)" -eq 2 ]
+  [ "$(grep -o '"algorithm":"pf-t","rule":"\*=pf-t"' "$j" | wc -l)" -eq 3 ]
+  run "$B/lockswap-report" "$j" --top 0
+  assert_output --partial "algorithm per rwlock (rules; no rule: pf-t)"
+  assert_output --partial "init, mcs-rw by rule rw_make_hot=mcs-rw"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_OUT="$c" LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw' "$RW" functions
+  [ "$(grep -c '^rwlock,.*,mcs-rw,"rw_make_hot=mcs-rw"$' "$c")" -eq 2 ]
+  [ "$(grep -c '^rwlock,.*,pthread,"(default)"$' "$c")" -eq 3 ]
+  # from a profile of `timeouts` (every rwlock contended, whatever the timing)
+  run env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=pthread LOCKSWAP_RWALGO=central LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" "$RW" timeouts
+  assert_success
+  run "$B/lockswap-report" "$j" --map --rwalgo mcs-rw
+  assert_success
+  assert_line "# and 5 contended rwlocks of 5, by wait time"
+  assert_line "LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw,rw_make_cold=mcs-rw,*=central,*=pthread'" ||
+    assert_line "LOCKSWAP_ALGO_MAP='rw_make_cold=mcs-rw,rw_make_hot=mcs-rw,*=central,*=pthread'"
+  local line
+  line=$(tail -1 <<<"$output")
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 "${line//\'/}" "$RW" functions
+  assert_success
+  assert_line "lockswap: map: rule 'rw_make_hot=mcs-rw': 2 rwlocks -> mcs-rw"
+  assert_line "lockswap: map: rule 'rw_make_cold=mcs-rw': 3 rwlocks -> mcs-rw"
+  # without --rwalgo: chosen from the counts (one read per write: pf-t)
+  run "$B/lockswap-report" "$j" --map
+  assert_line --regexp "^# rwlock #[0-9]+: .*: rw_make_(hot|cold)=pf-t$"
+}

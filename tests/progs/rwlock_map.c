@@ -20,6 +20,10 @@
  *   rwlock_map fork        rw_make_hot before fork; in the child,
  *                          rw_make_hot again and a static rwlock's first use
  *                          in rw_use_cold
+ *   rwlock_map timeouts    HOT rwlocks from rw_make_hot, COLD from
+ *                          rw_make_cold, each write-held by the main thread
+ *                          while another thread's timedrdlock of it times
+ *                          out: every one contended, whatever the timing
  */
 #include "check.h"
 
@@ -185,8 +189,38 @@ static void forked(void)
 	hammer(hot, 1);
 }
 
-static const struct test_case cases[] = {{"functions", functions}, {"static", statics}, {"lines", lines},
-					 {"module", module},	   {"fork", forked},	{0, 0}};
+/* CLOCK_REALTIME 1 ms from now: a deadline that passes. */
+static void *timeout_fn(void *p)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 1000000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return (void *)(intptr_t)pthread_rwlock_timedrdlock(p, &ts);
+}
+
+static void timeouts(void)
+{
+	rw_make_hot(hot, HOT);
+	rw_make_cold(cold, COLD);
+	for (int i = 0; i < HOT + COLD; i++) {
+		pthread_rwlock_t *l = i < HOT ? &hot[i] : &cold[i - HOT];
+		CHECK_RC(pthread_rwlock_wrlock(l), 0);
+		CHECK_EQ(in_thread(timeout_fn, l), ETIMEDOUT);
+		CHECK_RC(pthread_rwlock_unlock(l), 0);
+	}
+}
+
+static const struct test_case cases[] = {{"functions", functions},
+					 {"static", statics},
+					 {"lines", lines},
+					 {"module", module},
+					 {"fork", forked},
+					 {"timeouts", timeouts},
+					 {0, 0}};
 
 int main(int argc, char **argv)
 {
