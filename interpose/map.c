@@ -1,5 +1,6 @@
 /*
- * map.c - an algorithm per mutex (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): each
+ * map.c - an algorithm per mutex (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG), and
+ * the rules' families (rwlocks: rwlock.c): each
  * lockswap mutex is bound once, when it is initialised or first used, to
  * the rule its creation stack matches (match/match.h), and runs that rule's
  * algorithm until it is destroyed.
@@ -42,11 +43,16 @@
  * Condition variables need nothing: a wait releases and re-takes its mutex
  * through the entry points, whatever the mutex's algorithm.
  *
- * Reader-writer locks and spinlocks (interpose/rwlock.c, spin.c) take no
- * rules yet; they would join the same way: their shim asks match.h's
- * ls_match_caller at pthread_rwlock_init or first use, keeps an entry of a
- * table of rwlock algorithms in a word of its own, and dispatches as here;
- * the rules' syntax and the matcher are shared.
+ * Families. A rule's algorithm decides which locks it applies to (classify
+ * below): a mutex algorithm's rule to mutexes, an rwlock algorithm's (the
+ * names of `lockswap --names rwlock`) to rwlocks, `pthread`, a name of both,
+ * to both; each family matches only its rules (match.h's mask) and has its
+ * own '*' rule. The rwlocks' table, binding and dispatch are rwlock.c's
+ * (ls_rwmap_configure). Spinlocks take no rules: a pthread_spinlock_t is 4
+ * bytes, all of them the lock word, with no room for a binding, so a rule
+ * naming a spinlock-only algorithm is a configuration error. A map without
+ * mutex rules leaves the mutexes as LOCKSWAP_ALGO says (ls_g.map stays
+ * false), one without rwlock rules the rwlocks.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -252,16 +252,18 @@ static inline void *state_of(struct ls_rwlock *l)
  *
  * Paths. ls_rwg.rw is map_rwalgo, whose operations find the rwlock's entry
  * (binding it first if need be) and call its algorithm on its state: the
- * general paths and every timed, try and write operation run through it
- * unchanged, with ls_rwg.rw_ext false, so that the state they pass is the
- * rwlock itself (offset 0). With the table below 4 GiB the entries of the
- * read lock and the unlock are their own (rdlock_fast_map, unlock_fast_map):
- * they load the binding beside the writer word, send an rwlock without one
- * to the general path, and call the entry's operation: 3 instructions more
- * for the read lock, 1 for the unlock than the same algorithm as
- * LOCKSWAP_RWALGO (results/map/). An algorithm whose state is out of line
- * gets adapters (rwm_ext_*) that find the block. Without rwlock rules none
- * of this runs: ls_rwg.map is false and every path is as before.
+ * general paths and every timed and try operation run through it unchanged,
+ * with ls_rwg.rw_ext false, so that the state they pass is the rwlock itself
+ * (offset 0). With the table below 4 GiB the read lock, the write lock and
+ * the unlock have entries of their own (rdlock_fast_map, wrlock_fast_map,
+ * unlock_fast_map, unlock_write_map): they load the binding beside the
+ * writer word, send an rwlock without one to the general path, and call the
+ * entry's operation: 3 instructions more for a lock, 1 for an unlock than
+ * the same algorithm as LOCKSWAP_RWALGO. An algorithm whose state is out of
+ * line gets adapters (rwm_ext_*) that find the block, as the fast paths of
+ * LOCKSWAP_RWALGO do inline, and jump to its operation: 2 more per call.
+ * (results/map/rwcost.md.) Without rwlock rules none of this runs:
+ * ls_rwg.map is false and every path is as before.
  *
  * `pthread` in a rule: glibc's own rwlock, kept out of line (56 bytes do not
  * fit the state bytes) with the rwlock's kind, run through the shim, which
@@ -272,11 +274,15 @@ struct ls_rwbind {
 	/* what rdlock_fast_map and unlock_fast_map call, on the rwlock */
 	int (*rdlock)(void *, unsigned, void **);
 	void (*rdunlock)(void *, void *);
+	void (*wrlock)(void *, unsigned);
+	void (*wrunlock)(void *);
 	/* the algorithm, and its own operations (the adapters call them on
 	 * the out-of-line state) */
 	const struct ls_rwalgo *algo;
 	int (*ardlock)(void *, unsigned, void **);
 	void (*ardunlock)(void *, void *);
+	void (*awrlock)(void *, unsigned);
+	void (*awrunlock)(void *);
 	bool ext;
 	int rule; /* match.h's index, or LS_MATCH_NONE: the default */
 } __attribute__((aligned(LS_CACHELINE)));
@@ -512,6 +518,39 @@ static void rwm_ext_rdunlock(void *s, void *token)
 	rw_near_entry(l)->ardunlock(e + 1, token);
 }
 
+static __attribute__((noinline)) void rwm_ext_wrlock_attach(struct ls_rwlock *l, unsigned how)
+{
+	void *st = rw_ext_attach(l);
+	rw_near_entry(l)->awrlock(st, how);
+}
+
+static void rwm_ext_wrlock(void *s, unsigned how)
+{
+	struct ls_rwlock *l = s;
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e)) {
+		rwm_ext_wrlock_attach(l, how);
+		return;
+	}
+	rw_near_entry(l)->awrlock(e + 1, how);
+}
+
+static __attribute__((noinline)) void rwm_ext_wrunlock_attach(struct ls_rwlock *l)
+{
+	rw_near_entry(l)->awrunlock(rw_ext_attach(l));
+}
+
+static void rwm_ext_wrunlock(void *s)
+{
+	struct ls_rwlock *l = s;
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e)) {
+		rwm_ext_wrunlock_attach(l);
+		return;
+	}
+	rw_near_entry(l)->awrunlock(e + 1);
+}
+
 /* -- map_rwalgo: ls_rwg.rw under a map; the state is the rwlock -- */
 
 #define RWM_PROLOGUE(s)                                                                                      \
@@ -716,8 +755,12 @@ int ls_rwmap_configure(const struct ls_rwalgo *const *rules, unsigned n, uint64_
 		e->ext = a->state_size > LS_RW_INLINE_STATE;
 		e->rdlock = e->ext ? rwm_ext_rdlock : a->rdlock;
 		e->rdunlock = e->ext ? rwm_ext_rdunlock : a->rdunlock;
+		e->wrlock = e->ext ? rwm_ext_wrlock : a->wrlock;
+		e->wrunlock = e->ext ? rwm_ext_wrunlock : a->wrunlock;
 		e->ardlock = a->rdlock;
 		e->ardunlock = a->rdunlock;
+		e->awrlock = a->wrlock;
+		e->awrunlock = a->wrunlock;
 		e->rule = dflt_entry ? LS_MATCH_NONE : (int)i;
 		map_rwalgo.caps |= a->caps & LS_RWCAP_HIER;
 	}
@@ -1091,6 +1134,7 @@ static int wrlock_general(pthread_rwlock_t *rw);
 static int unlock_general(pthread_rwlock_t *rw);
 static int unlock_write_in(pthread_rwlock_t *rw);
 static int unlock_write_ext(pthread_rwlock_t *rw);
+static int unlock_write_map(pthread_rwlock_t *rw);
 
 /* -- read -- */
 
@@ -1235,6 +1279,19 @@ static __attribute__((noinline)) int wrlock_general(pthread_rwlock_t *rw)
 	return wr_acquire(l, LOCK, NULL);
 }
 
+/* The fast write lock under a map whose table is below 4 GiB: as
+ * wrlock_fast, for a bound rwlock, through its entry. */
+static __attribute__((noinline)) int wrlock_fast_map(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	if (LS_UNLIKELY(!plain(l) || !w))
+		return wrlock_general(rw);
+	((const struct ls_rwbind *)(uintptr_t)w)->wrlock(l->alg.state, how_of(l));
+	store_writer(l, ls_self_tid());
+	return 0;
+}
+
 static __attribute__((noinline)) int wrlock_fast_in(pthread_rwlock_t *rw)
 {
 	return wrlock_fast(rw, false);
@@ -1356,6 +1413,20 @@ static __attribute__((noinline)) int unlock_general(pthread_rwlock_t *rw)
 	return release(l);
 }
 
+/* The write unlock under a map whose table is below 4 GiB (a write-held
+ * rwlock is bound). */
+static __attribute__((noinline)) int unlock_write_map(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	uint64_t ws = __atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED);
+	if (ws == 0 || ws != (uint32_t)ls_self_tid())
+		return unlock_general(rw);
+	store_writer(l, 0); /* before the release: afterwards the lock may be gone */
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	((const struct ls_rwbind *)(uintptr_t)w)->wrunlock(l->alg.state);
+	return 0;
+}
+
 static __attribute__((noinline)) int unlock_write_in(pthread_rwlock_t *rw)
 {
 	return unlock_write(rw, false);
@@ -1378,7 +1449,7 @@ static __attribute__((noinline)) int unlock_fast_map(pthread_rwlock_t *rw)
 		((const struct ls_rwbind *)(uintptr_t)w)->rdunlock(l->alg.state, token);
 		return 0;
 	}
-	return unlock_write_in(rw);
+	return unlock_write_map(rw);
 }
 
 static __attribute__((noinline)) int unlock_fast_in(pthread_rwlock_t *rw)
@@ -1520,6 +1591,7 @@ void ls_rw_entries(struct ls_rwlock_ops *o, bool fast)
 	    .timedrdlock = timedrdlock_checked,
 	    .clockrdlock = clockrdlock_checked,
 	    .wrlock = !fast ? wrlock_checked
+		      : map ? wrlock_fast_map
 		      : ext ? wrlock_fast_ext
 			    : wrlock_fast_in,
 	    .trywrlock = fast ? trywrlock_fast : trywrlock_checked,
@@ -1567,6 +1639,7 @@ void ls_rw_async_on(void)
 	TO_CHECKED(tryrdlock, tryrdlock_fast, tryrdlock_checked);
 	TO_CHECKED(wrlock, wrlock_fast_in, wrlock_checked);
 	TO_CHECKED(wrlock, wrlock_fast_ext, wrlock_checked);
+	TO_CHECKED(wrlock, wrlock_fast_map, wrlock_checked);
 	TO_CHECKED(trywrlock, trywrlock_fast, trywrlock_checked);
 	TO_CHECKED(unlock, unlock_fast_in, unlock_checked);
 	TO_CHECKED(unlock, unlock_fast_ext, unlock_checked);

@@ -1,9 +1,9 @@
 /*
- * match.h - per-mutex rules (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): which rule
- * a mutex's creation stack matches. The matcher knows rules, stacks and
- * symbols; it never sees a mutex or an algorithm (the shim,
- * interpose/map.c, turns a rule's target into an algorithm and keeps each
- * mutex's choice).
+ * match.h - per-lock rules (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): which rule
+ * a mutex's or rwlock's creation stack matches. The matcher knows rules,
+ * stacks and symbols; it never sees a lock or an algorithm (the shim,
+ * interpose/map.c, turns a rule's target into an algorithm, and so into a
+ * family of locks, and keeps each lock's choice: map.c, rwlock.c).
  *
  * Rules, in the order written, separated by commas or newlines:
  *	FUNCTION=TARGET		a function on the creation stack (its ELF
@@ -28,7 +28,7 @@
  * else none (the shim's default).
  *
  * A TARGET is opaque here (an algorithm name for the shim), except that a
- * waiting policy (TARGET/POLICY) is refused: the policy is read inside
+ * waiting policy (TARGET/POLICY) is refused, for either family: the policy is read inside
  * every algorithm's waiting loops, process-wide (locks/common/wait.h), and
  * a per-mutex one would cost every lock call a thread-local store.
  */
