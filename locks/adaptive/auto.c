@@ -11,11 +11,14 @@
  * protocol per lock from what they observe; `auto` does so with four
  * behaviours, each chosen by the state of the mutex itself:
  *
- *  1. Free: one CAS to take the lock, one to release it (AMP 7.3, TTAS,
- *     ../shared/papers/004_c3117dc34b7d1b6f.txt). A free lock whose
- *     waiters sleep is taken without a call, by one CAS from the value the
- *     thread's own last release left (take(), below), so that a thread
- *     that keeps re-taking it runs nearly as fast as with glibc's mutex.
+ *  1. Free: one atomic OR to take the lock, one CAS to release it (AMP
+ *     7.3, TTAS, ../shared/papers/004_c3117dc34b7d1b6f.txt). The OR sets
+ *     LOCKED whatever else the word holds, so a free lock whose waiters
+ *     sleep is taken as cheaply, without a call; the release of a mutex
+ *     that had waiters at this thread's last release reads the word first
+ *     and does one CAS from it (auto_unlock). So a thread that keeps
+ *     re-taking a lock whose waiters sleep uses two locked instructions per
+ *     acquisition, as with glibc's mutex.
  *  2. Briefly held: a waiter spins on the word, test-and-test-and-set, for
  *     its share of LOCKSWAP_SPIN steps (the first phase of Lim & Agarwal's
  *     two-phase waiting, "Waiting Algorithms for Synchronization in
@@ -618,39 +621,13 @@ static uint32_t node_wait(struct node *me, uint64_t deadline, unsigned share)
 	}
 }
 
-/* The fast path: one CAS from the value this thread expects: 0 (free,
- * nobody queued), or, for the mutex it last took with waiters queued, the
- * word its own release of that mutex left (the same bits, one pass more),
- * so that a thread that keeps re-taking a lock whose waiters sleep (glibc's
- * mutex lets it, and so does auto once its waiters have learned that the
- * lock is hot) takes it with one CAS, as with glibc. A wrong guess costs a
- * failed CAS, which leaves the line in this cache and the word's value in
- * v: a second CAS takes the lock if it is free. The guess is a hint kept
- * per thread; the mutex's address is compared, never dereferenced.
+/* The fast path: sets LOCKED whatever the other bits say (x86: one lock
+ * bts), so that a lock whose waiters sleep (WAITERS, WOKEN and a pass count
+ * in the word) is taken as cheaply as a free one with nobody queued.
  * acquire: pairs with the release of unlock. */
-static __thread struct {
-	const struct autolock *l;
-	uint32_t v;
-} guess __attribute__((tls_model("initial-exec")));
-
 static inline bool take(struct autolock *l)
 {
-	uint32_t v = guess.l == l ? guess.v : 0;
-	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
-							      memory_order_relaxed))) {
-		if (LS_UNLIKELY(v))
-			guess.v = v + PASS_ONE;
-		return true;
-	}
-	if (!(v & LOCKED) && atomic_compare_exchange_strong_explicit(
-				 &l->word, &v, v | LOCKED, memory_order_acquire, memory_order_relaxed)) {
-		if (v & WAITERS) {
-			guess.l = l;
-			guess.v = v + PASS_ONE;
-		}
-		return true;
-	}
-	return false;
+	return !(atomic_fetch_or_explicit(&l->word, LOCKED, memory_order_acquire) & LOCKED);
 }
 
 /* The deadline passed while queued: leaves the list, then looks at the lock
@@ -749,7 +726,7 @@ static void release_waking(struct autolock *l)
 			nv &= ~(WAITERS | WOKEN | PASS_MASK);
 		else if (purged)
 			nv &= ~PASS_MASK; /* a new head starts with no passes */
-					  /* release: pairs with the acquiring CAS of lock and of QLOCK */
+		/* release: pairs with the acquiring OR or CAS of lock and of QLOCK */
 	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, nv, memory_order_release,
 							memory_order_relaxed));
 	LS_TEST_POINT(LS_POINT_RELEASED);
@@ -759,16 +736,25 @@ static void release_waking(struct autolock *l)
 		ls_futex_wake(&h->state, 1);
 }
 
-static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l)
+/* The mutex this thread last released with waiters queued (a hint: the
+ * address is compared, never dereferenced). Its next release reads the word
+ * first and does one CAS from what it read: with waiters queued the word is
+ * not just LOCKED, and a CAS from LOCKED would fail first, a locked
+ * instruction for nothing on every release of a lock whose waiters sleep.
+ * Other releases do not read first: the load, right after the lock's
+ * locked instruction, costs a few cycles (about 4 of a 33-cycle pair). */
+static __thread const struct autolock *busy __attribute__((tls_model("initial-exec")));
+
+/* v: the word as auto_unlock last read it, or as its failed CAS found it. */
+static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l, uint32_t v)
 {
 	struct ls_spin s = LS_SPIN_INIT;
-	/* relaxed: every CAS below orders; a stale value only fails one */
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	busy = (v & WAITERS) ? l : NULL;
 	for (;;) {
 		if (!(v & LOCKED))
 			return; /* free: an unlock too many (lock.h, misuse) */
 		if (!(v & WAITERS)) {
-			/* release: pairs with the acquiring CAS of lock */
+			/* release: pairs with the acquiring OR or CAS of lock */
 			if (atomic_compare_exchange_weak_explicit(
 				&l->word, &v, v & ~LOCKED, memory_order_release, memory_order_relaxed)) {
 				LS_TEST_POINT(LS_POINT_RELEASED);
@@ -797,7 +783,7 @@ static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l)
 			return;
 		}
 		/* The head was woken and competes: just release, and count the
-		 * pass. release: pairs with the acquiring CAS of lock. */
+		 * pass. release: pairs with the acquiring OR or CAS of lock. */
 		if (atomic_compare_exchange_weak_explicit(&l->word, &v, (v & ~LOCKED) + PASS_ONE,
 							  memory_order_release, memory_order_relaxed)) {
 			LS_TEST_POINT(LS_POINT_RELEASED);
@@ -809,14 +795,23 @@ static __attribute__((noinline)) void auto_unlock_slow(struct autolock *l)
 static void auto_unlock(void *state)
 {
 	struct autolock *l = state;
-	uint32_t held = LOCKED;
-	/* release: pairs with the acquiring CAS of lock */
-	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &held, 0, memory_order_release,
+	uint32_t v = LOCKED;
+	if (LS_UNLIKELY(busy == l)) {
+		/* relaxed: the CAS releases; a stale value only fails it */
+		v = atomic_load_explicit(&l->word, memory_order_relaxed);
+		if (v != LOCKED) {
+			auto_unlock_slow(l, v);
+			return;
+		}
+		busy = NULL; /* nobody waits now */
+	}
+	/* release: pairs with the acquiring OR or CAS of lock */
+	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &v, 0, memory_order_release,
 							      memory_order_relaxed))) {
 		LS_TEST_POINT(LS_POINT_RELEASED);
 		return;
 	}
-	auto_unlock_slow(l);
+	auto_unlock_slow(l, v);
 }
 
 static const struct ls_param auto_params[] = {
