@@ -380,6 +380,33 @@ RW="$PROGS/rwlock_map"
   assert_line "lockswap: map: rule 'rw_make_hot=pf-t': 1 rwlocks -> pf-t"
 }
 
+# instructions per KIND+unlock pair of bench-pairs' rwlock (callgrind)
+rw_pair_cost() {
+  local kind=$1 t n s=()
+  shift
+  t=$(mktemp -d)
+  for n in 10000 110000; do
+    env LD_PRELOAD="$LIB" LOCKSWAP_CLUSTER=thread:1 "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
+      "$B/bench-pairs" --lock "$kind" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
+    s+=("$(sed -n 's/^summary: //p' "$t/cg")")
+  done
+  rm -rf "$t"
+  echo $(( (s[1] - s[0] + 50000) / 100000 ))
+}
+
+@test "rwlocks cost: a bound rwlock's uncontended rdlock+unlock and wrlock+unlock pairs cost at most 5 instructions more than the same algorithm alone" {
+  command -v valgrind >/dev/null || skip "valgrind is not installed"
+  local a k alone map
+  for a in pf-t mcs-rw; do
+    for k in rd wr; do
+      alone=$(rw_pair_cost "$k" LOCKSWAP_RWALGO="$a")
+      map=$(rw_pair_cost "$k" LOCKSWAP_ALGO_MAP="main=$a")
+      echo "$a $k: alone $alone, mapped $map"
+      [ "$map" -gt "$alone" ] && [ "$map" -le $((alone + 5)) ]
+    done
+  done
+}
+
 @test "rwlocks: bad rules: a spinlock algorithm, an unknown name (both families listed), a second '*' of a family, the other family's wrapper: one line, exit 2 before main" {
   local m
   for m in 'x=ticket16' 'x=nosuch' '*=pf-t,*=mcs-rw' '*=pthread,*=central' 'x=mcs+bravo' 'x=pf-t+gcr' 'x=bravo' 'x=pf-t/spin'; do
