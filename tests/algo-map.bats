@@ -407,6 +407,20 @@ rw_pair_cost() {
   done
 }
 
+@test "rwlocks: no room below 4 GiB for their table: they dispatch by offset through the general entries, and work (the rwlock specification too)" {
+  local low="$B/algo-map/liblowfill.so" c
+  for c in functions static; do
+    run timeout "$(hang_timeout 30)" env LD_PRELOAD="$LIB $low" LOCKSWAP_VERBOSE=1 \
+      LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw+bravo,rw_make_cold=pf-t,rw_use_hot=c-rw-wp,rw_use_cold=central' "$RW" "$c"
+    assert_success
+    assert_line "lockswap: map: rwlocks dispatch by offset (no room below 4 GiB: more instructions per call)"
+  done
+  assert_line "lockswap: map: rule 'rw_use_cold=central': 3 rwlocks -> central"
+  run timeout "$(hang_timeout 30)" env LD_PRELOAD="$LIB $low" LOCKSWAP_RWALGO=central LOCKSWAP_ALGO_MAP='*=mcs-rw+bravo' \
+    "$PROGS/rwlock_semantics" all
+  assert_success
+}
+
 @test "rwlocks: bad rules: a spinlock algorithm, an unknown name (both families listed), a second '*' of a family, the other family's wrapper: one line, exit 2 before main" {
   local m
   for m in 'x=ticket16' 'x=nosuch' '*=pf-t,*=mcs-rw' '*=pthread,*=central' 'x=mcs+bravo' 'x=pf-t+gcr' 'x=bravo' 'x=pf-t/spin'; do
