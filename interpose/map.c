@@ -426,7 +426,7 @@ const char *ls_map_rule_of(const pthread_mutex_t *mu)
 
 /* The table: below 4 GiB if the kernel has room there (MAP_32BIT asks for
  * the first 2 GiB), else anywhere. */
-static struct ls_bind *map_table(size_t size, bool *near)
+void *ls_map_table(size_t size, bool *near)
 {
 	void *p = MAP_FAILED;
 #ifdef MAP_32BIT
@@ -570,7 +570,7 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	nbind = n + 1;
 	size_t size = (nbind * sizeof *table + 4095) & ~(size_t)4095;
 	bool near;
-	table = map_table(size, &near);
+	table = ls_map_table(size, &near);
 	bound = mmap(NULL, nbind * sizeof *bound, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!table || bound == MAP_FAILED) {
 		snprintf(err, len, "%s: no memory for the rules' table", origin);

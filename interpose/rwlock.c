@@ -707,18 +707,11 @@ int ls_rwmap_configure(const struct ls_rwalgo *const *rules, unsigned n, uint64_
 	}
 	rw_nbind = n + 1;
 	size_t size = (rw_nbind * sizeof *rw_table + 4095) & ~(size_t)4095;
-	void *p = MAP_FAILED;
-#ifdef MAP_32BIT
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
-#endif
-	bool near = p != MAP_FAILED && (uintptr_t)p + size <= UINT32_MAX;
-	if (p != MAP_FAILED && !near)
-		munmap(p, size);
-	if (!near)
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bool near;
+	void *p = ls_map_table(size, &near);
 	rw_bound = mmap(NULL, rw_nbind * sizeof *rw_bound, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED || rw_bound == MAP_FAILED) {
+	if (!p || rw_bound == MAP_FAILED) {
 		snprintf(err, len, "algorithm map: no memory for the rwlock rules' table");
 		return -1;
 	}

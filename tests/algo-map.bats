@@ -170,17 +170,23 @@ mapped() {
   [ "$walks" -eq 100000 ] && [ "$resolved" -lt 64 ] || { echo "walks=$walks resolved=$resolved"; false; }
 }
 
-# instructions per lock+unlock pair of bench-pairs (callgrind, N=10000 and 110000)
-pair_cost() {
-  local t n s=()
+# instructions per lock+unlock pair of bench-pairs (callgrind, N=10000 and
+# 110000): lock_pair_cost KIND (mutex, rd, wr) VAR=VALUE...
+lock_pair_cost() {
+  local kind=$1 t n s=()
+  shift
   t=$(mktemp -d)
   for n in 10000 110000; do
-    env LD_PRELOAD="$LIB" "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
-      "$B/bench-pairs" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
+    env LD_PRELOAD="$LIB" LOCKSWAP_CLUSTER=thread:1 "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
+      "$B/bench-pairs" --lock "$kind" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
     s+=("$(sed -n 's/^summary: //p' "$t/cg")")
   done
   rm -rf "$t"
   echo $(( (s[1] - s[0] + 50000) / 100000 ))
+}
+
+pair_cost() {
+  lock_pair_cost mutex "$@"
 }
 
 @test "cost: a bound mutex's uncontended pair costs at most 5 instructions more than the same algorithm alone, and no matching runs per call" {
@@ -380,27 +386,13 @@ RW="$PROGS/rwlock_map"
   assert_line "lockswap: map: rule 'rw_make_hot=pf-t': 1 rwlocks -> pf-t"
 }
 
-# instructions per KIND+unlock pair of bench-pairs' rwlock (callgrind)
-rw_pair_cost() {
-  local kind=$1 t n s=()
-  shift
-  t=$(mktemp -d)
-  for n in 10000 110000; do
-    env LD_PRELOAD="$LIB" LOCKSWAP_CLUSTER=thread:1 "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
-      "$B/bench-pairs" --lock "$kind" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
-    s+=("$(sed -n 's/^summary: //p' "$t/cg")")
-  done
-  rm -rf "$t"
-  echo $(( (s[1] - s[0] + 50000) / 100000 ))
-}
-
 @test "rwlocks cost: a bound rwlock's uncontended rdlock+unlock and wrlock+unlock pairs cost at most 5 instructions more than the same algorithm alone" {
   command -v valgrind >/dev/null || skip "valgrind is not installed"
   local a k alone map
   for a in pf-t mcs-rw; do
     for k in rd wr; do
-      alone=$(rw_pair_cost "$k" LOCKSWAP_RWALGO="$a")
-      map=$(rw_pair_cost "$k" LOCKSWAP_ALGO_MAP="main=$a")
+      alone=$(lock_pair_cost "$k" LOCKSWAP_RWALGO="$a")
+      map=$(lock_pair_cost "$k" LOCKSWAP_ALGO_MAP="main=$a")
       echo "$a $k: alone $alone, mapped $map"
       [ "$map" -gt "$alone" ] && [ "$map" -le $((alone + 5)) ]
     done
