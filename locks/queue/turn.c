@@ -14,21 +14,7 @@ void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old)
 	/* the turn that the release began: one past the one it ended */
 	uint32_t bit = ls_tkt_bit(ls_tkt_turn(old) + 1);
 	if (old & bit)
-		ls_futex_wake_bits(ls_half(w, false), INT_MAX, bit);
-}
-
-/* Clears the class bit `bit` (the holder only) and wakes its sleepers;
- * `always`: even if the word says no other ticket of the class is out
- * (the sleepers of a prewake are of the next ticket, not the holder's). */
-static void tkt_clear(_Atomic uint64_t *w, uint32_t bit, bool always)
-{
-	/* relaxed: the bit is advisory; the word's modification order alone
-	 * makes the protocol of turn.h (the clear changes the futex half) */
-	uint64_t old = atomic_fetch_and_explicit(w, ~(uint64_t)bit, memory_order_relaxed);
-	/* Sleepers of this class other than the holder hold tickets 8 apart
-	 * from it, so more than 8 tickets are out. */
-	if (always || ls_tkt_pending(old) > LS_TKT_CLASSES)
-		ls_futex_wake_bits(ls_half(w, false), INT_MAX, bit);
+		ls_futex_wake_bits(ls_tkt_futex(w), INT_MAX, bit);
 }
 
 void ls_tkt_wait(_Atomic uint64_t *w, uint32_t t)
@@ -49,17 +35,16 @@ void ls_tkt_wait(_Atomic uint64_t *w, uint32_t t)
 		if (ls_tkt_turn(v) == t)
 			break;
 		LS_INJECT();
-		ls_futex_wait_bits(ls_half(w, false), (uint32_t)v, 0, bit);
+		ls_futex_wait_bits(ls_tkt_futex(w), ls_tkt_futex_val(v), 0, bit);
 		s = (struct ls_spin)LS_SPIN_INIT; /* woken: our turn is next */
 	}
-	/* Holding it now. Our own bit, if we set it, is stale; then keep the
-	 * next waiter awake (turn.h). */
-	if (v & bit)
-		tkt_clear(w, bit, false);
+	/* Holding it now: keep the next waiter awake (turn.h). Its bit stays:
+	 * only a release clears bits (a clear here, which does not change the
+	 * futex half, could hide the bit from the release that needs it). */
 #ifndef LS_NO_PREWAKE /* a build without it, for scripts/sweeps/bench-oversub */
 	uint32_t next = ls_tkt_bit(t + 1);
 	if (v & next)
-		tkt_clear(w, next, true);
+		ls_futex_wake_bits(ls_tkt_futex(w), INT_MAX, next);
 #endif
 }
 

@@ -20,9 +20,9 @@
  * Sleeping (both words). Spin and yield by the policy; then set the class
  * bit of one's turn in the word with an RMW, look at the value it returns,
  * and sleep on the futex half of the word (FUTEX_WAIT_BITSET with the
- * class's bit) expecting exactly that half. The half is chosen so that a
- * release changes it, and so does every change of the sleeper bits: a
- * waiter that is not yet asleep when either happens finds the half changed
+ * class's bit) expecting exactly that half. The half is chosen so that
+ * every operation that may end a sleeper's reason to sleep changes it: a
+ * waiter that is not yet asleep when one happens finds the half changed
  * and looks again; one that is asleep is woken by the release if its bit
  * was set (the release's own RMW returned it). No wake-up is lost: the bit
  * and the turn are in one word, ordered by its modification order. A woken
@@ -31,11 +31,9 @@
  *
  * Two wakers per turn, as "keep the next waiter awake" (wait.h) asks: the
  * releaser, and the holder of turn t as soon as it has waited for and got
- * the lock, for turn t+1 (the end of ls_tkt_wait, ls_slot_prewake): it clears t+1's bit (which
- * changes the futex half) and wakes its sleepers, so that the next wake-up
- * overlaps the critical section instead of following the release. Only
- * holders clear bits; a bit left set by a sleeper that was woken by a
- * release is cleared by that sleeper once it holds the lock.
+ * the lock, for turn t+1 (the end of ls_tkt_wait, ls_slot_prewake), so
+ * that the next wake-up overlaps the critical section instead of following
+ * the release.
  *
  * ls_tkt, 64 bits:
  *	bits 0-7	sleepers: bit (ticket mod 8) set: a waiter of that class
@@ -43,16 +41,22 @@
  *	bits 8-31	pending: tickets handed out and not yet released, the
  *			holder's included (0: free). 24 bits: more than the
  *			threads Linux can run at once (pid_max is at most 2^22).
- *	bits 32-63	next: tickets handed out, modulo 2^32
- *   The ticket being served is next - pending. A ticket is one fetch_add of
- *   NEXT|PENDING (next wraps at the top, so nothing carries into another
- *   field); it holds the lock at once if pending was 0 (the fast path
- *   reads nothing else). A release is a CAS of pending - 1, only if pending
- *   is not 0: an unlock of a free lock does nothing (lock.h, misuse), and
- *   of two racing unlocks of one held lock only one releases. The futex
- *   half is the low one (pending and sleepers): every ticket taken or
- *   released changes it. All-zero is free, any copy of a free word is free,
- *   and a held word is never 0.
+ *	bits 32-63	turn: the ticket being served, modulo 2^32
+ *   The next ticket is turn + pending. A ticket is one fetch_add of
+ *   PENDING1 (pending never reaches 2^24, so nothing carries into turn); it
+ *   holds the lock at once if pending was 0 (the fast path reads nothing
+ *   else). A release is a CAS that adds one to turn, takes one from pending
+ *   and clears the class bit of the turn it begins, only if pending is not
+ *   0: an unlock of a free lock does nothing (lock.h, misuse), and of two
+ *   racing unlocks of one held lock only one releases. The futex half is
+ *   the high one, turn: every release changes it, and only releases clear
+ *   sleeper bits (the waiters of the cleared class, woken, set their bits
+ *   again if their turn has not come), so a waiter between its RMW and its
+ *   sleep never misses a release. (The futex half used to be the low one,
+ *   pending and sleepers, with holders clearing bits: a release and a new
+ *   ticket restored it, and a waiter whose turn that release began slept
+ *   through its only wake-up.) All-zero is free, any copy of a free word
+ *   is free, and a held word is never 0.
  *
  * ls_slot, 64 bits:
  *	bits 0-31	go: the last ticket allowed to proceed among those of
@@ -95,7 +99,7 @@ static inline _Atomic uint32_t *ls_half(_Atomic uint64_t *w, bool hi)
 #define LS_TKT_SLEEPERS 0xffull
 #define LS_TKT_PENDING1 0x100ull
 #define LS_TKT_PENDING 0xffffff00ull
-#define LS_TKT_NEXT1 (1ull << 32)
+#define LS_TKT_TURN1 (1ull << 32)
 
 static inline uint32_t ls_tkt_pending(uint64_t v)
 {
@@ -105,7 +109,17 @@ static inline uint32_t ls_tkt_pending(uint64_t v)
 /* The ticket being served. */
 static inline uint32_t ls_tkt_turn(uint64_t v)
 {
-	return (uint32_t)(v >> 32) - ls_tkt_pending(v);
+	return (uint32_t)(v >> 32);
+}
+
+/* The futex half (turn) and its value in a value of the word. */
+static inline _Atomic uint32_t *ls_tkt_futex(_Atomic uint64_t *w)
+{
+	return ls_half(w, true);
+}
+static inline uint32_t ls_tkt_futex_val(uint64_t v)
+{
+	return (uint32_t)(v >> 32);
 }
 
 static inline uint32_t ls_tkt_bit(uint32_t t)
@@ -118,8 +132,8 @@ static inline uint32_t ls_tkt_bit(uint32_t t)
  * acquire: pairs with the release CAS of ls_tkt_unlock. */
 static inline bool ls_tkt_take(_Atomic uint64_t *w, uint32_t *t)
 {
-	uint64_t old = atomic_fetch_add_explicit(w, LS_TKT_NEXT1 | LS_TKT_PENDING1, memory_order_acquire);
-	*t = (uint32_t)(old >> 32);
+	uint64_t old = atomic_fetch_add_explicit(w, LS_TKT_PENDING1, memory_order_acquire);
+	*t = ls_tkt_turn(old) + ls_tkt_pending(old);
 	return !(old & LS_TKT_PENDING);
 }
 
@@ -143,8 +157,8 @@ static inline bool ls_tkt_try(_Atomic uint64_t *w)
 		return false;
 	LS_INJECT();
 	/* acquire: pairs with the release CAS of ls_tkt_unlock */
-	return atomic_compare_exchange_strong_explicit(w, &v, v + (LS_TKT_NEXT1 | LS_TKT_PENDING1),
-						       memory_order_acquire, memory_order_relaxed);
+	return atomic_compare_exchange_strong_explicit(w, &v, v + LS_TKT_PENDING1, memory_order_acquire,
+						       memory_order_relaxed);
 }
 
 /* The lock is held or queued for, in a value of the word. */
@@ -161,7 +175,8 @@ static inline bool ls_tkt_waiters(uint64_t v)
 }
 
 /* Out of line: wakes the sleepers of the class whose turn the release of
- * old (the value its CAS replaced) began. Touches only the kernel. */
+ * old (the value its CAS replaced, which cleared that class's bit) began.
+ * Touches only the kernel. */
 void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old);
 
 /* Releases the lock (serves the next ticket); does nothing if it is free.
@@ -178,8 +193,9 @@ static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic ui
 		LS_INJECT();
 		/* release: pairs with the acquire of the take, try or wait that
 		 * sees the new turn */
-	} while (!atomic_compare_exchange_weak_explicit(w, &v, v - LS_TKT_PENDING1, memory_order_release,
-							memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+		w, &v, (v + LS_TKT_TURN1 - LS_TKT_PENDING1) & ~(uint64_t)ls_tkt_bit(ls_tkt_turn(v) + 1),
+		memory_order_release, memory_order_relaxed));
 	if (last)
 		LS_TEST_POINT(LS_POINT_RELEASED);
 	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS))

@@ -143,10 +143,10 @@ static void late_lock(void *st)
 		v = atomic_fetch_or(w, ls_tkt_bit(t)) | ls_tkt_bit(t);
 		if (ls_tkt_turn(v) == t)
 			break;
-		ls_futex_wait_bits(ls_half(w, false), (uint32_t)v, 0, ls_tkt_bit(t));
+		ls_futex_wait_bits(ls_tkt_futex(w), ls_tkt_futex_val(v), 0, ls_tkt_bit(t));
 		s = (struct ls_spin)LS_SPIN_INIT;
 	}
-	atomic_fetch_and(w, ~(uint64_t)ls_tkt_bit(t)); /* and no wake-up of t + 1: late */
+	/* and no wake-up of t + 1: late */
 }
 
 static void late_unlock(void *st)
