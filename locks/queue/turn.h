@@ -40,9 +40,17 @@
  * ls_tkt, 64 bits:
  *	bits 0-7	sleepers: bit (ticket mod 8) set: a waiter of that class
  *			may sleep
- *	bits 8-31	pending: tickets handed out and not yet released, the
- *			holder's included (0: free). 24 bits: more than the
+ *	bits 8-30	pending: tickets handed out and not yet released, the
+ *			holder's included (0: free). 23 bits: more than the
  *			threads Linux can run at once (pid_max is at most 2^22).
+ *	bit 31		LS_TKT_IDLERS: a thread that holds no ticket sleeps
+ *			until the lock is free (c-rw-wp's readers, which wait
+ *			for the global lock to go idle). Nothing here sets or
+ *			clears it, and every operation here keeps it (no
+ *			ticket taken or released carries into it); a user
+ *			that sets it releases with a CAS of its own that
+ *			clears it when pending reaches 0 and then wakes the
+ *			futex bit LS_TKT_IDLERS (rwlock/c_rw_wp.c).
  *	bits 32-63	next: tickets handed out, modulo 2^32
  *   The ticket being served is next - pending. A ticket is one fetch_add of
  *   NEXT|PENDING (next wraps at the top, so nothing carries into another
@@ -94,7 +102,8 @@ static inline _Atomic uint32_t *ls_half(_Atomic uint64_t *w, bool hi)
 #define LS_TKT_CLASSES 8u
 #define LS_TKT_SLEEPERS 0xffull
 #define LS_TKT_PENDING1 0x100ull
-#define LS_TKT_PENDING 0xffffff00ull
+#define LS_TKT_PENDING 0x7fffff00ull
+#define LS_TKT_IDLERS 0x80000000ull /* in the word and as the futex bit */
 #define LS_TKT_NEXT1 (1ull << 32)
 
 static inline uint32_t ls_tkt_pending(uint64_t v)
