@@ -698,6 +698,44 @@ static void ls_foreign_read(void)
 	usable(&l);
 }
 
+/* Unlocks too many by a writer whose unlock handed the lock to a blocked
+ * reader, and by a reader whose unlock handed it to a blocked writer: they
+ * change nothing (glibc takes each as a read unlock, and releases the new
+ * holder's hold or drives its reader count below zero). */
+static void ls_handover_write(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	CHECK_RC(pthread_rwlock_wrlock(&l), 0);
+	struct holder r;
+	hold(&r, &l, 0, 0);
+	await_blocked(&r);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	await_at_least(&r.held, 1);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	CHECK_RC(other_trywr(&l), EBUSY); /* the reader still holds it */
+	unhold(&r);
+	CHECK_RC(other_trywr(&l), 0); /* free again (glibc: its count is below zero) */
+	usable(&l);
+}
+
+static void ls_handover_read(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	CHECK_RC(pthread_rwlock_rdlock(&l), 0);
+	struct holder w;
+	hold(&w, &l, 1, 0);
+	await_blocked(&w);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	await_at_least(&w.held, 1);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	CHECK_RC(other_tryrd(&l), EBUSY); /* the writer still holds it */
+	unhold(&w);
+	CHECK_RC(other_trywr(&l), 0); /* free again (glibc: its count is below zero) */
+	usable(&l);
+}
+
 /* A waiter that is asynchronously cancelable is cancelled inside rdlock
  * or wrlock: it goes, and the lock works fully afterwards (under glibc a
  * cancelled reader stays counted and later writers wait for ever). */
@@ -769,6 +807,8 @@ static const struct test_case ls_cases[] = {
     {"lockswap-foreign-write-writer", ls_foreign_write_writer},
     {"lockswap-foreign-read", ls_foreign_read},
     {"lockswap-async-cancel", ls_async_cancel},
+    {"lockswap-handover-write", ls_handover_write},
+    {"lockswap-handover-read", ls_handover_read},
     {NULL, NULL},
 };
 
@@ -803,6 +843,6 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"lockswap-cases: lockswap-unheld-writer lockswap-double-read-writer "
 			"lockswap-double-write-usable lockswap-foreign-write-writer lockswap-foreign-read "
-			"lockswap-async-cancel\n");
+			"lockswap-async-cancel lockswap-handover-write lockswap-handover-read\n");
 	return run_case(glibc_cases, argc, argv);
 }
