@@ -23,18 +23,19 @@ B := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose
+ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose \
+	-Istack -Imatch
 # The shim is compiled without -fexceptions: pthread_cleanup_push in the
 # condvar wait is then glibc's setjmp-based kind, which the forced unwind of
 # pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
 SHIM_CFLAGS := $(ALL_CFLAGS) -fasynchronous-unwind-tables
 
 LOCK_SRCS := $(sort $(wildcard locks/*.c locks/*/*.c))
-SHIM_SRCS := $(sort $(wildcard interpose/*.c profile/*.c))
+SHIM_SRCS := $(sort $(wildcard interpose/*.c profile/*.c stack/*.c match/*.c))
 LOCK_OBJS := $(LOCK_SRCS:%.c=$(B)/%.o)
 INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/inject/%.o)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/%.o)
-HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h profile/*.h)
+HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h profile/*.h stack/*.h match/*.h)
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
@@ -62,6 +63,14 @@ $(B)/interpose/%.o: interpose/%.c $(HDRS)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 
 $(B)/profile/%.o: profile/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(B)/stack/%.o: stack/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+$(B)/match/%.o: match/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 

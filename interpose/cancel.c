@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "rwshim.h"
 #include "shim.h"
 
 __thread bool ls_async_cancel __attribute__((tls_model("initial-exec")));
@@ -59,14 +60,17 @@ ls_pthread_setcanceltype(int type, int *oldtype)
 {
 	/* after initialisation, which set fast_kind once and for all */
 	ls_ensure_init();
-	if (type == PTHREAD_CANCEL_ASYNCHRONOUS && !ls_g.passthrough) {
-		/* before the thread is asynchronous: from its next mutex call
-		 * on, it takes the slow path (its own store: no ordering with
-		 * other threads is needed, they are not asynchronous) */
+	if (type == PTHREAD_CANCEL_ASYNCHRONOUS && (!ls_g.passthrough || ls_rwg.rw_on || ls_rwg.spin_on)) {
+		/* before the thread is asynchronous: from its next lock call
+		 * on, it takes the slow path (its own stores: no ordering with
+		 * other threads is needed, they are not asynchronous); any of
+		 * the three families may be lockswap's */
 		ls_async_cancel = true;
 		/* relaxed: see above: only this thread's own calls need to see it */
-		if (__atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
+		if (!ls_g.passthrough && __atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
 			__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
+		ls_rw_async_on();
+		ls_spin_async_on();
 	}
 	int r = ls_real_setcanceltype(type, oldtype);
 	if (r == 0 && type == PTHREAD_CANCEL_DEFERRED)

@@ -75,8 +75,9 @@ static void resolve_glibc(void)
 /* The variables the shim itself reads; algorithm tunables are added from
  * the registry. */
 static const char *const own_vars[] = {
-    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN", "LOCKSWAP_YIELD",
-    "LOCKSWAP_VERBOSE", "LOCKSWAP_STATS",    "LOCKSWAP_LIB", /* read by the lockswap command only */
+    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN",	"LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE",
+    "LOCKSWAP_STATS",	"LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG", "LOCKSWAP_LIB", /* read by the lockswap
+										   command only */
     "LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
     "LOCKSWAP_RWALGO",	"LOCKSWAP_SPINALGO",
 };
@@ -308,9 +309,16 @@ static void configure(void)
 	ls_g.trylock = ls_g.ext ? ls_ext_trylock : a->trylock;
 	ls_g.unlock = ls_g.ext ? ls_ext_unlock : a->unlock;
 	ls_g.timedlock = ls_timedlock_inline;
+	if (ls_map_configure(a, verbose, msg, sizeof msg)) /* an algorithm per mutex */
+		config_error(msg);
 	if (ls_observe_setup(msg, sizeof msg)) /* the profiler may wrap the above */
 		config_error(msg);
-	ls_g.fast_kind = ls_g.passthrough ? -1 : 0;
+	ls_g.slow_lock = ls_g.lock;
+	ls_g.slow_trylock = ls_g.trylock;
+	ls_g.slow_unlock = ls_g.unlock;
+	if (ls_g.map)
+		ls_map_published();
+	ls_g.fast_kind = ls_g.passthrough ? -1 : ls_g.map ? LS_KIND_BOUND : 0;
 }
 
 /* ---- LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO (rwshim.h) ---- */
@@ -320,22 +328,22 @@ struct ls_rwreal ls_rwreal;
 
 void ls_rw_resolve_glibc(void)
 {
-	ls_rwreal.rw_init = real_sym("pthread_rwlock_init", "GLIBC_2.34");
-	ls_rwreal.rw_destroy = real_sym("pthread_rwlock_destroy", "GLIBC_2.34");
-	ls_rwreal.rw_rdlock = real_sym("pthread_rwlock_rdlock", "GLIBC_2.34");
-	ls_rwreal.rw_tryrdlock = real_sym("pthread_rwlock_tryrdlock", "GLIBC_2.34");
-	ls_rwreal.rw_timedrdlock = real_sym("pthread_rwlock_timedrdlock", "GLIBC_2.34");
-	ls_rwreal.rw_clockrdlock = real_sym("pthread_rwlock_clockrdlock", "GLIBC_2.34");
-	ls_rwreal.rw_wrlock = real_sym("pthread_rwlock_wrlock", "GLIBC_2.34");
-	ls_rwreal.rw_trywrlock = real_sym("pthread_rwlock_trywrlock", "GLIBC_2.34");
-	ls_rwreal.rw_timedwrlock = real_sym("pthread_rwlock_timedwrlock", "GLIBC_2.34");
-	ls_rwreal.rw_clockwrlock = real_sym("pthread_rwlock_clockwrlock", "GLIBC_2.34");
-	ls_rwreal.rw_unlock = real_sym("pthread_rwlock_unlock", "GLIBC_2.34");
-	ls_rwreal.spin_init = real_sym("pthread_spin_init", "GLIBC_2.34");
-	ls_rwreal.spin_destroy = real_sym("pthread_spin_destroy", "GLIBC_2.34");
-	ls_rwreal.spin_lock = real_sym("pthread_spin_lock", "GLIBC_2.34");
-	ls_rwreal.spin_trylock = real_sym("pthread_spin_trylock", "GLIBC_2.34");
-	ls_rwreal.spin_unlock = real_sym("pthread_spin_unlock", "GLIBC_2.34");
+	ls_rwreal.rw.init = real_sym("pthread_rwlock_init", "GLIBC_2.34");
+	ls_rwreal.rw.destroy = real_sym("pthread_rwlock_destroy", "GLIBC_2.34");
+	ls_rwreal.rw.rdlock = real_sym("pthread_rwlock_rdlock", "GLIBC_2.34");
+	ls_rwreal.rw.tryrdlock = real_sym("pthread_rwlock_tryrdlock", "GLIBC_2.34");
+	ls_rwreal.rw.timedrdlock = real_sym("pthread_rwlock_timedrdlock", "GLIBC_2.34");
+	ls_rwreal.rw.clockrdlock = real_sym("pthread_rwlock_clockrdlock", "GLIBC_2.34");
+	ls_rwreal.rw.wrlock = real_sym("pthread_rwlock_wrlock", "GLIBC_2.34");
+	ls_rwreal.rw.trywrlock = real_sym("pthread_rwlock_trywrlock", "GLIBC_2.34");
+	ls_rwreal.rw.timedwrlock = real_sym("pthread_rwlock_timedwrlock", "GLIBC_2.34");
+	ls_rwreal.rw.clockwrlock = real_sym("pthread_rwlock_clockwrlock", "GLIBC_2.34");
+	ls_rwreal.rw.unlock = real_sym("pthread_rwlock_unlock", "GLIBC_2.34");
+	ls_rwreal.spin.init = real_sym("pthread_spin_init", "GLIBC_2.34");
+	ls_rwreal.spin.destroy = real_sym("pthread_spin_destroy", "GLIBC_2.34");
+	ls_rwreal.spin.lock = real_sym("pthread_spin_lock", "GLIBC_2.34");
+	ls_rwreal.spin.trylock = real_sym("pthread_spin_trylock", "GLIBC_2.34");
+	ls_rwreal.spin.unlock = real_sym("pthread_spin_unlock", "GLIBC_2.34");
 }
 
 static bool rw_known_var(const char *name, size_t len)
@@ -429,7 +437,6 @@ int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t
 	/* release: the fields above are seen by whoever reads these with
 	 * acquire (the entry points' fast paths) */
 	__atomic_store_n(&ls_rwg.rw_on, !(rw->caps & LS_RWCAP_PASSTHROUGH), __ATOMIC_RELEASE);
-	__atomic_store_n(&ls_rwg.rw_glibc, (rw->caps & LS_RWCAP_PASSTHROUGH) != 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ls_rwg.spin_on, !(sp->caps & LS_CAP_PASSTHROUGH), __ATOMIC_RELEASE);
 	return 0;
 }
@@ -458,6 +465,9 @@ void ls_init(void)
 		in_init = 0;
 		/* release: publishes ls_g and ls_real to every acquire of ready */
 		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
+		char msg[1400];
+		if (ls_g.map && ls_map_start(msg, sizeof msg)) /* the matcher: may dlopen */
+			config_error(msg);
 		start_options();
 		return;
 	}
@@ -478,6 +488,8 @@ __attribute__((constructor)) static void ctor(void)
 
 __attribute__((destructor)) static void dtor(void)
 {
+	if (ls_g.map && verbose)
+		ls_map_report();
 	if (!verbose && !stats)
 		return;
 	struct ls_node_stats st;

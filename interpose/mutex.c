@@ -87,17 +87,18 @@ static inline uint32_t cond_users(struct ls_mutex *m)
 
 /* ---- out-of-line state ---- */
 
-/* A fresh block for m, initialised; NULL only if wait is false and no
- * memory can be had without the pool's reserve (pool.h). The size fits a
- * block: ls_init refuses an algorithm whose state does not. */
-static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
+/* A fresh block for m, initialised for algorithm a; NULL only if wait is
+ * false and no memory can be had without the pool's reserve (pool.h). The
+ * size fits a block: configuration refuses an algorithm whose state does
+ * not. */
+struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait)
 {
-	const struct ls_algo *a = ls_g.algo;
 	size_t size = sizeof(struct ls_ext) + a->state_size;
 	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
 	if (e) {
 		/* relaxed atomic: a stale copy of another mutex may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
+		e->h.kind = a;
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -105,12 +106,19 @@ static struct ls_ext *ext_new(struct ls_mutex *m, bool wait)
 }
 
 /* On a lock path, which cannot fail: the pool's reserve, or a wait. */
+void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
+{
+	struct ls_ext *e = ls_mutex_ext_new(m, a, true);
+	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size,
+					      NULL) +
+	       1;
+}
+
+/* For ls_g's algorithm: the fast path keeps no algorithm live across the
+ * call (map.c has its own, for each mutex's). */
 static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
 {
-	struct ls_ext *e = ext_new(m, true);
-	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h,
-					      sizeof(struct ls_ext) + ls_g.algo->state_size, NULL) +
-	       1;
+	return ls_mutex_ext_attach(m, ls_g.algo);
 }
 
 /* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
@@ -127,24 +135,19 @@ static inline void *ext_state(struct ls_mutex *m)
 
 /* The fast path's operations for an algorithm whose state is out of line:
  * they get the inline bytes (at offset 24) and find the block from there. */
-static inline struct ls_mutex *mutex_of(void *inline_state)
-{
-	return (struct ls_mutex *)((char *)inline_state - offsetof(struct ls_mutex, alg));
-}
-
 void ls_ext_lock(void *inline_state)
 {
-	ls_g.algo->lock(ext_state(mutex_of(inline_state)));
+	ls_g.algo->lock(ext_state(ls_mutex_of(inline_state)));
 }
 
 int ls_ext_trylock(void *inline_state)
 {
-	return ls_g.algo->trylock(ext_state(mutex_of(inline_state)));
+	return ls_g.algo->trylock(ext_state(ls_mutex_of(inline_state)));
 }
 
 void ls_ext_unlock(void *inline_state)
 {
-	ls_g.algo->unlock(ext_state(mutex_of(inline_state)));
+	ls_g.algo->unlock(ext_state(ls_mutex_of(inline_state)));
 }
 
 static inline void *state_of(struct ls_mutex *m)
@@ -165,16 +168,17 @@ static int sliced(void *state, const struct timed_arg *t);
 
 /* One acquisition attempt on the algorithm: 0, or EBUSY / ETIMEDOUT /
  * EINVAL. Through ls_g's operations, like the fast path (an observer
- * may wrap them). */
+ * may wrap them; under a map, slow_lock and slow_trylock first give a
+ * mutex used for the first time its binding). */
 static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enum how how,
 							 const struct timed_arg *t)
 {
 	switch (how) {
 	case LOCK:
-		ls_g.lock(m->alg.state);
+		ls_g.slow_lock(m->alg.state);
 		return 0;
 	case TRY:
-		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
+		return ls_g.slow_trylock(m->alg.state) ? EBUSY : 0;
 	case TIMED:
 		return ls_g.timedlock(m->alg.state, t->clock, t->abs);
 	case LOCK_SLICED:
@@ -247,7 +251,7 @@ static __attribute__((noinline)) int lock_slow(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	if (normal_after_async(m)) {
-		ls_g.lock(m->alg.state);
+		ls_g.slow_lock(m->alg.state);
 		return 0;
 	}
 	return lock_general(mu);
@@ -282,7 +286,7 @@ static __attribute__((noinline)) int trylock_slow(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	if (normal_after_async(m))
-		return ls_g.trylock(m->alg.state) ? EBUSY : 0;
+		return ls_g.slow_trylock(m->alg.state) ? EBUSY : 0;
 	return trylock_general(mu);
 }
 
@@ -318,7 +322,7 @@ static int release(struct ls_mutex *m)
 	default:
 		break;
 	}
-	ls_g.unlock(m->alg.state);
+	ls_g.slow_unlock(m->alg.state);
 	return 0;
 }
 
@@ -334,7 +338,7 @@ static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *mu)
 {
 	struct ls_mutex *m = (struct ls_mutex *)mu;
 	if (normal_after_async(m)) {
-		ls_g.unlock(m->alg.state);
+		ls_g.slow_unlock(m->alg.state);
 		return 0;
 	}
 	return unlock_general(mu);
@@ -427,7 +431,7 @@ static int sliced(void *state, const struct timed_arg *t)
 
 int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs)
 {
-	return algo_timedlock(state_of(mutex_of(inline_state)), clock, abs);
+	return algo_timedlock(state_of(ls_mutex_of(inline_state)), clock, abs);
 }
 
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
@@ -476,6 +480,8 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	if (ls_g.passthrough || pshared != PTHREAD_PROCESS_PRIVATE || robust != PTHREAD_MUTEX_STALLED ||
 	    protocol != PTHREAD_PRIO_NONE)
 		return ls_real.mutex_init(mu, attr);
+	if (LS_UNLIKELY(ls_g.map))
+		return ls_map_init(m, type & KIND_TYPE_MASK);
 
 	/* Re-initialising memory that held one of our mutexes (destroyed,
 	 * or reused without destroy): keep its out-of-line block. A pointer
@@ -484,7 +490,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	if (ls_g.ext) {
 		/* relaxed: init of memory that no other thread may use meanwhile */
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && ls_ext_mine(&m->alg.ext, e))
+		if (ls_ext_adoptable(&m->alg.ext, e, ls_g.algo))
 			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
@@ -503,7 +509,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		 * mutex needs no memory); a program that ignores it still
 		 * has a valid unlocked mutex, like a static initialiser,
 		 * whose first lock attaches the state or waits for memory. */
-		struct ls_ext *e = ext_new(m, false);
+		struct ls_ext *e = ls_mutex_ext_new(m, ls_g.algo, false);
 		if (!e)
 			return ENOMEM;
 		atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
@@ -522,27 +528,39 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	return LS_CANCEL_DEFERRED(init_mutex(mu, attr));
 }
 
-static int destroy_mutex(struct ls_mutex *m)
+static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m, const struct ls_algo *a,
+							      void *state, bool ext)
 {
-	void *state = state_of(m);
-	if (ls_g.algo->trylock(state))
+	if (a->trylock(state))
 		return EBUSY;
 	/* read under the mutex, where waiters change it */
 	bool users = cond_users(m) != 0;
-	ls_g.algo->unlock(state);
+	a->unlock(state);
 	if (users)
 		return EBUSY;
-	if (ls_g.algo->destroy)
-		ls_g.algo->destroy(state);
-	if (ls_g.ext) {
+	if (a->destroy)
+		a->destroy(state);
+	if (ext) {
 		struct ls_ext_head *e = ls_ext_detach(&m->alg.ext);
 		if (ls_ext_mine(&m->alg.ext, e))
-			ls_ext_free(e, sizeof(struct ls_ext) + ls_g.algo->state_size);
+			ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
 	}
 	m->kind = -1;
 	if (LS_UNLIKELY(ls_events.destroy))
 		ls_events.destroy(LS_OBJ_MUTEX, m);
 	return 0;
+}
+
+int ls_mutex_destroy_algo(struct ls_mutex *m, const struct ls_algo *a, void *state, bool ext)
+{
+	return destroy_algo(m, a, state, ext);
+}
+
+static int destroy_mutex(struct ls_mutex *m)
+{
+	if (LS_UNLIKELY(ls_g.map))
+		return ls_map_destroy(m);
+	return destroy_algo(m, ls_g.algo, state_of(m), ls_g.ext);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int

@@ -11,6 +11,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <string.h>
+
+#include "rwshim.h"
 #include "shim.h"
 
 struct ls_events ls_events;
@@ -18,11 +21,26 @@ struct ls_events ls_events;
 int ls_observe_setup(char *err, size_t errlen)
 {
 	struct ls_observe ob = {
-	    .algo = ls_g.algo->name,
+	    .algo = ls_g.map ? ls_map_default_name() : ls_g.algo->name,
 	    .passthrough = ls_g.passthrough,
+	    .rwalgo = ls_rwg.rw->name,
+	    .spinalgo = ls_rwg.spin->name,
+	    .rw_passthrough = !ls_rwg.rw_on,
+	    .spin_passthrough = !ls_rwg.spin_on,
+	    .algo_of = ls_g.map ? ls_map_algo_of : NULL,
+	    .rule_of = ls_g.map ? ls_map_rule_of : NULL,
 	    .mutex = {ls_g.lock, ls_g.trylock, ls_g.unlock, ls_g.timedlock},
 	    .glibc = ls_real,
 	};
+	/* the rwlock and spinlock functions an observer may wrap: the checked
+	 * ones, which need no swap when a thread becomes asynchronously
+	 * cancelable (rwlock.c) */
+	struct ls_rwlock_ops rw;
+	struct ls_spin_ops spin;
+	ls_rw_entries(&rw, false);
+	ls_spin_entries(&spin, false);
+	ob.rwlock = rw;
+	ob.spin = spin;
 	if (ls_observe_install(&ob, err, errlen))
 		return -1;
 	ls_g.lock = ob.mutex.lock;
@@ -31,6 +49,14 @@ int ls_observe_setup(char *err, size_t errlen)
 	ls_g.timedlock = ob.mutex.timedlock;
 	ls_real = ob.glibc;
 	ls_events = ob.ev;
+	/* untouched: the fast functions (function pointers compared as bytes:
+	 * the structs hold nothing else) */
+	if (!memcmp(&ob.rwlock, &rw, sizeof rw))
+		ls_rw_entries(&ob.rwlock, true);
+	if (!memcmp(&ob.spin, &spin, sizeof spin))
+		ls_spin_entries(&ob.spin, true);
+	ls_rw_publish(&ob.rwlock);
+	ls_spin_publish(&ob.spin);
 	return 0;
 }
 

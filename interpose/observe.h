@@ -33,26 +33,26 @@
  * key, dlopen'ed code): they come back through the same wrappers, so an
  * observer needs a per-thread guard of its own.
  *
- * What comes next, without a redesign (nothing of it exists yet):
- * - Reader-writer locks and spinlocks (issue 19, item 4): the shim adds
- *   `struct ls_rwlock_ops rwlock` and `struct ls_spin_ops spin` to
- *   struct ls_observe beside `mutex` (rdlock, tryrdlock, timedrdlock,
- *   wrlock, trywrlock, timedwrlock, unlock; lock, trylock, unlock: each on
- *   the object's state bytes, with an ls_obs_rwlock_of()/ls_obs_spin_of()
- *   like ls_obs_mutex_of below), glibc's pthread_rwlock_* and pthread_spin_*
- *   to struct ls_glibc (for the locks glibc keeps), and LS_OBJ_RWLOCK and
- *   LS_OBJ_SPIN to enum ls_obj, so that `init` and `destroy` report their
- *   lives with no new hook. A read and a write acquisition are then told
- *   apart by the operation wrapped, contention by a failed first try, as
- *   for mutexes today.
- * - An algorithm per mutex (issue 22): `mutex` stays the operations the
- *   entry points call, which then dispatch by mutex below the observer's
- *   wrappers, so wrappers keep working unchanged; the shim adds
- *   `const char *(*algo_of)(const pthread_mutex_t *)` to struct ls_observe
- *   (the name of the algorithm a mutex was given; the rule that chose it
- *   comes by a second query of the same shape), and `algo` below becomes
- *   the default rule's algorithm. The observer asks once per mutex, when
- *   its record is created.
+ * Reader-writer locks and spinlocks (issue 19) are observed one level
+ * higher than mutexes: `rwlock` and `spin` are the whole pthread_rwlock_*
+ * and pthread_spin_* calls, as the exported entry points make them (every
+ * call of the program goes through exactly one of them, init and destroy
+ * included, so no event is needed for their lives). When the family is
+ * glibc's (LOCKSWAP_RWALGO / LOCKSWAP_SPINALGO unset or pthread) they are
+ * glibc's own functions; otherwise the shim's, which keep glibc's semantics
+ * themselves (recursive reads, EDEADLK, misuse, and process-shared rwlocks,
+ * which they hand to glibc without coming back here). A wrapper sees
+ * glibc's results either way, so one wrapper serves both: a failed try
+ * first (EBUSY) is contention unless the caller holds the write lock
+ * (__cur_writer is the writer's tid in glibc's rwlocks and lockswap's); a
+ * read and a write are told apart by the operation. Off, the entry points
+ * jump straight to these functions (one indirect jump each; rwlock.c).
+ *
+ * An algorithm per mutex (LOCKSWAP_ALGO_MAP, interpose/map.c): `mutex` stays
+ * the operations the entry points call, which dispatch by mutex below the
+ * observer's wrappers, so wrappers work unchanged; `algo` is the algorithm
+ * of the mutexes no rule names, and algo_of/rule_of name each mutex's.
+ *
  * A new field is zero for an observer that does not know it, and a NULL
  * hook or an untouched operation is always valid.
  */
@@ -110,6 +110,30 @@ struct ls_glibc {
 	int (*cond_broadcast)(pthread_cond_t *);
 };
 
+/* Every pthread_rwlock_* call (see the header), with glibc's results. */
+struct ls_rwlock_ops {
+	int (*init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+	int (*destroy)(pthread_rwlock_t *);
+	int (*rdlock)(pthread_rwlock_t *);
+	int (*tryrdlock)(pthread_rwlock_t *);
+	int (*timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*wrlock)(pthread_rwlock_t *);
+	int (*trywrlock)(pthread_rwlock_t *);
+	int (*timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*unlock)(pthread_rwlock_t *);
+};
+
+/* Every pthread_spin_* call, likewise. */
+struct ls_spin_ops {
+	int (*init)(pthread_spinlock_t *, int);
+	int (*destroy)(pthread_spinlock_t *);
+	int (*lock)(pthread_spinlock_t *);
+	int (*trylock)(pthread_spinlock_t *);
+	int (*unlock)(pthread_spinlock_t *);
+};
+
 /* The objects whose lives the events report. */
 enum ls_obj { LS_OBJ_MUTEX, LS_OBJ_COND };
 
@@ -139,11 +163,25 @@ struct ls_events {
 
 struct ls_observe {
 	/* What runs (read-only). */
-	const char *algo; /* LOCKSWAP_ALGO: today every lockswap mutex's algorithm */
-	bool passthrough; /* LOCKSWAP_ALGO=pthread: every mutex and condvar is glibc's */
+	const char *algo;	       /* LOCKSWAP_ALGO: every lockswap mutex's algorithm, or under a map
+					  the algorithm of the mutexes no rule names */
+	bool passthrough;	       /* LOCKSWAP_ALGO=pthread: every mutex and condvar is glibc's */
+	const char *rwalgo, *spinalgo; /* LOCKSWAP_RWALGO, LOCKSWAP_SPINALGO */
+	bool rw_passthrough;	       /* every rwlock is glibc's */
+	bool spin_passthrough;	       /* every spinlock is glibc's */
+	/* Under a map, NULL without one: the name of the algorithm a lockswap
+	 * mutex runs, and the rule that chose it (as written, or "(default)"
+	 * when no rule names it); NULL for a mutex that glibc keeps. For a
+	 * mutex being initialised (the init event) or in use (any operation);
+	 * a mutex used for the first time gets its binding here if it has
+	 * none yet (a stack walk): ask once per mutex. */
+	const char *(*algo_of)(const pthread_mutex_t *m);
+	const char *(*rule_of)(const pthread_mutex_t *m);
 	/* The operations the shim will call: wrap by replacing them. */
 	struct ls_mutex_ops mutex;
 	struct ls_glibc glibc;
+	struct ls_rwlock_ops rwlock;
+	struct ls_spin_ops spin;
 	/* The hooks, all NULL on entry. */
 	struct ls_events ev;
 };

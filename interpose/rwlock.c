@@ -67,13 +67,20 @@
  * of recursive holds. The first RD_INLINE entries are in thread-local
  * storage; more go to blocks of the pool (ls_ext_alloc_wait: a read lock
  * never fails for want of memory, it may wait for it), given back when they
- * empty and at thread exit. A lookup is a scan, from the newest entry: a
- * thread that holds no read lock pays a load and a branch. The table is
- * what lets unlock tell a read unlock from a misuse without a shared write,
- * and what lets recursion be granted without any algorithm's help.
+ * empty and at thread exit. A lookup is a scan, from the newest entry. The
+ * table is what lets unlock tell a read unlock from a misuse without a
+ * shared write, and what lets recursion be granted without any algorithm's
+ * help. The commonest case, a thread's only read hold, not recursive, has
+ * a slot of its own in front of the table (rdtable.one), so that the fast
+ * paths cost little: rdlock tests that slot with the lock's writer word and
+ * writes it and the token's; unlock compares it with the lock and clears
+ * it. (A direct-mapped table, or none for the algorithms that cannot block
+ * a recursive reader, would cost no less there: the tokens must be kept and
+ * a misuse told apart whatever the algorithm.)
  *
- * Asynchronous cancellation (cancel.c): a thread that has made itself
- * asynchronously cancelable runs every call with its type deferred, and
+ * Asynchronous cancellation (cancel.c): once a thread has made itself
+ * asynchronously cancelable, every call takes the checked path (the entry
+ * points below), where such a thread runs the call with its type deferred, and
  * waits in slices (the algorithm's timed operation or the fallback, 1 ms
  * doubling to 16 ms) with pthread_testcancel between two, holding nothing.
  */
@@ -92,8 +99,13 @@ struct ls_rwlock {
 		unsigned char state[LS_RW_INLINE_STATE];
 		ls_ext_word_t ext;
 	} alg;
-	int32_t cur_writer;
-	int32_t shared;
+	union {
+		struct {
+			int32_t cur_writer;
+			int32_t shared;
+		};
+		uint64_t writer_shared; /* both: the fast paths test them at once */
+	};
 	unsigned char elision[8];
 	uint64_t pad2;
 	uint32_t flags;
@@ -138,24 +150,18 @@ static inline bool counts_recursion(unsigned how)
 	return !how || (ls_rwg.rw->caps & LS_RWCAP_EXCLUSIVE);
 }
 
+/* Neither write-held nor process-shared: one relaxed load of both (a
+ * writer's tid is never 0; a stale value only sends the caller to the
+ * general path, which looks again). */
+static inline bool plain(const struct ls_rwlock *l)
+{
+	return __atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) == 0;
+}
+
 static inline bool is_glibc(const struct ls_rwlock *l)
 {
 	/* acquire: pairs with the release in ls_rw_configure */
 	return !__atomic_load_n(&ls_rwg.rw_on, __ATOMIC_ACQUIRE) || l->shared != 0;
-}
-
-/* The fast paths' test: lockswap's rwlock, a thread that is not
- * asynchronously cancelable. */
-static inline bool fast(const struct ls_rwlock *l)
-{
-	return LS_LIKELY(!is_glibc(l) && !ls_async_cancel);
-}
-
-/* Under the passthrough, once ready: glibc's, at once (a tail call). */
-static inline bool all_glibc(void)
-{
-	/* acquire: pairs with the release in ls_rw_configure */
-	return __atomic_load_n(&ls_rwg.rw_glibc, __ATOMIC_ACQUIRE);
 }
 
 /* ---- out-of-line state ---- */
@@ -171,6 +177,7 @@ static struct rwext *ext_new(struct ls_rwlock *l, bool wait)
 	if (e) {
 		/* relaxed atomic: a stale copy of another rwlock may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
+		e->h.kind = ls_rwg.rw;
 		if (ls_rwg.rw->init)
 			ls_rwg.rw->init(e + 1);
 	}
@@ -188,14 +195,35 @@ static __attribute__((noinline)) void *ext_attach(struct ls_rwlock *l)
  * lockswap, for this lock or the one it was copied from: a block of the
  * region either way, safe to read (only init, which may meet garbage,
  * checks ls_ext_owns). */
-static inline void *state_of(struct ls_rwlock *l)
+static inline void *ext_state(struct ls_rwlock *l)
 {
-	if (!ls_rwg.rw_ext)
-		return l->alg.state;
 	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
 	if (LS_LIKELY(e))
 		return e + 1;
 	return ext_attach(l);
+}
+
+/* For the fast paths: the state if no block needs attaching (ext says
+ * whether it lives out of line; they are compiled once for each answer),
+ * else NULL (they leave the attaching to the general paths, so that their
+ * own code holds no call but the algorithm's). */
+static inline __attribute__((always_inline)) void *state_fast(struct ls_rwlock *l, bool ext)
+{
+	if (!ext)
+		return l->alg.state;
+	struct rwext *e = (struct rwext *)ls_ext_load(&l->alg.ext);
+	return LS_LIKELY(e) ? e + 1 : NULL;
+}
+
+/* The algorithm's state, attached if need be. */
+static inline __attribute__((always_inline)) void *state_in(struct ls_rwlock *l, bool ext)
+{
+	return ext ? ext_state(l) : l->alg.state;
+}
+
+static inline void *state_of(struct ls_rwlock *l)
+{
+	return state_in(l, ls_rwg.rw_ext);
 }
 
 /* ---- the calling thread's read holds ---- */
@@ -205,7 +233,7 @@ static inline void *state_of(struct ls_rwlock *l)
 struct rdentry {
 	const struct ls_rwlock *lock;
 	void *token;
-	uint32_t count; /* recursive holds (counted by the shim); 1 otherwise */
+	uint32_t extra; /* recursive holds beyond the first (counted by the shim) */
 };
 
 #define RD_BLOCK ((LS_EXT_MAX - 2 * sizeof(void *)) / sizeof(struct rdentry))
@@ -215,12 +243,46 @@ struct rdblock {
 	struct rdentry e[RD_BLOCK];
 };
 
+/* one.lock says where the holds are:
+ *	NULL		none (n is 0, no block);
+ *	a lock		one hold, of that lock, not recursive, its token in
+ *			one.token (n is 0, no block): the fast paths' case;
+ *	RD_TABLE	in e[0..n) and the blocks.
+ * The general paths move a hold from `one` to the table before they look
+ * (rd_table), and back when one is left (rd_settle). */
+#define RD_TABLE ((const struct ls_rwlock *)1)
 struct rdtable {
+	struct rdentry one;   /* one.extra is always 0 */
 	unsigned n;	      /* entries in e[] */
 	struct rdblock *last; /* overflow blocks, newest last */
 	struct rdentry e[RD_INLINE];
 };
 static __thread struct rdtable rd __attribute__((tls_model("initial-exec")));
+
+/* The holds are in the table from now on. */
+static inline void rd_table(void)
+{
+	if (rd.one.lock == RD_TABLE)
+		return;
+	if (rd.one.lock)
+		rd.e[rd.n++] = rd.one; /* n was 0 */
+	rd.one.lock = RD_TABLE;
+}
+
+/* After a general path: `one` again when the table holds one hold that is
+ * not recursive, or none. */
+static inline void rd_settle(void)
+{
+	if (rd.one.lock != RD_TABLE || rd.last || rd.n > 1)
+		return;
+	if (rd.n == 0) {
+		rd.one.lock = NULL;
+	} else if (rd.e[0].extra == 0) {
+		rd.one.token = rd.e[0].token;
+		rd.one.lock = rd.e[0].lock;
+		rd.n = 0;
+	}
+}
 
 static __attribute__((noinline)) struct rdentry *rd_find_more(const struct ls_rwlock *l)
 {
@@ -231,8 +293,10 @@ static __attribute__((noinline)) struct rdentry *rd_find_more(const struct ls_rw
 	return NULL;
 }
 
+/* l's entry, in the table (the holds are moved there), or NULL. */
 static inline struct rdentry *rd_find(const struct ls_rwlock *l)
 {
+	rd_table();
 	for (unsigned i = rd.n; i-- > 0;)
 		if (rd.e[i].lock == l)
 			return &rd.e[i];
@@ -271,18 +335,23 @@ static __attribute__((noinline)) void rd_push_more(const struct ls_rwlock *l, vo
 		if (rd_key_ok)
 			pthread_setspecific(rd_key, b); /* not NULL: rd_exit runs */
 	}
-	b->e[b->n++] = (struct rdentry){l, token, 1};
+	b->e[b->n++] = (struct rdentry){l, token, 0};
 }
 
 static inline void rd_push(const struct ls_rwlock *l, void *token)
 {
+	if (!rd.one.lock) {
+		rd.one = (struct rdentry){l, token, 0};
+		return;
+	}
+	rd_table();
 	if (LS_LIKELY(rd.n < RD_INLINE && !rd.last))
-		rd.e[rd.n++] = (struct rdentry){l, token, 1};
+		rd.e[rd.n++] = (struct rdentry){l, token, 0};
 	else
 		rd_push_more(l, token);
 }
 
-/* Removes e: the newest entry takes its place. */
+/* Removes e, of the table: the newest entry takes its place. */
 static inline void rd_remove(struct rdentry *e)
 {
 	struct rdblock *b = rd.last;
@@ -372,14 +441,14 @@ static inline __attribute__((always_inline)) int rd_acquire(struct ls_rwlock *l,
 	if (LS_UNLIKELY(w != 0) && w == ls_self_tid())
 		return op == TRY ? EBUSY : EDEADLK;
 	unsigned how = how_of(l);
-	if (LS_UNLIKELY(rd.n != 0) && counts_recursion(how)) {
+	if (LS_UNLIKELY(rd.one.lock != NULL) && counts_recursion(how)) {
 		struct rdentry *e = rd_find(l);
-		if (e) {
-			if (e->count >= LS_RW_MAX_RECURSION)
-				return EAGAIN;
-			e->count++;
-			return 0;
-		}
+		int r = !e ? -1 : e->extra >= LS_RW_MAX_RECURSION - 1 ? EAGAIN : 0;
+		if (r == 0)
+			e->extra++;
+		rd_settle();
+		if (r >= 0)
+			return r;
 	}
 	void *token = NULL;
 	int r = attempt(state_of(l), false, how, op, t, &token);
@@ -413,89 +482,122 @@ static __attribute__((noinline)) int acquire_async(struct ls_rwlock *l, bool wri
 	return r;
 }
 
-/* The entry points: a fast path for lockswap's rwlocks of a thread that is
- * not asynchronously cancelable, and a slow path (out of line) for the
- * rest: initialisation, glibc's rwlocks, asynchronous cancellation. */
+/* ---- the entry points ----
+ *
+ * Each exported pthread_rwlock_* is one indirect jump through `entry`,
+ * whose targets are chosen once, when the configuration is read:
+ *   before     the *_first functions: initialise, then jump again;
+ *   glibc's    under the passthrough (LOCKSWAP_RWALGO=pthread, the default)
+ *              glibc's own functions: the program runs glibc's code and
+ *              pays one jump per call, nothing else;
+ *   lockswap's the fast functions (compiled once for inline and once for
+ *              out-of-line state), which take for granted what holds until
+ *              a thread of the process makes itself asynchronously
+ *              cancelable; ls_rw_async_on (cancel.c) then swaps them for the
+ *              checked functions, which test everything on every call (as
+ *              the mutexes' LS_KIND_SLOW does). An observer (the profiler)
+ *              is given the checked functions to wrap, and the entries jump
+ *              to its wrappers (observe.h).
+ * Why not an IFUNC, which could bind the program straight to glibc's
+ * functions: ld.so relocates a library bound at load time (BIND_NOW, as
+ * Debian builds libcrypto.so.3) before the preloaded liblockswap.so, so it
+ * would call the resolver before liblockswap's own relocations are done,
+ * and print "Relink ... for IFUNC symbol" on stderr in every such program
+ * (results/rwlock/README.md shows it).
+ *
+ * The jump's load is relaxed on x86-64: there every load is an acquire in
+ * the hardware, and the compiler cannot move the callee's loads of the
+ * configuration above the load of the callee's address; C11's acquire would
+ * cost an instruction more (GCC 12: mov, then jmp, instead of jmp *mem). */
+#if defined(__x86_64__)
+#define ENTRY_ORDER __ATOMIC_RELAXED
+#else
+#define ENTRY_ORDER __ATOMIC_ACQUIRE
+#endif
+#define ENTRY(op) ((__typeof__(entry.op))__atomic_load_n(&entry.op, ENTRY_ORDER))
 
-/* ---- read ---- */
+static struct ls_rwlock_ops entry; /* (below, with its first targets) */
+static int rdlock_general(pthread_rwlock_t *rw);
+static int wrlock_general(pthread_rwlock_t *rw);
+static int unlock_general(pthread_rwlock_t *rw);
+static int unlock_write_in(pthread_rwlock_t *rw);
+static int unlock_write_ext(pthread_rwlock_t *rw);
 
-static __attribute__((noinline)) int rdlock_slow(pthread_rwlock_t *rw)
-{
-	ls_ensure_init();
-	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_rdlock(rw);
-	if (LS_UNLIKELY(ls_async_cancel))
-		return acquire_async((struct ls_rwlock *)rw, false, LOCK, NULL);
-	return rd_acquire((struct ls_rwlock *)rw, LOCK, NULL);
-}
+/* -- read -- */
 
-/* A read lock by a thread that holds the write lock or some read lock:
- * the checks and the recursion of rd_acquire. */
-static __attribute__((noinline)) int rdlock_general(struct ls_rwlock *l)
-{
-	return rd_acquire(l, LOCK, NULL);
-}
-
-/* pthread_rwlock_rdlock for lockswap's rwlocks: out of line, so that the
- * passthrough's path below saves no register. */
-static __attribute__((noinline)) int rdlock_ls(pthread_rwlock_t *rw)
+/* The fast read lock: the caller holds no read lock (so none of this one),
+ * and the lock is neither write-held (so not by the caller) nor
+ * process-shared. The hold is registered before the call, which writes its
+ * token in place: the call then keeps nothing of ours alive. */
+static inline __attribute__((always_inline)) int rdlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(!fast(l)))
-		return rdlock_slow(rw);
-	/* Fast: the caller holds no read lock (so none of this one) and no
-	 * write lock of this one (a writer's tid is never 0). */
-	if (LS_UNLIKELY((load_writer(l) | (int)rd.n) != 0))
-		return rdlock_general(l);
-	/* Registered before the call, which writes the token in place: the
-	 * call then keeps nothing of ours alive (no registers to save). */
-	rd.e[0] = (struct rdentry){l, NULL, 1};
-	rd.n = 1;
-	int r = ls_rwg.rdlock(state_of(l), how_of(l), &rd.e[0].token);
+	if (LS_UNLIKELY((__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) | (uintptr_t)rd.one.lock) != 0))
+		return rdlock_general(rw);
+	/* (not before: a process-shared rwlock's first word is glibc's) */
+	void *st = state_fast(l, ext);
+	if (ext && LS_UNLIKELY(!st))
+		return rdlock_general(rw);
+	rd.one.token = NULL;
+	rd.one.lock = l;
+	int r = ls_rwg.rdlock(st, how_of(l), &rd.one.token);
 	if (LS_UNLIKELY(r))
-		rd.n = 0;
+		rd.one.lock = NULL;
 	return r;
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_rdlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_rdlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_rdlock(pthread_rwlock_t *rw)
-{
-	if (all_glibc()) /* a load and a jump to glibc */
-		return ls_rwreal.rw_rdlock(rw);
-	return rdlock_ls(rw);
-}
-
-static __attribute__((noinline)) int tryrdlock_slow(pthread_rwlock_t *rw)
-{
-	ls_ensure_init();
-	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_tryrdlock(rw);
-	if (LS_UNLIKELY(ls_async_cancel))
-		return acquire_async((struct ls_rwlock *)rw, false, TRY, NULL);
-	return rd_acquire((struct ls_rwlock *)rw, TRY, NULL);
-}
-
-/* pthread_rwlock_tryrdlock for lockswap's rwlocks: out of line, so that the
- * passthrough's path below saves no register. */
-static __attribute__((noinline)) int tryrdlock_ls(pthread_rwlock_t *rw)
+/* Everything the fast read lock does not take for granted: a read lock by
+ * a thread that holds some read lock or this lock's write lock, of a
+ * write-held lock, of a process-shared lock. */
+static __attribute__((noinline)) int rdlock_general(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(!fast(l)))
-		return tryrdlock_slow(rw);
+	if (l->shared)
+		return ls_rwreal.rw.rdlock(rw);
+	return rd_acquire(l, LOCK, NULL);
+}
+
+static __attribute__((noinline)) int rdlock_fast_in(pthread_rwlock_t *rw)
+{
+	return rdlock_fast(rw, false);
+}
+
+static __attribute__((noinline)) int rdlock_fast_ext(pthread_rwlock_t *rw)
+{
+	return rdlock_fast(rw, true);
+}
+
+/* The checked read lock: any thread, any rwlock, once initialised. */
+static int rdlock_checked(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (is_glibc(l))
+		return ls_rwreal.rw.rdlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async(l, false, LOCK, NULL);
+	return rd_acquire(l, LOCK, NULL);
+}
+
+static int tryrdlock_fast(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (l->shared)
+		return ls_rwreal.rw.tryrdlock(rw);
 	return rd_acquire(l, TRY, NULL);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_tryrdlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_tryrdlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+static int tryrdlock_checked(pthread_rwlock_t *rw)
 {
-	if (all_glibc()) /* a load and a jump to glibc */
-		return ls_rwreal.rw_tryrdlock(rw);
-	return tryrdlock_ls(rw);
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (is_glibc(l))
+		return ls_rwreal.rw.tryrdlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async(l, false, TRY, NULL);
+	return rd_acquire(l, TRY, NULL);
 }
 
-/* The timed variants: EINVAL before anything else, as glibc. */
+/* The timed variants (checked, whatever the entries): EINVAL before
+ * anything else, as glibc. */
 static int timed(pthread_rwlock_t *rw, bool write, clockid_t clock, const struct timespec *abs)
 {
 	if (!ls_valid_clock(clock) || (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)))
@@ -507,112 +609,98 @@ static int timed(pthread_rwlock_t *rw, bool write, clockid_t clock, const struct
 	return write ? wr_acquire(l, TIMED, &t) : rd_acquire(l, TIMED, &t);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_timedrdlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_timedrdlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
+static int timedrdlock_checked(pthread_rwlock_t *rw, const struct timespec *abs)
 {
-	ls_ensure_init();
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_timedrdlock(rw, abs);
+		return ls_rwreal.rw.timedrdlock(rw, abs);
 	return timed(rw, false, CLOCK_REALTIME, abs);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_clockrdlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_clockrdlock@GLIBC_2.30"))) int
-ls_pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
+static int clockrdlock_checked(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-	ls_ensure_init();
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_clockrdlock(rw, clock, abs);
+		return ls_rwreal.rw.clockrdlock(rw, clock, abs);
 	return timed(rw, false, clock, abs);
 }
 
-/* ---- write ---- */
+/* -- write -- */
 
-static __attribute__((noinline)) int wrlock_slow(pthread_rwlock_t *rw)
-{
-	ls_ensure_init();
-	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_wrlock(rw);
-	if (LS_UNLIKELY(ls_async_cancel))
-		return acquire_async((struct ls_rwlock *)rw, true, LOCK, NULL);
-	return wr_acquire((struct ls_rwlock *)rw, LOCK, NULL);
-}
-
-/* pthread_rwlock_wrlock for lockswap's rwlocks: out of line, so that the
- * passthrough's path below saves no register. */
-static __attribute__((noinline)) int wrlock_ls(pthread_rwlock_t *rw)
+/* The fast write lock: the lock is neither write-held nor process-shared
+ * (so the caller is not its writer). */
+static inline __attribute__((always_inline)) int wrlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(!fast(l)))
-		return wrlock_slow(rw);
-	int tid = ls_self_tid();
-	if (LS_UNLIKELY(load_writer(l) == tid))
-		return EDEADLK;
-	ls_rwg.wrlock(state_of(l), how_of(l));
-	store_writer(l, tid);
+	if (LS_UNLIKELY(!plain(l)))
+		return wrlock_general(rw);
+	void *st = state_fast(l, ext); /* (not before: see rdlock_fast) */
+	if (ext && LS_UNLIKELY(!st))
+		return wrlock_general(rw);
+	ls_rwg.wrlock(st, how_of(l));
+	store_writer(l, ls_self_tid());
 	return 0;
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_wrlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_wrlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_wrlock(pthread_rwlock_t *rw)
-{
-	if (all_glibc()) /* a load and a jump to glibc */
-		return ls_rwreal.rw_wrlock(rw);
-	return wrlock_ls(rw);
-}
-
-static __attribute__((noinline)) int trywrlock_slow(pthread_rwlock_t *rw)
-{
-	ls_ensure_init();
-	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_trywrlock(rw);
-	if (LS_UNLIKELY(ls_async_cancel))
-		return acquire_async((struct ls_rwlock *)rw, true, TRY, NULL);
-	return wr_acquire((struct ls_rwlock *)rw, TRY, NULL);
-}
-
-/* pthread_rwlock_trywrlock for lockswap's rwlocks: out of line, so that the
- * passthrough's path below saves no register. */
-static __attribute__((noinline)) int trywrlock_ls(pthread_rwlock_t *rw)
+static __attribute__((noinline)) int wrlock_general(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(!fast(l)))
-		return trywrlock_slow(rw);
+	if (l->shared)
+		return ls_rwreal.rw.wrlock(rw);
+	return wr_acquire(l, LOCK, NULL);
+}
+
+static __attribute__((noinline)) int wrlock_fast_in(pthread_rwlock_t *rw)
+{
+	return wrlock_fast(rw, false);
+}
+
+static __attribute__((noinline)) int wrlock_fast_ext(pthread_rwlock_t *rw)
+{
+	return wrlock_fast(rw, true);
+}
+
+static int wrlock_checked(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (is_glibc(l))
+		return ls_rwreal.rw.wrlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async(l, true, LOCK, NULL);
+	return wr_acquire(l, LOCK, NULL);
+}
+
+static int trywrlock_fast(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (l->shared)
+		return ls_rwreal.rw.trywrlock(rw);
 	return wr_acquire(l, TRY, NULL);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_trywrlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_trywrlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+static int trywrlock_checked(pthread_rwlock_t *rw)
 {
-	if (all_glibc()) /* a load and a jump to glibc */
-		return ls_rwreal.rw_trywrlock(rw);
-	return trywrlock_ls(rw);
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (is_glibc(l))
+		return ls_rwreal.rw.trywrlock(rw);
+	if (LS_UNLIKELY(ls_async_cancel))
+		return acquire_async(l, true, TRY, NULL);
+	return wr_acquire(l, TRY, NULL);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_timedwrlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_timedwrlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs)
+static int timedwrlock_checked(pthread_rwlock_t *rw, const struct timespec *abs)
 {
-	ls_ensure_init();
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_timedwrlock(rw, abs);
+		return ls_rwreal.rw.timedwrlock(rw, abs);
 	return timed(rw, true, CLOCK_REALTIME, abs);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_clockwrlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_clockwrlock@GLIBC_2.30"))) int
-ls_pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
+static int clockwrlock_checked(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-	ls_ensure_init();
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_clockwrlock(rw, clock, abs);
+		return ls_rwreal.rw.clockwrlock(rw, clock, abs);
 	return timed(rw, true, clock, abs);
 }
 
-/* ---- unlock ---- */
+/* -- unlock -- */
 
 static __attribute__((noinline)) int release(struct ls_rwlock *l)
 {
@@ -624,50 +712,88 @@ static __attribute__((noinline)) int release(struct ls_rwlock *l)
 		return 0;
 	}
 	struct rdentry *e = rd_find(l);
-	if (LS_UNLIKELY(!e))
-		return 0; /* not held by the caller: see "unlock" above */
-	if (e->count > 1) {
-		e->count--;
+	if (LS_UNLIKELY(!e) || e->extra) {
+		if (e)
+			e->extra--;
+		/* else not held by the caller: see "unlock" above */
+		rd_settle();
 		return 0;
 	}
 	void *token = e->token;
 	rd_remove(e);
+	rd_settle();
 	ls_rwg.rw->rdunlock(state_of(l), token);
 	return 0;
 }
 
-static __attribute__((noinline)) int unlock_slow(pthread_rwlock_t *rw)
-{
-	ls_ensure_init();
-	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_unlock(rw);
-	return LS_CANCEL_DEFERRED(release((struct ls_rwlock *)rw));
-}
-
-/* pthread_rwlock_unlock for lockswap's rwlocks: out of line, so that the
- * passthrough's path below saves no register. */
-static __attribute__((noinline)) int unlock_ls(pthread_rwlock_t *rw)
+/* The fast unlock: the caller's only read hold, of this lock, not
+ * recursive (so the lock is neither write-held nor process-shared); the
+ * rest, a write unlock first, out of line (so that the read path saves no
+ * register). */
+static inline __attribute__((always_inline)) int unlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_UNLIKELY(!fast(l)))
-		return unlock_slow(rw);
-	/* Fast: the caller's only read hold, of this lock, not recursive (a
-	 * thread that holds a read lock of l holds no write lock of it). */
-	if (LS_LIKELY(rd.n == 1) && rd.e[0].lock == l && rd.e[0].count == 1) {
-		rd.n = 0;
-		ls_rwg.rdunlock(state_of(l), rd.e[0].token);
-		return 0;
+	if (LS_LIKELY(rd.one.lock == l)) {
+		/* l is lockswap's (so its first word is ours): a block was
+		 * attached when it was taken */
+		void *st = state_fast(l, ext);
+		if (!ext || LS_LIKELY(st != NULL)) {
+			void *token = rd.one.token;
+			rd.one.lock = NULL;
+			ls_rwg.rdunlock(st, token);
+			return 0;
+		}
 	}
+	return ext ? unlock_write_ext(rw) : unlock_write_in(rw);
+}
+
+/* The write unlock by its writer of a lock that is not process-shared;
+ * anything else is general. */
+static inline __attribute__((always_inline)) int unlock_write(pthread_rwlock_t *rw, bool ext)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	uint64_t ws = __atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED);
+	if (ws == 0 || ws != (uint32_t)ls_self_tid())
+		return unlock_general(rw);
+	/* before the release: afterwards the lock may be gone */
+	store_writer(l, 0);
+	ls_rwg.wrunlock(state_in(l, ext));
+	return 0;
+}
+
+static __attribute__((noinline)) int unlock_general(pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (l->shared)
+		return ls_rwreal.rw.unlock(rw);
 	return release(l);
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_unlock@@GLIBC_2.34"),
-			 symver("pthread_rwlock_unlock@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_unlock(pthread_rwlock_t *rw)
+static __attribute__((noinline)) int unlock_write_in(pthread_rwlock_t *rw)
 {
-	if (all_glibc()) /* a load and a jump to glibc */
-		return ls_rwreal.rw_unlock(rw);
-	return unlock_ls(rw);
+	return unlock_write(rw, false);
+}
+
+static __attribute__((noinline)) int unlock_write_ext(pthread_rwlock_t *rw)
+{
+	return unlock_write(rw, true);
+}
+
+static __attribute__((noinline)) int unlock_fast_in(pthread_rwlock_t *rw)
+{
+	return unlock_fast(rw, false);
+}
+
+static __attribute__((noinline)) int unlock_fast_ext(pthread_rwlock_t *rw)
+{
+	return unlock_fast(rw, true);
+}
+
+static int unlock_checked(pthread_rwlock_t *rw)
+{
+	if (is_glibc((struct ls_rwlock *)rw))
+		return ls_rwreal.rw.unlock(rw);
+	return LS_CANCEL_DEFERRED(release((struct ls_rwlock *)rw));
 }
 
 /* ---- init / destroy ---- */
@@ -681,7 +807,7 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 		pthread_rwlockattr_getpshared(attr, &pshared);
 	}
 	if (!ls_rwg.rw_on || pshared != PTHREAD_PROCESS_PRIVATE)
-		return ls_rwreal.rw_init(rw, attr);
+		return ls_rwreal.rw.init(rw, attr);
 
 	/* Memory that held one of our rwlocks (destroyed, or reused without
 	 * destroy): keep its out-of-line block. A pointer outside the region
@@ -689,7 +815,7 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 	struct rwext *old = NULL;
 	if (ls_rwg.rw_ext) {
 		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
-		if (e && ls_ext_owns(e) && ls_ext_mine(&l->alg.ext, e))
+		if (ls_ext_adoptable(&l->alg.ext, e, ls_rwg.rw))
 			old = (struct rwext *)e;
 	}
 	memset(l, 0, sizeof *l);
@@ -713,11 +839,8 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 	return 0;
 }
 
-LS_EXPORT
-__attribute__((symver("pthread_rwlock_init@@GLIBC_2.34"), symver("pthread_rwlock_init@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
+static int init_checked(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 {
-	ls_ensure_init();
 	return LS_CANCEL_DEFERRED(init_rwlock(rw, attr));
 }
 
@@ -740,12 +863,122 @@ static int destroy_rwlock(struct ls_rwlock *l)
 	return 0;
 }
 
-LS_EXPORT __attribute__((symver("pthread_rwlock_destroy@@GLIBC_2.34"),
-			 symver("pthread_rwlock_destroy@GLIBC_2.2.5"))) int
-ls_pthread_rwlock_destroy(pthread_rwlock_t *rw)
+static int destroy_checked(pthread_rwlock_t *rw)
 {
-	ls_ensure_init();
 	if (is_glibc((struct ls_rwlock *)rw))
-		return ls_rwreal.rw_destroy(rw);
+		return ls_rwreal.rw.destroy(rw);
 	return LS_CANCEL_DEFERRED(destroy_rwlock((struct ls_rwlock *)rw));
 }
+
+/* ---- choosing the entries ---- */
+
+/* Before the configuration: initialise, then jump again. */
+#define FIRST(op, params, args)                                                                              \
+	static int op##_first params                                                                         \
+	{                                                                                                    \
+		ls_ensure_init();                                                                            \
+		return ENTRY(op) args;                                                                       \
+	}
+FIRST(init, (pthread_rwlock_t * rw, const pthread_rwlockattr_t *a), (rw, a))
+FIRST(destroy, (pthread_rwlock_t * rw), (rw))
+FIRST(rdlock, (pthread_rwlock_t * rw), (rw))
+FIRST(tryrdlock, (pthread_rwlock_t * rw), (rw))
+FIRST(timedrdlock, (pthread_rwlock_t * rw, const struct timespec *t), (rw, t))
+FIRST(clockrdlock, (pthread_rwlock_t * rw, clockid_t c, const struct timespec *t), (rw, c, t))
+FIRST(wrlock, (pthread_rwlock_t * rw), (rw))
+FIRST(trywrlock, (pthread_rwlock_t * rw), (rw))
+FIRST(timedwrlock, (pthread_rwlock_t * rw, const struct timespec *t), (rw, t))
+FIRST(clockwrlock, (pthread_rwlock_t * rw, clockid_t c, const struct timespec *t), (rw, c, t))
+FIRST(unlock, (pthread_rwlock_t * rw), (rw))
+
+static struct ls_rwlock_ops entry = {
+    init_first,	  destroy_first,   rdlock_first,      tryrdlock_first,	 timedrdlock_first, clockrdlock_first,
+    wrlock_first, trywrlock_first, timedwrlock_first, clockwrlock_first, unlock_first,
+};
+
+void ls_rw_entries(struct ls_rwlock_ops *o, bool fast)
+{
+	if (!ls_rwg.rw_on) {
+		*o = ls_rwreal.rw;
+		return;
+	}
+	bool ext = ls_rwg.rw_ext;
+	*o = (struct ls_rwlock_ops){
+	    .init = init_checked,
+	    .destroy = destroy_checked,
+	    .rdlock = !fast ? rdlock_checked
+		      : ext ? rdlock_fast_ext
+			    : rdlock_fast_in,
+	    .tryrdlock = fast ? tryrdlock_fast : tryrdlock_checked,
+	    .timedrdlock = timedrdlock_checked,
+	    .clockrdlock = clockrdlock_checked,
+	    .wrlock = !fast ? wrlock_checked
+		      : ext ? wrlock_fast_ext
+			    : wrlock_fast_in,
+	    .trywrlock = fast ? trywrlock_fast : trywrlock_checked,
+	    .timedwrlock = timedwrlock_checked,
+	    .clockwrlock = clockwrlock_checked,
+	    .unlock = !fast ? unlock_checked
+		      : ext ? unlock_fast_ext
+			    : unlock_fast_in,
+	};
+}
+
+/* release: pairs with the acquire of ls_g.ready in ls_ensure_init (the
+ * *_first functions) and, on x86-64, with the hardware's (ENTRY_ORDER). */
+#define PUBLISH(op) __atomic_store_n(&entry.op, o->op, __ATOMIC_RELEASE)
+
+void ls_rw_publish(const struct ls_rwlock_ops *o)
+{
+	PUBLISH(init);
+	PUBLISH(destroy);
+	PUBLISH(rdlock);
+	PUBLISH(tryrdlock);
+	PUBLISH(timedrdlock);
+	PUBLISH(clockrdlock);
+	PUBLISH(wrlock);
+	PUBLISH(trywrlock);
+	PUBLISH(timedwrlock);
+	PUBLISH(clockwrlock);
+	PUBLISH(unlock);
+}
+
+/* A fast entry becomes the checked one (an observer's wrapper, or glibc's
+ * function, stays). */
+#define TO_CHECKED(op, from, to)                                                                             \
+	do {                                                                                                 \
+		__typeof__(entry.op) f_ = from;                                                              \
+		__atomic_compare_exchange_n(&entry.op, &f_, to, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);  \
+	} while (0)
+
+void ls_rw_async_on(void)
+{
+	TO_CHECKED(rdlock, rdlock_fast_in, rdlock_checked);
+	TO_CHECKED(rdlock, rdlock_fast_ext, rdlock_checked);
+	TO_CHECKED(tryrdlock, tryrdlock_fast, tryrdlock_checked);
+	TO_CHECKED(wrlock, wrlock_fast_in, wrlock_checked);
+	TO_CHECKED(wrlock, wrlock_fast_ext, wrlock_checked);
+	TO_CHECKED(trywrlock, trywrlock_fast, trywrlock_checked);
+	TO_CHECKED(unlock, unlock_fast_in, unlock_checked);
+	TO_CHECKED(unlock, unlock_fast_ext, unlock_checked);
+}
+
+/* ---- the exported symbols: one jump each ---- */
+
+#define EXPORT(op, v1, params, args)                                                                         \
+	LS_EXPORT __attribute__((symver("pthread_rwlock_" #op "@@GLIBC_2.34"),                               \
+				 symver("pthread_rwlock_" #op "@" v1))) int ls_pthread_rwlock_##op params    \
+	{                                                                                                    \
+		return ENTRY(op) args;                                                                       \
+	}
+EXPORT(init, "GLIBC_2.2.5", (pthread_rwlock_t * rw, const pthread_rwlockattr_t *a), (rw, a))
+EXPORT(destroy, "GLIBC_2.2.5", (pthread_rwlock_t * rw), (rw))
+EXPORT(rdlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw), (rw))
+EXPORT(tryrdlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw), (rw))
+EXPORT(timedrdlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw, const struct timespec *t), (rw, t))
+EXPORT(clockrdlock, "GLIBC_2.30", (pthread_rwlock_t * rw, clockid_t c, const struct timespec *t), (rw, c, t))
+EXPORT(wrlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw), (rw))
+EXPORT(trywrlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw), (rw))
+EXPORT(timedwrlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw, const struct timespec *t), (rw, t))
+EXPORT(clockwrlock, "GLIBC_2.30", (pthread_rwlock_t * rw, clockid_t c, const struct timespec *t), (rw, c, t))
+EXPORT(unlock, "GLIBC_2.2.5", (pthread_rwlock_t * rw), (rw))

@@ -19,33 +19,17 @@
 
 /* glibc's functions, for the passthrough and the process-shared rwlocks. */
 struct ls_rwreal {
-	int (*rw_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
-	int (*rw_destroy)(pthread_rwlock_t *);
-	int (*rw_rdlock)(pthread_rwlock_t *);
-	int (*rw_tryrdlock)(pthread_rwlock_t *);
-	int (*rw_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rw_wrlock)(pthread_rwlock_t *);
-	int (*rw_trywrlock)(pthread_rwlock_t *);
-	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rw_unlock)(pthread_rwlock_t *);
-	int (*spin_init)(pthread_spinlock_t *, int);
-	int (*spin_destroy)(pthread_spinlock_t *);
-	int (*spin_lock)(pthread_spinlock_t *);
-	int (*spin_trylock)(pthread_spinlock_t *);
-	int (*spin_unlock)(pthread_spinlock_t *);
+	struct ls_rwlock_ops rw;
+	struct ls_spin_ops spin;
 };
 extern struct ls_rwreal ls_rwreal;
 
-/* The configuration the rwlock and spinlock entry points read. Until
- * ls_init() has run, rw_on and spin_on are false, so every call takes the
- * slow path, which initialises first. */
+/* The configuration the rwlock and spinlock functions read (the exported
+ * entry points jump to them: rwlock.c, spin.c). */
 struct ls_rwglobal {
-	bool rw_on;    /* an rwlock algorithm (not the passthrough) is in use */
-	bool rw_glibc; /* ready, and the passthrough is: every call goes to glibc */
-	bool rw_ext;   /* its state lives out of line */
-	bool spin_on;  /* a spinlock algorithm (not the passthrough) is in use */
+	bool rw_on;   /* an rwlock algorithm (not the passthrough) is in use */
+	bool rw_ext;  /* its state lives out of line */
+	bool spin_on; /* a spinlock algorithm (not the passthrough) is in use */
 	const struct ls_rwalgo *rw;
 	/* rw's operations of the fast paths, one load away */
 	int (*rdlock)(void *, unsigned, void **);
@@ -55,12 +39,28 @@ struct ls_rwglobal {
 	const struct ls_algo *spin;
 	size_t rw_size; /* rw->state_size, final once started */
 } __attribute__((aligned(LS_CACHELINE)));
-extern struct ls_rwglobal ls_rwg;
+/* hidden: the fast paths call through it with one instruction */
+extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
 
 /* config.c: glibc's functions, then LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO
  * (after LOCKSWAP_ALGO: the mutex-serialised mode uses its algorithm).
  * Returns 0, or -1 with one line in msg (a configuration error). */
 void ls_rw_resolve_glibc(void);
 int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len);
+
+/* The targets of the exported entry points, once configured (rwlock.c,
+ * spin.c): ls_*_entries gives the family's functions (glibc's under the
+ * passthrough; `fast` the ones that take for granted that no thread is
+ * asynchronously cancelable, else the checked ones, which an observer
+ * wraps), ls_*_publish makes the entry points jump to o's (observe.c,
+ * after the observer's installation), and ls_*_async_on swaps every fast
+ * entry for the checked one (cancel.c: a thread is about to become
+ * asynchronously cancelable). */
+void ls_rw_entries(struct ls_rwlock_ops *o, bool fast);
+void ls_rw_publish(const struct ls_rwlock_ops *o);
+void ls_rw_async_on(void);
+void ls_spin_entries(struct ls_spin_ops *o, bool fast);
+void ls_spin_publish(const struct ls_spin_ops *o);
+void ls_spin_async_on(void);
 
 #endif

@@ -7,14 +7,16 @@
  * robust-list links, which lockswap never needs:
  *
  *	offset	glibc		lockswap
- *	 0	__lock		unused (0)
+ *	 0	__lock		unused (0); under LOCKSWAP_ALGO_MAP the mutex's
+ *				binding (map.c): 0 until it has one
  *	 4	__count		recursion count (RECURSIVE only)
  *	 8	__owner		owner's kernel tid (RECURSIVE, ERRORCHECK), 0 when unlocked
  *	12	__nusers	condvar waiters that released the mutex and have not
  *				taken it back (glibc counts them there too): destroy
  *				is EBUSY while it is not 0 (mutex.c)
  *	16	__kind		type in bits 0-1; a glibc bit (robust 16, PI 32, PP 64,
- *				process-shared 128) means "glibc's mutex"; -1 destroyed
+ *				process-shared 128) means "glibc's mutex"; -1 destroyed;
+ *				under a map, LS_KIND_BOUND once the binding is set
  *	20	__spins...	the wrapper word (locks/wrap/wrap.h: the 4 bytes
  *				before the state belong to a wrapper such as
  *				LOCKSWAP_ALGO=mcs+gcr; 0 when idle)
@@ -57,9 +59,12 @@
 #define KIND_ROBUST 16
 #define KIND_PI 32
 #define KIND_GLIBC_BITS (KIND_ROBUST | KIND_PI | 64 | 128)
+/* Under a map: the mutex has its binding (map.c). Far from glibc's bits, so
+ * that a debugger still reads the type in bits 0-1. */
+#define LS_KIND_BOUND (1 << 24)
 
 struct ls_mutex {
-	uint32_t unused0;
+	_Atomic uint32_t bind; /* map.c */
 	uint32_t count;
 	int32_t owner;
 	uint32_t cond_users;
@@ -115,6 +120,13 @@ struct ls_global {
 	int (*timedlock)(void *, clockid_t, const struct timespec *);
 	const struct ls_algo *algo;
 	_Atomic int ready; /* 0 never, 1 in progress, 2 done */
+	bool map;	   /* LOCKSWAP_ALGO_MAP or LOCKSWAP_CONFIG: an algorithm per mutex */
+	/* What the slow paths call on the state bytes: without a map, the
+	 * operations above; with one, map.c's, which give a mutex without a
+	 * binding its binding first, then call the operations above. */
+	void (*slow_lock)(void *);
+	int (*slow_trylock)(void *);
+	void (*slow_unlock)(void *);
 } __attribute__((aligned(LS_CACHELINE)));
 
 extern struct ls_global ls_g;
@@ -175,6 +187,17 @@ int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out);
 #define LS_SLICE_MIN_NS 1000000u
 #define LS_SLICE_MAX_NS 16000000u
 
+/* Out-of-line state (mutex.c), also for map.c's mutexes of different
+ * algorithms. The mutex of an inline state's bytes; a fresh block
+ * initialised for algorithm a (NULL only if !wait and there is no memory
+ * without the pool's reserve); a block for a attached to the mutex now (on
+ * a lock path: never fails), or the one another thread attached first. */
+static inline struct ls_mutex *ls_mutex_of(void *inline_state)
+{
+	return (struct ls_mutex *)((char *)inline_state - offsetof(struct ls_mutex, alg));
+}
+struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait);
+void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a);
 /* Fast-path operations for algorithms whose state is out of line. */
 void ls_ext_lock(void *inline_state);
 int ls_ext_trylock(void *inline_state);
@@ -201,5 +224,31 @@ static inline bool ls_mutex_is_glibc(const pthread_mutex_t *m)
  * or EPERM (not the owner; then nothing has changed). */
 int ls_mutex_unlock_for_wait(pthread_mutex_t *m, uint32_t *saved);
 int ls_mutex_relock_after_wait(pthread_mutex_t *m, uint32_t saved);
+
+/* The destroy of a lockswap mutex whose algorithm is a (state: its state,
+ * ext: a's state is out of line): EBUSY while locked or while condvar
+ * waiters have released it, else the algorithm's destroy, the block freed,
+ * __kind -1, the observer told. */
+int ls_mutex_destroy_algo(struct ls_mutex *m, const struct ls_algo *a, void *state, bool ext);
+
+/* ---- an algorithm per mutex (map.c) ----
+ *
+ * LOCKSWAP_ALGO_MAP or LOCKSWAP_CONFIG: config.c calls ls_map_configure
+ * once the default algorithm is chosen (LOCKSWAP_ALGO, for the mutexes no
+ * rule names) and before the observer is installed; it fills ls_g for the
+ * map (ls_g.map set) or returns -1 with one line in err. After the
+ * observer: ls_map_published (the slow paths' operations). After ready:
+ * ls_map_start (the matcher's start: may dlopen). mutex.c calls ls_map_init
+ * and ls_map_destroy for every lockswap mutex when ls_g.map is set. */
+int ls_map_configure(const struct ls_algo *dflt, bool verbose, char *err, size_t errlen);
+void ls_map_published(void);
+int ls_map_start(char *err, size_t errlen);
+const char *ls_map_default_name(void); /* the algorithm of mutexes no rule names */
+void ls_map_report(void);	       /* at exit, under LOCKSWAP_VERBOSE */
+int ls_map_init(struct ls_mutex *m, int type);
+int ls_map_destroy(struct ls_mutex *m);
+/* The observer's queries (observe.h). */
+const char *ls_map_algo_of(const pthread_mutex_t *m);
+const char *ls_map_rule_of(const pthread_mutex_t *m);
 
 #endif

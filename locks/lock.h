@@ -181,6 +181,9 @@ enum ls_test_point {
 	LS_POINT_PARKING,	/* a thread is about to sleep on a futex (wait.c) */
 	LS_POINT_DESTROY_WAITS, /* destroy() waits for an unlocker still in flight */
 	LS_POINT_SCAN,		/* a release looks at one more waiter (cna: bounded per release) */
+	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
+	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */
+	LS_POINT_WATCH,		/* a probing waiter watches a lock it saw released (auto) */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

@@ -13,9 +13,12 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
 # The report renders with the library's own table code, draws flame graphs
-# (report_flame.c) and fetches debug files with elfutils' libdebuginfod.
-REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c profile/profile_table.c
-$(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h profile/profile_table.h profile/profile_counts.h
+# (report_flame.c), proposes algorithm maps (report_map.c) and fetches debug
+# files with elfutils' libdebuginfod.
+REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
+	profile/profile_table.c
+$(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
+	profile/profile_table.h profile/profile_counts.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ $(REPORT_SRCS) -ldebuginfod
 

@@ -11,9 +11,11 @@
  * >= 2^31 ns. */
 #define LS_PROF_BUCKETS 32
 
-/* A mutex's counters. A contended acquisition counts in its kind (LOCK,
- * TRY, TIMED) and in CONTENDED; HANDOFF counts acquisitions by another
- * thread than the previous one. */
+/* A mutex's (and a spinlock's) counters. A contended acquisition counts in
+ * its kind (LOCK, TRY, TIMED) and in CONTENDED; HANDOFF counts acquisitions
+ * by another thread than the previous one. An rwlock's write acquisitions
+ * count in the same slots (HANDOFF: by another thread than the previous
+ * writer), its reads in the RD ones. */
 enum {
 	LS_PROF_LOCK,
 	LS_PROF_TRY,
@@ -22,8 +24,17 @@ enum {
 	LS_PROF_TRYFAIL,
 	LS_PROF_TIMEOUT,
 	LS_PROF_HANDOFF,
+	LS_PROF_NMUTEX, /* a mutex's are the ones above */
+	LS_PROF_RDLOCK = LS_PROF_NMUTEX,
+	LS_PROF_RDTRY,
+	LS_PROF_RDTIMED,
+	LS_PROF_RDCONTENDED,
+	LS_PROF_RDTRYFAIL,
+	LS_PROF_RDTIMEOUT,
 	LS_PROF_NCOUNT
 };
+/* The read counterpart of a write counter (LOCK..TIMEOUT). */
+#define LS_PROF_READ(c) ((c) + LS_PROF_RDLOCK)
 /* A condvar's, in the same slots. */
 enum { LS_PROF_WAITS = 0, LS_PROF_CTIMEOUT = 1, LS_PROF_SIGNAL = 2, LS_PROF_BROADCAST = 3 };
 

@@ -8,8 +8,8 @@
  * Everything here is async-signal-safe, because _exit may be called in a
  * fork child or a signal handler and a fatal signal may arrive anywhere:
  * memory from mmap, files through open/read/write, symbols read from the
- * ELF files themselves (their .symtab, else .dynsym: no dladdr, which takes
- * the loader's lock), no stdio.
+ * ELF files themselves (stack/elfsym.h: their .symtab, else .dynsym; no
+ * dladdr, which takes the loader's lock), no stdio.
  *
  * Steps: turn the records into rows and their raw stacks into (module,
  * offset, symbol) frames, each distinct stack once (the JSON refers to
@@ -19,163 +19,24 @@
  * A fork child and a program started by a profiled one write FILE.PID.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "elfsym.h"
 #include "profile_out.h"
 #include "profile_record.h"
 #include "profile_table.h"
 #include "tpclock.h"
 
-/* ---- symbols from ELF files ---- */
-
-struct sym {
-	uint64_t lo, hi;
-	const char *name;
-};
-
-struct modsyms {
-	bool tried;
-	void *map;
-	size_t mapsz;
-	struct sym *s;
-	size_t n, cap;
-};
-
-static bool sym_before(const struct sym *a, const struct sym *b)
-{
-	return a->lo < b->lo;
-}
-
-static void sift(struct sym *a, size_t r, size_t end)
-{
-	for (;;) {
-		size_t c = 2 * r + 1;
-		if (c >= end)
-			return;
-		if (c + 1 < end && sym_before(&a[c], &a[c + 1]))
-			c++;
-		if (!sym_before(&a[r], &a[c]))
-			return;
-		struct sym t = a[r];
-		a[r] = a[c];
-		a[c] = t;
-		r = c;
-	}
-}
-
-/* heapsort: no allocation, no recursion (this may run in a signal handler) */
-static void sort_syms(struct sym *a, size_t n)
-{
-	for (size_t k = n / 2; k-- > 0;)
-		sift(a, k, n);
-	for (size_t e = n; e-- > 1;) {
-		struct sym t = a[0];
-		a[0] = a[e];
-		a[e] = t;
-		sift(a, 0, e);
-	}
-}
-
-/* Reads the function symbols of an ELF file (.symtab if it has one, else
- * .dynsym), checking every offset against the file's size. */
-static void load_syms(struct modsyms *m, const char *path)
-{
-	m->tried = true;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return;
-	}
-	size_t size = (size_t)st.st_size;
-	const char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return;
-	m->map = (void *)f;
-	m->mapsz = size;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > size ||
-	    (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
-		return;
-	const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-	const Elf64_Shdr *tab = NULL;
-	for (int want = SHT_SYMTAB; want && !tab; want = want == SHT_SYMTAB ? SHT_DYNSYM : 0)
-		for (unsigned i = 0; i < eh->e_shnum; i++)
-			if (sh[i].sh_type == (unsigned)want && sh[i].sh_link < eh->e_shnum) {
-				tab = &sh[i];
-				break;
-			}
-	if (!tab || tab->sh_entsize != sizeof(Elf64_Sym) || tab->sh_offset > size ||
-	    tab->sh_size > size - tab->sh_offset)
-		return;
-	const Elf64_Shdr *strs = &sh[tab->sh_link];
-	if (strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
-		return;
-	const Elf64_Sym *syms = (const Elf64_Sym *)(f + tab->sh_offset);
-	size_t nsyms = tab->sh_size / sizeof(Elf64_Sym);
-	m->cap = nsyms;
-	m->s = ls_prof_map(nsyms * sizeof *m->s + 1);
-	if (!m->s)
-		return;
-	for (size_t i = 0; i < nsyms; i++) {
-		const Elf64_Sym *s = &syms[i];
-		int type = ELF64_ST_TYPE(s->st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s->st_shndx == SHN_UNDEF || !s->st_value ||
-		    s->st_name >= strs->sh_size)
-			continue;
-		const char *name = f + strs->sh_offset + s->st_name;
-		if (!memchr(name, '\0', strs->sh_size - s->st_name))
-			continue;
-		m->s[m->n].lo = s->st_value;
-		m->s[m->n].hi = s->st_value + (s->st_size ? s->st_size : 1);
-		m->s[m->n].name = name;
-		m->n++;
-	}
-	sort_syms(m->s, m->n);
-}
-
-static void free_syms(struct modsyms *m)
-{
-	if (m->map)
-		munmap(m->map, m->mapsz);
-	ls_prof_unmap(m->s, m->cap * sizeof *m->s + 1);
-	memset(m, 0, sizeof *m);
-}
-
-/* The function holding vaddr, or NULL. */
-static const struct sym *find_sym(const struct modsyms *m, uint64_t vaddr)
-{
-	size_t lo = 0, hi = m->n;
-	while (lo < hi) { /* first symbol with lo > vaddr */
-		size_t mid = (lo + hi) / 2;
-		if (m->s[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* symbols may nest (aliases, local labels): look back a little */
-	for (size_t i = lo, k = 0; i-- > 0 && k < 8; k++)
-		if (vaddr < m->s[i].hi)
-			return &m->s[i];
-	return NULL;
-}
-
 /* ---- building the rows ---- */
 
 struct build {
-	struct modsyms *syms; /* PROF_MAX_MODULES */
+	struct ls_elfsyms *syms; /* PROF_MAX_MODULES */
 	struct ls_prof p;
 	struct ls_prof_stack *stacks;
 	const uintptr_t **raw; /* each stack's raw frames, for interning */
@@ -202,9 +63,9 @@ static void frame_of(struct build *b, uintptr_t a, struct ls_prof_frame *out)
 	out->module = m->path;
 	out->offset = a - m->base;
 	if (!b->syms[i].tried)
-		load_syms(&b->syms[i], m->path);
+		ls_elfsyms_load(&b->syms[i], m->path);
 	/* a return address: the call is the byte before it */
-	const struct sym *s = find_sym(&b->syms[i], out->offset - 1);
+	const struct ls_elfsym *s = ls_elfsyms_find(&b->syms[i], out->offset - 1);
 	if (s) {
 		out->sym = s->name;
 		out->symlen = strlen(s->name);
@@ -252,6 +113,14 @@ static const char *type_name(const struct grec *g)
 	static char names[4][16][48];
 	if (g->kind == PK_COND)
 		return g->glibc && !ls_prof.passthrough ? "cond+pshared" : "cond";
+	if (g->kind == PK_SPIN)
+		return "spin";
+	if (g->kind == PK_RWLOCK) {
+		static const char *const rw[] = {"rwlock", "rwlock+writer", "rwlock+pshared",
+						 "rwlock+writer+pshared"};
+		return rw[((g->mkind & 0xff) == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP) +
+			  2 * ((g->mkind & RW_PSHARED) != 0)];
+	}
 	if (g->mkind < 0)
 		return "destroyed";
 	int t = g->mkind & 3, f = (g->mkind >> 4) & 15;
@@ -292,12 +161,12 @@ static bool any(const uint64_t *h)
 /* Under the global lock, counts merged. false: out of memory. */
 static bool build(struct build *b)
 {
-	unsigned nm = 0, nc = 0;
+	unsigned nk[4] = {0}; /* rows of each kind, PK_MUTEX... */
 	size_t ns = 0, nf = 0;
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		if (!listed(g))
 			continue;
-		*(g->kind == PK_COND ? &nc : &nm) += 1;
+		nk[g->kind]++;
 		nf += g->norigin;
 		for (struct gsite *s = g->sites; s; s = s->next_rec)
 			if (s->count || s->timeouts) {
@@ -305,7 +174,8 @@ static bool build(struct build *b)
 				nf += s->nframes;
 			}
 	}
-	size_t nrows = (size_t)nm + nc, maxstacks = nrows + ns;
+	unsigned nm = nk[PK_MUTEX], nc = nk[PK_COND], nr = nk[PK_RWLOCK], nsp = nk[PK_SPIN];
+	size_t nrows = (size_t)nm + nc + nr + nsp, maxstacks = nrows + ns;
 	b->syms = ls_prof_map(PROF_MAX_MODULES * sizeof *b->syms);
 	b->rows_sz = (nrows + 1) * sizeof(struct ls_prof_row);
 	b->sites_sz = (ns + 1) * sizeof(struct ls_prof_site);
@@ -326,18 +196,24 @@ static bool build(struct build *b)
 	memset(b->index, 0xff, b->index_sz);
 	b->p.mutex = rows;
 	b->p.cond = rows + nm;
-	unsigned im = 0, ic = 0;
+	b->p.rwlock = rows + nm + nc;
+	b->p.spin = rows + nm + nc + nr;
+	struct ls_prof_row *next[4] = {b->p.mutex, b->p.cond, b->p.rwlock, b->p.spin};
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		if (!listed(g))
 			continue;
-		struct ls_prof_row *r = g->kind == PK_COND ? &b->p.cond[ic++] : &b->p.mutex[im++];
+		struct ls_prof_row *r = next[g->kind]++;
 		r->id = g->id;
 		r->cond = g->kind == PK_COND;
+		r->rwlock = g->kind == PK_RWLOCK;
+		r->spin = g->kind == PK_SPIN;
 		r->glibc = g->glibc;
 		r->type = type_name(g);
 		r->origin = g->origin == ORIGIN_INIT ? "init" : "first-use";
 		r->ended = g->ended == END_DESTROYED ? "destroyed" : g->ended == END_REUSED ? "reused" : "";
 		r->address = g->addr;
+		r->algo = g->algo;
+		r->rule = g->rule;
 		r->stack = g->norigin ? intern(b, g->origin_frames, g->norigin) : LS_PROF_NO_STACK;
 		memcpy(r->n, g->n, sizeof r->n);
 		r->max_waiters = atomic_load_explicit(&g->max_waiters, memory_order_relaxed);
@@ -345,6 +221,8 @@ static bool build(struct build *b)
 		r->wait_max = g->wait_max;
 		r->hold_ns = g->hold_sum;
 		r->hold_max = g->hold_max;
+		r->rd_wait_ns = g->rd_wait_sum;
+		r->rd_hold_ns = g->rd_hold_sum;
 		r->wait_h = any(g->wait_h) ? g->wait_h : NULL;
 		r->hold_h = any(g->hold_h) ? g->hold_h : NULL;
 		r->sites = &b->sites[b->nsites];
@@ -356,6 +234,7 @@ static bool build(struct build *b)
 			x->timeouts = s->timeouts;
 			x->wait_ns = s->wait_ns;
 			x->stack = intern(b, s->frames, s->nframes);
+			x->read = s->read;
 			r->nsites++;
 		}
 	}
@@ -364,18 +243,25 @@ static bool build(struct build *b)
 	h->program = ls_prof.exe;
 	h->algo = ls_prof.algo;
 	h->wait = ls_prof.passthrough ? "glibc" : ls_prof.wait;
+	h->rwalgo = ls_prof.rwalgo;
+	h->spinalgo = ls_prof.spinalgo;
 	h->duration_ns = ls_tp_now() - ls_prof.start_ns;
 	h->threads = ls_prof.threads;
+	h->cpus = ls_prof.cpus;
 	h->unrecorded = atomic_load_explicit(&ls_prof.unrecorded, memory_order_relaxed);
 	h->stackless = atomic_load_explicit(&ls_prof.stackless, memory_order_relaxed);
 	h->sample = ls_prof.sample;
 	h->frames = ls_prof.frames;
 	h->nmutex = nm;
 	h->ncond = nc;
+	h->nrwlock = nr;
+	h->nspin = nsp;
 	b->p.stacks = b->stacks;
 	b->p.nstacks = b->nstacks;
 	ls_prof_sort(b->p.mutex, nm, LS_SORT_WAIT);
 	ls_prof_sort(b->p.cond, nc, LS_SORT_WAIT);
+	ls_prof_sort(b->p.rwlock, nr, LS_SORT_WAIT);
+	ls_prof_sort(b->p.spin, nsp, LS_SORT_WAIT);
 	return true;
 }
 
@@ -383,7 +269,7 @@ static void unbuild(struct build *b)
 {
 	for (unsigned i = 0; b->syms && i < PROF_MAX_MODULES; i++)
 		if (b->syms[i].tried)
-			free_syms(&b->syms[i]);
+			ls_elfsyms_free(&b->syms[i]);
 	ls_prof_unmap(b->syms, PROF_MAX_MODULES * sizeof *b->syms);
 	ls_prof_unmap(b->p.mutex, b->rows_sz);
 	ls_prof_unmap(b->sites, b->sites_sz);
@@ -442,12 +328,12 @@ void ls_prof_write(void)
 	memset(&b, 0, sizeof b);
 	if (!build(&b)) {
 		say("lockswap profile: not written: out of memory", NULL, NULL);
-	} else if (!b.p.h.nmutex && !b.p.h.ncond) {
+	} else if (!b.p.h.nmutex && !b.p.h.ncond && !b.p.h.nrwlock && !b.p.h.nspin) {
 		/* nothing to report; a child, or a program run by the profiled
 		 * one (a shell, timeout), says nothing at all */
 		if (!ls_prof.forked && !ls_prof.descendant)
-			say("lockswap profile: no mutex or condition variable was used by ", ls_prof.exe,
-			    ls_prof.out ? " (nothing saved)" : "");
+			say("lockswap profile: no mutex, condition variable, rwlock or spinlock was used by ",
+			    ls_prof.exe, ls_prof.out ? " (nothing saved)" : "");
 	} else {
 		if (ls_prof.top) {
 			struct ls_out *o = ls_prof_map(sizeof *o);

@@ -70,6 +70,7 @@
 
 #include "observe.h"
 #include "profile_record.h"
+#include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
 
@@ -79,7 +80,6 @@ struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10, .err_fd = 2};
 #define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
 #define SITE_BUCKETS 256 /* per thread */
 #define GSITE_BUCKETS 16384
-#define SKIP_MAX 24 /* frames of the profiler itself, above the caller */
 
 static inline unsigned prof_bucket(uint64_t ns)
 {
@@ -249,28 +249,6 @@ static int my_tid(void)
 	return tls.tid;
 }
 
-/* ---- the gate around libunwind and dl_iterate_phdr (see fork) ---- */
-
-static _Atomic int gate_inside;
-static _Atomic bool gate_closed;
-
-static bool gate_enter(void)
-{
-	/* seq_cst pairs with fork_prepare: either it sees us inside, or we
-	 * see the gate closed */
-	atomic_fetch_add_explicit(&gate_inside, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&gate_closed, memory_order_seq_cst)) {
-		atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
-		return false;
-	}
-	return true;
-}
-
-static void gate_leave(void)
-{
-	atomic_fetch_sub_explicit(&gate_inside, 1, memory_order_release);
-}
-
 /* ---- modules ---- */
 
 struct scan {
@@ -343,10 +321,10 @@ static void modules_refresh(void)
 {
 	if (!scan_buf || !plock_try(&modlock))
 		return; /* someone else is refreshing: their table will do */
-	if (gate_enter()) {
+	if (ls_stack_gate_enter()) {
 		scan_buf->n = 0;
 		dl_iterate_phdr(scan_one, scan_buf);
-		gate_leave();
+		ls_stack_gate_leave();
 		prof_lock();
 		for (unsigned i = 0; i < scan_buf->n; i++) {
 			unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_relaxed);
@@ -379,30 +357,18 @@ static void cover_frames(const uintptr_t *f, unsigned n)
 
 /* ---- stacks ---- */
 
-static int (*unw_backtrace_fn)(void **, int);
-
-/* The caller's stack: frames above the profiler and the shim. */
+/* The caller's stack: frames above the profiler and the shim (stack.h). */
 static unsigned take_stack(uintptr_t *out, unsigned max)
 {
-	void *buf[PROF_MAX_FRAMES + SKIP_MAX];
-	if (!unw_backtrace_fn || !gate_enter()) {
+	unsigned n = ls_stack_take(out, max, false);
+	if (!n && !ls_stack_walking()) /* inside the unwinder: its own mutex, not reported */
 		atomic_fetch_add_explicit(&ls_prof.stackless, 1, memory_order_relaxed);
-		return 0;
-	}
-	int n = unw_backtrace_fn(buf, (int)(max + SKIP_MAX));
-	gate_leave();
-	int i = 0;
-	while (i < n && (uintptr_t)buf[i] >= ls_prof.self_lo && (uintptr_t)buf[i] < ls_prof.self_hi)
-		i++;
-	unsigned k = 0;
-	for (; i < n && k < max; i++)
-		out[k++] = (uintptr_t)buf[i];
-	return k;
+	return n;
 }
 
-static uint32_t hash_stack(const void *g, const uintptr_t *f, unsigned n)
+static uint32_t hash_stack(const void *g, bool read, const uintptr_t *f, unsigned n)
 {
-	uint64_t h = (uint64_t)(uintptr_t)g * 0x9E3779B97F4A7C15ull;
+	uint64_t h = ((uint64_t)(uintptr_t)g + read) * 0x9E3779B97F4A7C15ull;
 	for (unsigned i = 0; i < n; i++)
 		h = (h ^ f[i]) * 0x100000001B3ull;
 	return (uint32_t)(h ^ (h >> 32));
@@ -476,7 +442,24 @@ static void map_del(struct grec *g)
 }
 
 /* Under the global lock. NULL if out of memory. */
-static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n)
+/* Under a map (observe.h): the algorithm and rule of a lockswap mutex, or
+ * NULLs. Asked without the global lock (it may walk the stack). */
+static const char *(*algo_of)(const pthread_mutex_t *), *(*rule_of)(const pthread_mutex_t *);
+struct chosen {
+	const char *algo, *rule;
+};
+static struct chosen chosen_of(uintptr_t addr, int kind, bool glibc)
+{
+	struct chosen c = {NULL, NULL};
+	if (kind == PK_MUTEX && !glibc && algo_of) {
+		c.algo = algo_of((const pthread_mutex_t *)addr);
+		c.rule = rule_of((const pthread_mutex_t *)addr);
+	}
+	return c;
+}
+
+static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n,
+			     struct chosen c)
 {
 	struct grec *g = arena_alloc(&garena, sizeof *g + n * sizeof *f);
 	if (!g)
@@ -485,15 +468,25 @@ static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, c
 	g->kind = (uint8_t)kind;
 	g->glibc = glibc;
 	g->origin = (uint8_t)origin;
-	g->mkind = kind == PK_MUTEX ? ((const pthread_mutex_t *)addr)->__data.__kind : 0;
+	g->algo = c.algo;
+	g->rule = c.rule;
+	if (kind == PK_MUTEX) {
+		g->mkind = ((const pthread_mutex_t *)addr)->__data.__kind;
+	} else if (kind == PK_RWLOCK) {
+		const pthread_rwlock_t *rw = (const pthread_rwlock_t *)addr;
+		g->mkind = (int32_t)(rw->__data.__flags & 0xff) | (rw->__data.__shared ? RW_PSHARED : 0);
+	}
 	g->origin_frames = (uintptr_t *)(g + 1);
 	g->norigin = n;
 	g->pid = ls_prof.pid;
-	g->internal = n && f[0] >= ls_prof.unw_lo && f[0] < ls_prof.unw_hi;
+	g->internal = ls_stack_walking() || (n && ls_stack_in_unwinder(f[0]));
 	memcpy(g->origin_frames, f, n * sizeof *f);
 	if (!map_put(g))
 		return NULL;
-	g->id = kind == PK_MUTEX ? ++ls_prof.nmutex : ++ls_prof.ncond;
+	g->id = kind == PK_MUTEX    ? ++ls_prof.nmutex
+		: kind == PK_COND   ? ++ls_prof.ncond
+		: kind == PK_RWLOCK ? ++ls_prof.nrwlock
+				    : ++ls_prof.nspin;
 	if (ls_prof.all_tail)
 		ls_prof.all_tail->next_all = g;
 	else
@@ -526,6 +519,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
+	struct chosen c = chosen_of(addr, kind, glibc);
 	prof_lock();
 	g = map_get(addr);
 	if (g && g->kind != kind) {
@@ -533,7 +527,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 		g = NULL;
 	}
 	if (!g)
-		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n);
+		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n, c);
 	prof_unlock();
 	return g;
 }
@@ -544,14 +538,21 @@ struct tent {
 	uintptr_t key;
 	struct grec *g;
 	uint64_t n[LS_PROF_NCOUNT];
-	uint64_t wait_sum, wait_max, hold_sum, hold_max;
+	uint64_t wait_sum, wait_max, hold_sum, hold_max, rd_wait_sum, rd_hold_sum;
 	uint32_t wait_h[LS_PROF_BUCKETS], hold_h[LS_PROF_BUCKETS];
+	/* an rwlock's read holds by this thread (only it reads them): how many,
+	 * and since when the outermost one (a read hold's time runs from the
+	 * thread's first read acquisition to its last release: nested holds
+	 * do not add) */
+	uint32_t rd_depth;
+	uint64_t rd_since;
 };
 
 struct tsite {
 	struct tsite *next;
 	struct grec *g;
 	uint32_t hash, nframes;
+	bool read;
 	uint64_t count, timeouts, wait_ns;
 	uintptr_t frames[];
 };
@@ -603,6 +604,8 @@ static void merge_entry(struct tent *e)
 		g->n[i] += TAKE(e->n[i]);
 	g->wait_sum += TAKE(e->wait_sum);
 	g->hold_sum += TAKE(e->hold_sum);
+	g->rd_wait_sum += TAKE(e->rd_wait_sum);
+	g->rd_hold_sum += TAKE(e->rd_hold_sum);
 	uint64_t wm = TAKE(e->wait_max), hm = TAKE(e->hold_max);
 	if (wm > g->wait_max)
 		g->wait_max = wm;
@@ -622,7 +625,7 @@ static void merge_site(struct tsite *s)
 		return;
 	struct gsite **head = &gsites[s->hash % GSITE_BUCKETS], *x;
 	for (x = *head; x; x = x->next_hash)
-		if (x->g == s->g && x->hash == s->hash && x->nframes == s->nframes &&
+		if (x->g == s->g && x->hash == s->hash && x->read == s->read && x->nframes == s->nframes &&
 		    !memcmp(x->frames, s->frames, s->nframes * sizeof s->frames[0]))
 			break;
 	if (!x) {
@@ -633,6 +636,7 @@ static void merge_site(struct tsite *s)
 		}
 		x->g = s->g;
 		x->hash = s->hash;
+		x->read = s->read;
 		x->nframes = s->nframes;
 		memcpy(x->frames, s->frames, s->nframes * sizeof s->frames[0]);
 		x->next_hash = *head;
@@ -844,13 +848,14 @@ static inline __attribute__((always_inline)) struct tent *entry(struct pthr *t, 
 
 /* A call site of a contended acquisition or a timeout. Last use of any
  * entry pointer: it may merge and reset the thread's table. */
-static void site_add(struct pthr *t, struct grec *g, const uintptr_t *f, unsigned n, uint64_t wait,
+static void site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n, uint64_t wait,
 		     bool timeout)
 {
-	uint32_t h = hash_stack(g, f, n);
+	uint32_t h = hash_stack(g, read, f, n);
 	struct tsite *s;
 	for (s = t->sites[h % SITE_BUCKETS]; s; s = s->next)
-		if (s->g == g && s->hash == h && s->nframes == n && !memcmp(s->frames, f, n * sizeof *f))
+		if (s->g == g && s->hash == h && s->read == read && s->nframes == n &&
+		    !memcmp(s->frames, f, n * sizeof *f))
 			break;
 	if (!s) {
 		if (t->nsites >= TABLE_CAP)
@@ -863,6 +868,7 @@ static void site_add(struct pthr *t, struct grec *g, const uintptr_t *f, unsigne
 		}
 		s->g = g;
 		s->hash = h;
+		s->read = read;
 		s->nframes = n;
 		memcpy(s->frames, f, n * sizeof *f);
 		s->next = t->sites[h % SITE_BUCKETS];
@@ -891,29 +897,57 @@ static inline void hold_begin(struct pthr *t, struct tent *e, uint64_t at)
 	atomic_store_explicit(&g->held_since, at, memory_order_relaxed);
 }
 
-/* An acquisition whose first attempt succeeded. */
-static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintptr_t key, bool glibc, int how)
+static inline bool is_read(int how)
+{
+	return how >= LS_PROF_RDLOCK;
+}
+
+/* A read hold of an rwlock begins (this thread's first, or a nested one). */
+static inline void read_begin(struct tent *e, uint64_t at)
+{
+	if (e->rd_depth++ == 0)
+		e->rd_since = at;
+}
+
+static inline void hold_add(struct tent *e, uint64_t d, bool read)
+{
+	BUMP(e->hold_sum, d);
+	if (read)
+		BUMP(e->rd_hold_sum, d);
+	RAISE(e->hold_max, d);
+	hist_add(e, e->hold_h, d, false);
+}
+
+/* An acquisition whose first attempt succeeded (how: its counter). */
+static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintptr_t key, int kind,
+							   bool glibc, int how)
 {
 	uint64_t at = now();
-	struct tent *e = entry(t, key, PK_MUTEX, glibc);
+	struct tent *e = entry(t, key, kind, glibc);
 	if (LS_UNLIKELY(!e))
 		return;
-	hold_begin(t, e, at);
+	if (is_read(how))
+		read_begin(e, at);
+	else
+		hold_begin(t, e, at);
 	BUMP(e->n[how], 1);
 }
 
-static void tryfailed(struct pthr *t, uintptr_t key, bool glibc)
+/* A failed try (counter: LS_PROF_TRYFAIL or LS_PROF_RDTRYFAIL). */
+static void tryfailed(struct pthr *t, uintptr_t key, int kind, bool glibc, int counter)
 {
-	struct tent *e = entry(t, key, PK_MUTEX, glibc);
+	struct tent *e = entry(t, key, kind, glibc);
 	if (e)
-		BUMP(e->n[LS_PROF_TRYFAIL], 1);
+		BUMP(e->n[counter], 1);
 }
 
-/* A release: ends the hold, whoever took the mutex. */
-static inline __attribute__((always_inline)) void released(struct pthr *t, uintptr_t key, bool glibc)
+/* A release: ends the hold, whoever took the mutex (or the write hold of
+ * an rwlock, or a spinlock). */
+static inline __attribute__((always_inline)) void released(struct pthr *t, uintptr_t key, int kind,
+							   bool glibc)
 {
 	uint64_t at = now();
-	struct tent *e = entry(t, key, PK_MUTEX, glibc);
+	struct tent *e = entry(t, key, kind, glibc);
 	if (LS_UNLIKELY(!e))
 		return;
 	struct grec *g = e->g;
@@ -921,10 +955,20 @@ static inline __attribute__((always_inline)) void released(struct pthr *t, uintp
 	if (!since0) /* taken while the profiler could not see it */
 		return;
 	atomic_store_explicit(&g->held_since, 0, memory_order_relaxed);
-	uint64_t d = since(since0, at);
-	BUMP(e->hold_sum, d);
-	RAISE(e->hold_max, d);
-	hist_add(e, e->hold_h, d, false);
+	hold_add(e, since(since0, at), false);
+}
+
+/* The release of one of this thread's read holds of an rwlock: the last
+ * one ends the hold. Nothing if it holds none the profiler saw (a misuse,
+ * or a hold taken while it could not see). */
+static void read_released(struct pthr *t, uintptr_t key, bool glibc)
+{
+	uint64_t at = now();
+	struct tent *e = entry(t, key, PK_RWLOCK, glibc);
+	if (!e || !e->rd_depth)
+		return;
+	if (--e->rd_depth == 0)
+		hold_add(e, since(e->rd_since, at), true);
 }
 
 /* A contended attempt: begun when the first attempt failed, ended when
@@ -936,10 +980,11 @@ struct waiting {
 	uintptr_t frames[PROF_MAX_FRAMES];
 };
 
-static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, bool glibc, struct waiting *w)
+static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, int kind, bool glibc,
+						 struct waiting *w)
 {
 	w->t0 = now();
-	w->e = entry(t, key, PK_MUTEX, glibc);
+	w->e = entry(t, key, kind, glibc);
 	w->nframes = 0;
 	if (!w->e)
 		return;
@@ -968,18 +1013,24 @@ static __attribute__((noinline)) void wait_end(struct pthr *t, struct waiting *w
 	if (r != 0 && r != ETIMEDOUT)
 		return;
 	uint64_t d = since(w->t0, t1);
+	bool read = is_read(how);
 	if (r == 0) {
-		hold_begin(t, e, t1);
+		if (read)
+			read_begin(e, t1);
+		else
+			hold_begin(t, e, t1);
 		BUMP(e->n[how], 1);
-		BUMP(e->n[LS_PROF_CONTENDED], 1);
+		BUMP(e->n[read ? LS_PROF_RDCONTENDED : LS_PROF_CONTENDED], 1);
 	} else {
-		BUMP(e->n[LS_PROF_TIMEOUT], 1);
+		BUMP(e->n[read ? LS_PROF_RDTIMEOUT : LS_PROF_TIMEOUT], 1);
 	}
 	BUMP(e->wait_sum, d);
+	if (read)
+		BUMP(e->rd_wait_sum, d);
 	RAISE(e->wait_max, d);
 	hist_add(e, e->wait_h, d, true);
 	if (w->nframes)
-		site_add(t, e->g, w->frames, w->nframes == UINT32_MAX ? 0 : w->nframes, d, r != 0);
+		site_add(t, e->g, read, w->frames, w->nframes == UINT32_MAX ? 0 : w->nframes, d, r != 0);
 }
 
 /* ---- wrappers of the shim's mutex operations (observe.h: mutex) ---- */
@@ -999,10 +1050,10 @@ static void w_lock(void *st)
 		return;
 	}
 	if (LS_LIKELY(in.trylock(st) == 0)) {
-		acquired(t, key_of(st), false, LS_PROF_LOCK);
+		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_LOCK);
 	} else {
 		struct waiting w;
-		wait_begin(t, key_of(st), false, &w);
+		wait_begin(t, key_of(st), PK_MUTEX, false, &w);
 		in.lock(st);
 		wait_end(t, &w, LS_PROF_LOCK, 0);
 	}
@@ -1016,9 +1067,9 @@ static int w_trylock(void *st)
 		return in.trylock(st);
 	int r = in.trylock(st);
 	if (r == 0)
-		acquired(t, key_of(st), false, LS_PROF_TRY);
+		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_TRY);
 	else
-		tryfailed(t, key_of(st), false);
+		tryfailed(t, key_of(st), PK_MUTEX, false, LS_PROF_TRYFAIL);
 	guard_leave();
 	return r;
 }
@@ -1030,10 +1081,10 @@ static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
 		return in.timedlock(st, clock, abs);
 	int r = 0;
 	if (in.trylock(st) == 0) {
-		acquired(t, key_of(st), false, LS_PROF_TIMED);
+		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_TIMED);
 	} else {
 		struct waiting w;
-		wait_begin(t, key_of(st), false, &w);
+		wait_begin(t, key_of(st), PK_MUTEX, false, &w);
 		r = in.timedlock(st, clock, abs);
 		wait_end(t, &w, LS_PROF_TIMED, r);
 	}
@@ -1045,7 +1096,7 @@ static void w_unlock(void *st)
 {
 	struct pthr *t = enter();
 	if (t) {
-		released(t, key_of(st), false);
+		released(t, key_of(st), PK_MUTEX, false);
 		guard_leave();
 	}
 	in.unlock(st);
@@ -1094,10 +1145,10 @@ static int g_lock(pthread_mutex_t *m)
 	int r = real.mutex_trylock(m);
 	if (acquired_rc(r)) {
 		if (!g_reentry(m))
-			acquired(t, (uintptr_t)m, true, LS_PROF_LOCK);
+			acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
 	} else if (r == EBUSY && !g_own_errorcheck(m)) {
 		struct waiting w;
-		wait_begin(t, (uintptr_t)m, true, &w);
+		wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
 		r = real.mutex_lock(m);
 		wait_end(t, &w, LS_PROF_LOCK, acquired_rc(r) ? 0 : EINVAL);
 	} else if (r == EBUSY) {
@@ -1115,9 +1166,9 @@ static int g_trylock(pthread_mutex_t *m)
 	int r = real.mutex_trylock(m);
 	if (acquired_rc(r)) {
 		if (!g_reentry(m))
-			acquired(t, (uintptr_t)m, true, LS_PROF_TRY);
+			acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRY);
 	} else if (r == EBUSY && !g_own_errorcheck(m)) {
-		tryfailed(t, (uintptr_t)m, true);
+		tryfailed(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRYFAIL);
 	}
 	guard_leave();
 	return r;
@@ -1132,12 +1183,12 @@ static int g_timed(pthread_mutex_t *m, clockid_t clock, const struct timespec *a
 	int r = real.mutex_trylock(m);
 	if (acquired_rc(r)) {
 		if (!g_reentry(m))
-			acquired(t, (uintptr_t)m, true, LS_PROF_TIMED);
+			acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TIMED);
 	} else if (r == EBUSY) {
 		bool own = g_own_errorcheck(m);
 		struct waiting w;
 		if (!own)
-			wait_begin(t, (uintptr_t)m, true, &w);
+			wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
 		r = clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
 		if (!own)
 			wait_end(t, &w, LS_PROF_TIMED, acquired_rc(r) ? 0 : r);
@@ -1163,7 +1214,7 @@ static int g_unlock(pthread_mutex_t *m)
 	struct pthr *t = enter();
 	if (t) {
 		if (g_releases(m))
-			released(t, (uintptr_t)m, true);
+			released(t, (uintptr_t)m, PK_MUTEX, true);
 		guard_leave();
 	}
 	return real.mutex_unlock(m);
@@ -1178,11 +1229,12 @@ static void created(uintptr_t addr, int kind, bool glibc)
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
+	struct chosen c = chosen_of(addr, kind, glibc);
 	prof_lock();
 	struct grec *old = map_get(addr);
 	if (old)
 		grec_end(old, END_REUSED); /* initialised again without destroy */
-	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n))
+	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n, c))
 		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
 	prof_unlock();
 	guard_leave();
@@ -1301,7 +1353,7 @@ static uint64_t g_wait_begin(pthread_mutex_t *m)
 	if (!t)
 		return 0;
 	if (g_releases(m))
-		released(t, (uintptr_t)m, true);
+		released(t, (uintptr_t)m, PK_MUTEX, true);
 	guard_leave();
 	return now();
 }
@@ -1311,7 +1363,7 @@ static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r
 	cond_waited((uintptr_t)c, true, t0, r);
 	struct pthr *t;
 	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = enter())) {
-		acquired(t, (uintptr_t)m, true, LS_PROF_LOCK);
+		acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
 		guard_leave();
 	}
 }
@@ -1353,6 +1405,207 @@ static int g_cond_broadcast(pthread_cond_t *c)
 	return real.cond_broadcast(c);
 }
 
+/* ---- rwlocks and spinlocks (observe.h: rwlock, spin) ----
+ *
+ * Whole calls, glibc's or the shim's: a try first (0: uncontended; EBUSY:
+ * contention, unless the caller is the write holder, whose rdlock and
+ * wrlock say EDEADLK and whose tries say EBUSY), then the call itself. A
+ * read acquisition is any successful rdlock, tryrdlock or timed/clock
+ * rdlock, recursive ones included (glibc's and lockswap's count alike); a
+ * read hold runs per thread, from its first read hold of the lock to its
+ * last release. */
+
+static struct ls_rwlock_ops rwin; /* the shim's, wrapped */
+static struct ls_spin_ops spinin;
+
+enum { RW_LOCK, RW_TRY, RW_TIMED }; /* in the order of LS_PROF_LOCK, _TRY, _TIMED */
+
+static bool rw_glibc(const pthread_rwlock_t *rw)
+{
+	return ls_prof.rw_passthrough || rw->__data.__shared != 0;
+}
+
+/* Whether the caller holds rw's write lock: __cur_writer is the writer's
+ * tid in glibc's rwlocks and in lockswap's. */
+static bool rw_own_write(pthread_rwlock_t *rw)
+{
+	return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == my_tid();
+}
+
+/* clock < 0: timedrdlock/timedwrlock (CLOCK_REALTIME), else clock*lock. */
+static int rw_call(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, const struct timespec *abs)
+{
+	switch (op) {
+	case RW_LOCK:
+		return read ? rwin.rdlock(rw) : rwin.wrlock(rw);
+	case RW_TRY:
+		return read ? rwin.tryrdlock(rw) : rwin.trywrlock(rw);
+	default:
+		if (clock < 0)
+			return read ? rwin.timedrdlock(rw, abs) : rwin.timedwrlock(rw, abs);
+		return read ? rwin.clockrdlock(rw, clock, abs) : rwin.clockwrlock(rw, clock, abs);
+	}
+}
+
+static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, const struct timespec *abs)
+{
+	/* glibc checks a timed call's clock and timespec before anything
+	 * else: so must the try that comes first */
+	if (op == RW_TIMED && ((clock >= 0 && clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) ||
+			       (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L))))
+		return rw_call(rw, read, op, clock, abs);
+	struct pthr *t = enter();
+	if (!t)
+		return rw_call(rw, read, op, clock, abs);
+	uintptr_t key = (uintptr_t)rw;
+	bool glibc = rw_glibc(rw);
+	int how = (read ? LS_PROF_RDLOCK : LS_PROF_LOCK) + op;
+	int r = read ? rwin.tryrdlock(rw) : rwin.trywrlock(rw);
+	if (r == 0) {
+		acquired(t, key, PK_RWLOCK, glibc, how);
+	} else if (r == EBUSY && !rw_own_write(rw)) {
+		if (op == RW_TRY) {
+			tryfailed(t, key, PK_RWLOCK, glibc, read ? LS_PROF_RDTRYFAIL : LS_PROF_TRYFAIL);
+		} else {
+			struct waiting w;
+			wait_begin(t, key, PK_RWLOCK, glibc, &w);
+			r = rw_call(rw, read, op, clock, abs);
+			wait_end(t, &w, how, r == 0 || r == ETIMEDOUT ? r : EINVAL);
+		}
+	} else if (op != RW_TRY) {
+		r = rw_call(rw, read, op, clock, abs); /* its own answer: EDEADLK, EAGAIN */
+	}
+	guard_leave();
+	return r;
+}
+
+static int p_rdlock(pthread_rwlock_t *rw)
+{
+	return rw_acquire(rw, true, RW_LOCK, -1, NULL);
+}
+static int p_tryrdlock(pthread_rwlock_t *rw)
+{
+	return rw_acquire(rw, true, RW_TRY, -1, NULL);
+}
+static int p_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
+{
+	return rw_acquire(rw, true, RW_TIMED, -1, abs);
+}
+static int p_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
+{
+	if (clock < 0) /* glibc's EINVAL, without confusing rw_acquire */
+		return rwin.clockrdlock(rw, clock, abs);
+	return rw_acquire(rw, true, RW_TIMED, clock, abs);
+}
+static int p_wrlock(pthread_rwlock_t *rw)
+{
+	return rw_acquire(rw, false, RW_LOCK, -1, NULL);
+}
+static int p_trywrlock(pthread_rwlock_t *rw)
+{
+	return rw_acquire(rw, false, RW_TRY, -1, NULL);
+}
+static int p_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs)
+{
+	return rw_acquire(rw, false, RW_TIMED, -1, abs);
+}
+static int p_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
+{
+	if (clock < 0)
+		return rwin.clockwrlock(rw, clock, abs);
+	return rw_acquire(rw, false, RW_TIMED, clock, abs);
+}
+
+/* The write holder's unlock ends the write hold; another thread's, one of
+ * its read holds (none: a misuse, nothing to end). */
+static int p_rwunlock(pthread_rwlock_t *rw)
+{
+	struct pthr *t = enter();
+	if (t) {
+		if (rw_own_write(rw))
+			released(t, (uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
+		else
+			read_released(t, (uintptr_t)rw, rw_glibc(rw));
+		guard_leave();
+	}
+	return rwin.unlock(rw);
+}
+
+static int p_rwinit(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
+{
+	int r = rwin.init(rw, a);
+	if (r == 0)
+		created((uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
+	return r;
+}
+
+static int p_rwdestroy(pthread_rwlock_t *rw)
+{
+	int r = rwin.destroy(rw);
+	if (r == 0)
+		ended((uintptr_t)rw);
+	return r;
+}
+
+static int p_spinlock(pthread_spinlock_t *s)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return spinin.lock(s);
+	bool glibc = ls_prof.spin_passthrough;
+	int r = spinin.trylock(s);
+	if (r == 0) {
+		acquired(t, (uintptr_t)s, PK_SPIN, glibc, LS_PROF_LOCK);
+	} else {
+		struct waiting w;
+		wait_begin(t, (uintptr_t)s, PK_SPIN, glibc, &w);
+		r = spinin.lock(s);
+		wait_end(t, &w, LS_PROF_LOCK, r);
+	}
+	guard_leave();
+	return r;
+}
+
+static int p_spintrylock(pthread_spinlock_t *s)
+{
+	struct pthr *t = enter();
+	if (!t)
+		return spinin.trylock(s);
+	int r = spinin.trylock(s);
+	if (r == 0)
+		acquired(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRY);
+	else
+		tryfailed(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRYFAIL);
+	guard_leave();
+	return r;
+}
+
+static int p_spinunlock(pthread_spinlock_t *s)
+{
+	struct pthr *t = enter();
+	if (t) {
+		released(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
+		guard_leave();
+	}
+	return spinin.unlock(s);
+}
+
+static int p_spininit(pthread_spinlock_t *s, int pshared)
+{
+	int r = spinin.init(s, pshared);
+	if (r == 0)
+		created((uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
+	return r;
+}
+
+static int p_spindestroy(pthread_spinlock_t *s)
+{
+	int r = spinin.destroy(s);
+	if (r == 0)
+		ended((uintptr_t)s);
+	return r;
+}
+
 /* ---- installation ---- */
 
 static void on_exiting(void);
@@ -1368,8 +1621,17 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	}
 	ls_prof.algo = ob->algo;
 	ls_prof.passthrough = ob->passthrough;
+	ls_prof.rwalgo = ob->rwalgo;
+	ls_prof.spinalgo = ob->spinalgo;
+	ls_prof.rw_passthrough = ob->rw_passthrough;
+	ls_prof.spin_passthrough = ob->spin_passthrough;
+	algo_of = ob->algo_of;
+	rule_of = ob->rule_of;
 	ls_prof.pid = (int)getpid();
 	ls_prof.start_ns = now();
+	cpu_set_t cpus;
+	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
+		ls_prof.cpus = (unsigned)CPU_COUNT(&cpus);
 	ssize_t n = readlink("/proc/self/exe", ls_prof.exe, sizeof ls_prof.exe - 1);
 	ls_prof.exe[n > 0 ? n : 0] = '\0';
 
@@ -1392,6 +1654,12 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	    .cond_signal = g_cond_signal,
 	    .cond_broadcast = g_cond_broadcast,
 	};
+	rwin = ob->rwlock;
+	ob->rwlock = (struct ls_rwlock_ops){p_rwinit,	   p_rwdestroy,	  p_rdlock,  p_tryrdlock,
+					    p_timedrdlock, p_clockrdlock, p_wrlock,  p_trywrlock,
+					    p_timedwrlock, p_clockwrlock, p_rwunlock};
+	spinin = ob->spin;
+	ob->spin = (struct ls_spin_ops){p_spininit, p_spindestroy, p_spinlock, p_spintrylock, p_spinunlock};
 	ob->ev = (struct ls_events){
 	    .init = on_init,
 	    .destroy = on_destroy,
@@ -1495,18 +1763,17 @@ static void on_fatal(int sig)
 
 /* ---- fork ---- */
 
+/* The gate first: a thread inside it may wait for the global lock. */
 static void fork_prepare(void)
 {
-	atomic_store_explicit(&gate_closed, true, memory_order_seq_cst);
-	while (atomic_load_explicit(&gate_inside, memory_order_seq_cst))
-		sched_yield();
+	ls_stack_fork_prepare();
 	prof_lock();
 }
 
 static void fork_parent(void)
 {
 	prof_unlock();
-	atomic_store_explicit(&gate_closed, false, memory_order_seq_cst);
+	ls_stack_fork_parent();
 }
 
 /* The child starts from zero: its report is its own activity. It keeps the
@@ -1517,8 +1784,7 @@ static void fork_child(void)
 	struct pthr *me = tls.t;
 	atomic_store_explicit(&glock.w, 0, memory_order_relaxed);
 	atomic_store_explicit(&modlock.w, 0, memory_order_relaxed);
-	atomic_store_explicit(&gate_inside, 0, memory_order_relaxed);
-	atomic_store_explicit(&gate_closed, false, memory_order_relaxed);
+	ls_stack_fork_child();
 	tls.tid = 0;
 	for (struct pthr *t = threads, *next; t; t = next) {
 		next = t->next;
@@ -1535,7 +1801,7 @@ static void fork_child(void)
 	uint64_t at = now();
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		memset(g->n, 0, sizeof g->n);
-		g->wait_sum = g->wait_max = g->hold_sum = g->hold_max = 0;
+		g->wait_sum = g->wait_max = g->hold_sum = g->hold_max = g->rd_wait_sum = g->rd_hold_sum = 0;
 		memset(g->wait_h, 0, sizeof g->wait_h);
 		memset(g->hold_h, 0, sizeof g->hold_h);
 		for (struct gsite *s = g->sites; s; s = s->next_rec)
@@ -1558,55 +1824,15 @@ static void fork_child(void)
 
 /* ---- start (after initialisation: may dlopen, allocate, lock) ---- */
 
-/* The span of the object holding *(uintptr_t *)arg, into arg[1], arg[2]. */
-static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	uintptr_t *a = arg, me = a[0], lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + p->p_memsz > hi)
-			hi = a + p->p_memsz;
-	}
-	if (me < lo || me >= hi)
-		return 0;
-	a[1] = lo;
-	a[2] = hi;
-	return 1;
-}
-
 int ls_prof_record_start(char *err, size_t len)
 {
 	guard_enter();
-	uintptr_t span[3] = {(uintptr_t)&ls_prof_record_start, 0, 0};
-	dl_iterate_phdr(find_object, span);
-	ls_prof.self_lo = span[1];
-	ls_prof.self_hi = span[2];
-	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		*(void **)&unw_backtrace_fn = dlsym(h, "unw_backtrace");
-	if (!unw_backtrace_fn) {
-		snprintf(err, len,
-			 "LOCKSWAP_PROFILE=1: cannot load libunwind.so.8 for call sites (%s); install the "
-			 "libunwind8 package",
-			 dlerror());
+	char why[512];
+	if (ls_stack_start(why, sizeof why)) {
+		snprintf(err, len, "LOCKSWAP_PROFILE=1: %s", why);
 		guard_leave();
 		return -1;
 	}
-	span[0] = (uintptr_t)unw_backtrace_fn;
-	span[1] = span[2] = 0;
-	dl_iterate_phdr(find_object, span);
-	ls_prof.unw_lo = span[1];
-	ls_prof.unw_hi = span[2];
-	/* libunwind's first call takes locks and allocates: do it now, before
-	 * main, rather than on the first contended acquisition */
-	uintptr_t f[4];
-	take_stack(f, 4);
 	modules_refresh();
 	have_key = pthread_key_create(&exit_key, pthr_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -142,7 +142,8 @@ static uint64_t row_key(const struct ls_prof_row *r, int key)
 	case LS_SORT_HOLD:
 		return r->hold_ns;
 	case LS_SORT_CONTENDED:
-		return r->cond ? r->n[LS_PROF_WAITS] + r->n[LS_PROF_CTIMEOUT] : r->n[LS_PROF_CONTENDED];
+		return r->cond ? r->n[LS_PROF_WAITS] + r->n[LS_PROF_CTIMEOUT]
+			       : r->n[LS_PROF_CONTENDED] + r->n[LS_PROF_RDCONTENDED];
 	case LS_SORT_ACQUIRED:
 		return r->cond ? r->n[LS_PROF_WAITS] + r->n[LS_PROF_CTIMEOUT] : ls_prof_acquired(r);
 	default:
@@ -224,7 +225,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static bool runtime_module(const char *path)
+bool ls_prof_runtime_module(const char *path)
 {
 	static const char *const rt[] = {"liblockswap", "libc.so",  "libc-",	  "libstdc++",
 					 "libgcc_s",	"ld-linux", "libpthread", "libunwind"};
@@ -238,7 +239,7 @@ static bool runtime_module(const char *path)
 unsigned ls_prof_naming_frame(const struct ls_prof_stack *s)
 {
 	for (unsigned i = 0; i < s->n; i++)
-		if (!s->f[i].module || !runtime_module(s->f[i].module))
+		if (!s->f[i].module || !ls_prof_runtime_module(s->f[i].module))
 			return i;
 	return 0;
 }
@@ -321,6 +322,19 @@ static void hist_out(struct ls_out *o, const char *what, const uint64_t *h)
 	ls_out_str(o, "\n");
 }
 
+/* "4 mutexes (2 contended)" */
+static void count_out(struct ls_out *o, const struct ls_prof_row *rows, unsigned n, const char *one,
+		      const char *many)
+{
+	uint64_t contended = 0;
+	for (unsigned i = 0; i < n; i++)
+		contended += ls_prof_waits(&rows[i]) != 0;
+	ls_out_u64(o, n);
+	ls_out_str(o, n == 1 ? one : many);
+	ls_out_u64(o, contended);
+	ls_out_str(o, " contended)");
+}
+
 static void head_out(struct ls_out *o, const struct ls_prof *p)
 {
 	const struct ls_prof_head *h = &p->h;
@@ -328,25 +342,41 @@ static void head_out(struct ls_out *o, const struct ls_prof *p)
 	ls_out_str(o, h->program && *h->program ? h->program : "?");
 	ls_out_str(o, " (pid ");
 	ls_out_u64(o, (uint64_t)h->pid);
-	ls_out_str(o, "), algorithm ");
+	bool map = false;
+	for (unsigned i = 0; i < h->nmutex && !map; i++)
+		map = p->mutex[i].algo != NULL;
+	ls_out_str(o, map ? "), algorithm per mutex (rules; no rule: " : "), algorithm ");
 	ls_out_str(o, h->algo ? h->algo : "?");
+	ls_out_str(o, map ? ")" : "");
 	ls_out_str(o, ", wait ");
 	ls_out_str(o, h->wait ? h->wait : "?");
+	if (h->nrwlock && h->rwalgo) {
+		ls_out_str(o, ", rwlocks ");
+		ls_out_str(o, h->rwalgo);
+	}
+	if (h->nspin && h->spinalgo) {
+		ls_out_str(o, ", spinlocks ");
+		ls_out_str(o, h->spinalgo);
+	}
 	ls_out_str(o, ", ");
 	ls_out_fixed(o, h->duration_ns, 1000000000, 3);
 	ls_out_str(o, " s, ");
 	ls_out_u64(o, h->threads);
 	ls_out_str(o, h->threads == 1 ? " thread\n" : " threads\n");
-	uint64_t contended = 0;
-	for (unsigned i = 0; i < h->nmutex; i++)
-		contended += p->mutex[i].n[LS_PROF_CONTENDED] || p->mutex[i].n[LS_PROF_TIMEOUT];
 	ls_out_str(o, "lockswap profile: ");
-	ls_out_u64(o, h->nmutex);
-	ls_out_str(o, h->nmutex == 1 ? " mutex (" : " mutexes (");
-	ls_out_u64(o, contended);
-	ls_out_str(o, " contended), ");
+	count_out(o, p->mutex, h->nmutex, " mutex (", " mutexes (");
+	ls_out_str(o, ", ");
 	ls_out_u64(o, h->ncond);
-	ls_out_str(o, h->ncond == 1 ? " condvar; call sites: " : " condvars; call sites: ");
+	ls_out_str(o, h->ncond == 1 ? " condvar" : " condvars");
+	if (h->nrwlock) {
+		ls_out_str(o, ", ");
+		count_out(o, p->rwlock, h->nrwlock, " rwlock (", " rwlocks (");
+	}
+	if (h->nspin) {
+		ls_out_str(o, ", ");
+		count_out(o, p->spin, h->nspin, " spinlock (", " spinlocks (");
+	}
+	ls_out_str(o, "; call sites: ");
 	if (h->sample > 1) {
 		ls_out_str(o, "1 in ");
 		ls_out_u64(o, h->sample);
@@ -369,36 +399,34 @@ static const char mutex_cols[] = "     #   acquired  contended  tryfail  timeout
 				 "  wait max us     hold ms  hold avg us  hold max us  type        where\n";
 static const char cond_cols[] =
     "     #      waits  timeouts    signals  broadcasts     wait ms  wait max us  where\n";
+static const char rw_cols[] =
+    "     #      reads     writes  rd cont  wr cont  tryfail  timeouts  handoffs  maxq"
+    "  rd wait ms  wr wait ms  wait max us  rd hold ms  wr hold ms  hold max us  type   "
+    "     where\n";
 
-static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r, unsigned sites,
-		      bool detail)
+static void type_where_out(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r)
 {
-	uint64_t acq = ls_prof_acquired(r);
-	ls_out_upad(o, r->id, 6);
-	ls_out_upad(o, acq, 11);
-	ls_out_upad(o, r->n[LS_PROF_CONTENDED], 11);
-	ls_out_upad(o, r->n[LS_PROF_TRYFAIL], 9);
-	ls_out_upad(o, r->n[LS_PROF_TIMEOUT], 10);
-	ls_out_upad(o, r->n[LS_PROF_HANDOFF], 10);
-	ls_out_upad(o, r->max_waiters, 6);
-	fixed_pad(o, r->wait_ns, 1000000, 3, 12);
-	fixed_pad(o, r->wait_max, 1000, 2, 13);
-	fixed_pad(o, r->hold_ns, 1000000, 3, 12);
-	fixed_pad(o, acq ? r->hold_ns / acq : 0, 1000, 2, 13);
-	fixed_pad(o, r->hold_max, 1000, 2, 13);
 	ls_out_str(o, "  ");
 	ls_out_pad(o, r->type, -11);
 	ls_out_str(o, " ");
 	where_out(o, p, r->stack);
 	ls_out_str(o, "\n         ");
-	ls_out_u64(o, r->n[LS_PROF_LOCK]);
-	ls_out_str(o, " lock, ");
-	ls_out_u64(o, r->n[LS_PROF_TRY]);
-	ls_out_str(o, " trylock, ");
-	ls_out_u64(o, r->n[LS_PROF_TIMED]);
-	ls_out_str(o, " timedlock; ");
+}
+
+/* "init, glibc's mutex, destroyed at 0x..." */
+static void origin_out(struct ls_out *o, const struct ls_prof_row *r, const char *what)
+{
 	ls_out_str(o, r->origin);
-	ls_out_str(o, r->glibc ? ", glibc's mutex" : "");
+	if (r->glibc) {
+		ls_out_str(o, ", glibc's ");
+		ls_out_str(o, what);
+	}
+	if (r->algo) {
+		ls_out_str(o, ", ");
+		ls_out_str(o, r->algo);
+		ls_out_str(o, " by rule ");
+		ls_out_str(o, r->rule ? r->rule : "?");
+	}
 	if (*r->ended) {
 		ls_out_str(o, ", ");
 		ls_out_str(o, r->ended);
@@ -406,6 +434,13 @@ static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls
 	ls_out_str(o, " at ");
 	ls_out_hex(o, r->address);
 	ls_out_str(o, "\n");
+}
+
+/* Under a lock's row: its creation stack and histograms (detail), and its
+ * call sites. */
+static void row_tail(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r, unsigned sites,
+		     bool detail)
+{
 	if (detail && r->stack < p->nstacks) {
 		const struct ls_prof_stack *s = &p->stacks[r->stack];
 		ls_out_str(o, "         created at:\n");
@@ -419,11 +454,13 @@ static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls
 		hist_out(o, "wait", r->wait_h);
 		hist_out(o, "hold", r->hold_h);
 	}
-	uint64_t all = r->n[LS_PROF_CONTENDED] + r->n[LS_PROF_TIMEOUT];
+	uint64_t all = ls_prof_waits(r);
 	for (unsigned i = 0; i < r->nsites && (detail || i < sites); i++) {
 		const struct ls_prof_site *s = &r->sites[i];
 		ls_out_str(o, "         site ");
 		ls_out_u64(o, i + 1);
+		if (r->rwlock)
+			ls_out_str(o, s->read ? " (read)" : " (write)");
 		ls_out_str(o, ": ");
 		ls_out_u64(o, s->count);
 		ls_out_str(o, " contended");
@@ -454,6 +491,72 @@ static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls
 		ls_out_u64(o, r->nsites - sites);
 		ls_out_str(o, " more call sites: lockswap report)\n");
 	}
+}
+
+/* A mutex's row, or a spinlock's (the same columns; it has no timed lock). */
+static void mutex_out(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r, unsigned sites,
+		      bool detail)
+{
+	uint64_t acq = ls_prof_acquired(r);
+	ls_out_upad(o, r->id, 6);
+	ls_out_upad(o, acq, 11);
+	ls_out_upad(o, r->n[LS_PROF_CONTENDED], 11);
+	ls_out_upad(o, r->n[LS_PROF_TRYFAIL], 9);
+	ls_out_upad(o, r->n[LS_PROF_TIMEOUT], 10);
+	ls_out_upad(o, r->n[LS_PROF_HANDOFF], 10);
+	ls_out_upad(o, r->max_waiters, 6);
+	fixed_pad(o, r->wait_ns, 1000000, 3, 12);
+	fixed_pad(o, r->wait_max, 1000, 2, 13);
+	fixed_pad(o, r->hold_ns, 1000000, 3, 12);
+	fixed_pad(o, acq ? r->hold_ns / acq : 0, 1000, 2, 13);
+	fixed_pad(o, r->hold_max, 1000, 2, 13);
+	type_where_out(o, p, r);
+	ls_out_u64(o, r->n[LS_PROF_LOCK]);
+	ls_out_str(o, " lock, ");
+	ls_out_u64(o, r->n[LS_PROF_TRY]);
+	if (r->spin) {
+		ls_out_str(o, " trylock; ");
+		origin_out(o, r, "spinlock");
+	} else {
+		ls_out_str(o, " trylock, ");
+		ls_out_u64(o, r->n[LS_PROF_TIMED]);
+		ls_out_str(o, " timedlock; ");
+		origin_out(o, r, "mutex");
+	}
+	row_tail(o, p, r, sites, detail);
+}
+
+/* An rwlock's row: reads and writes apart, then the same tail. */
+static void rw_out(struct ls_out *o, const struct ls_prof *p, const struct ls_prof_row *r, unsigned sites,
+		   bool detail)
+{
+	const uint64_t *n = r->n;
+	ls_out_upad(o, r->id, 6);
+	ls_out_upad(o, n[LS_PROF_RDLOCK] + n[LS_PROF_RDTRY] + n[LS_PROF_RDTIMED], 11);
+	ls_out_upad(o, n[LS_PROF_LOCK] + n[LS_PROF_TRY] + n[LS_PROF_TIMED], 11);
+	ls_out_upad(o, n[LS_PROF_RDCONTENDED], 9);
+	ls_out_upad(o, n[LS_PROF_CONTENDED], 9);
+	ls_out_upad(o, n[LS_PROF_RDTRYFAIL] + n[LS_PROF_TRYFAIL], 9);
+	ls_out_upad(o, n[LS_PROF_RDTIMEOUT] + n[LS_PROF_TIMEOUT], 10);
+	ls_out_upad(o, n[LS_PROF_HANDOFF], 10);
+	ls_out_upad(o, r->max_waiters, 6);
+	fixed_pad(o, r->rd_wait_ns, 1000000, 3, 12);
+	fixed_pad(o, r->wait_ns - r->rd_wait_ns, 1000000, 3, 12);
+	fixed_pad(o, r->wait_max, 1000, 2, 13);
+	fixed_pad(o, r->rd_hold_ns, 1000000, 3, 12);
+	fixed_pad(o, r->hold_ns - r->rd_hold_ns, 1000000, 3, 12);
+	fixed_pad(o, r->hold_max, 1000, 2, 13);
+	type_where_out(o, p, r);
+	static const char *const what[] = {" rdlock, ", " tryrdlock, ", " timedrdlock; ",
+					   " wrlock, ", " trywrlock, ", " timedwrlock; "};
+	static const int which[] = {LS_PROF_RDLOCK, LS_PROF_RDTRY, LS_PROF_RDTIMED,
+				    LS_PROF_LOCK,   LS_PROF_TRY,   LS_PROF_TIMED};
+	for (int i = 0; i < 6; i++) {
+		ls_out_u64(o, n[which[i]]);
+		ls_out_str(o, what[i]);
+	}
+	origin_out(o, r, "rwlock");
+	row_tail(o, p, r, sites, detail);
 }
 
 /* "lockswap profile: top N of M things (note):" and the column names;
@@ -497,6 +600,14 @@ void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsi
 			ls_out_str(o, "\n");
 		}
 	}
+	unsigned nr =
+	    top_out(o, top, p->h.nrwlock, " rwlock", " rwlocks", " (times: ms, max us):\n", rw_cols);
+	for (unsigned i = 0; i < nr; i++)
+		rw_out(o, p, &p->rwlock[i], sites, detail);
+	unsigned ns = top_out(o, top, p->h.nspin, " spinlock", " spinlocks",
+			      " (times: ms, max and avg us):\n", mutex_cols);
+	for (unsigned i = 0; i < ns; i++)
+		mutex_out(o, p, &p->spin[i], sites, detail);
 	ls_out_flush(o);
 }
 
@@ -554,9 +665,65 @@ static void json_hist(struct ls_out *o, const char *k, const uint64_t *h)
 	ls_out_str(o, "]");
 }
 
-static const char *const count_names[LS_PROF_NCOUNT] = {
+const char *const ls_prof_mutex_counts[LS_PROF_NMUTEX] = {
     "lock", "trylock", "timedlock", "contended", "trylock_failed", "timeouts", "handoffs"};
-static const char *const cond_count_names[4] = {"waits", "timeouts", "signals", "broadcasts"};
+const char *const ls_prof_cond_counts[4] = {"waits", "timeouts", "signals", "broadcasts"};
+const char *const ls_prof_rw_counts[LS_PROF_NCOUNT] = {
+    "wrlock", "trywrlock", "timedwrlock", "write_contended", "trywrlock_failed", "write_timeouts", "handoffs",
+    "rdlock", "tryrdlock", "timedrdlock", "read_contended",  "tryrdlock_failed", "read_timeouts"};
+
+/* One row of "mutexes", "condvars", "rwlocks" or "spinlocks". */
+static void json_row(struct ls_out *o, const struct ls_prof_row *r, bool first)
+{
+	ls_out_str(o, first ? "\n{\"id\":" : ",\n{\"id\":");
+	ls_out_u64(o, r->id);
+	json_kv_u64(o, "address", r->address);
+	json_kv_str(o, "type", r->type);
+	ls_out_str(o, r->glibc ? ",\"glibc\":true" : ",\"glibc\":false");
+	json_kv_str(o, "origin", r->origin);
+	json_kv_str(o, "ended", r->ended);
+	if (r->algo) { /* under an algorithm map only: older readers ignore them */
+		json_kv_str(o, "algorithm", r->algo);
+		json_kv_str(o, "rule", r->rule);
+	}
+	if (r->stack != LS_PROF_NO_STACK)
+		json_kv_u64(o, "stack", r->stack);
+	if (r->cond) {
+		for (int c = 0; c < 4; c++)
+			json_kv_u64(o, ls_prof_cond_counts[c], r->n[c]);
+	} else {
+		int nc = r->rwlock ? LS_PROF_NCOUNT : LS_PROF_NMUTEX;
+		for (int c = 0; c < nc; c++)
+			json_kv_u64(o, r->rwlock ? ls_prof_rw_counts[c] : ls_prof_mutex_counts[c], r->n[c]);
+		json_kv_u64(o, "max_waiters", r->max_waiters);
+	}
+	json_kv_u64(o, "wait_ns", r->wait_ns);
+	if (r->rwlock)
+		json_kv_u64(o, "read_wait_ns", r->rd_wait_ns);
+	json_kv_u64(o, "wait_max_ns", r->wait_max);
+	json_hist(o, "wait_hist", r->wait_h);
+	if (r->cond) {
+		ls_out_str(o, "}");
+		return;
+	}
+	json_kv_u64(o, "hold_ns", r->hold_ns);
+	if (r->rwlock)
+		json_kv_u64(o, "read_hold_ns", r->rd_hold_ns);
+	json_kv_u64(o, "hold_max_ns", r->hold_max);
+	json_hist(o, "hold_hist", r->hold_h);
+	ls_out_str(o, ",\"sites\":[");
+	for (unsigned s = 0; s < r->nsites; s++) {
+		ls_out_str(o, s ? ",{\"stack\":" : "{\"stack\":");
+		ls_out_u64(o, r->sites[s].stack);
+		if (r->rwlock)
+			ls_out_str(o, r->sites[s].read ? ",\"mode\":\"read\"" : ",\"mode\":\"write\"");
+		json_kv_u64(o, "contended", r->sites[s].count);
+		json_kv_u64(o, "timeouts", r->sites[s].timeouts);
+		json_kv_u64(o, "wait_ns", r->sites[s].wait_ns);
+		ls_out_str(o, "}");
+	}
+	ls_out_str(o, "]}");
+}
 
 void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
 {
@@ -566,8 +733,14 @@ void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
 	json_kv_str(o, "program", h->program);
 	json_kv_str(o, "algorithm", h->algo);
 	json_kv_str(o, "wait", h->wait);
+	if (h->rwalgo)
+		json_kv_str(o, "rwlock_algorithm", h->rwalgo);
+	if (h->spinalgo)
+		json_kv_str(o, "spin_algorithm", h->spinalgo);
 	json_kv_u64(o, "duration_ns", h->duration_ns);
 	json_kv_u64(o, "threads", h->threads);
+	if (h->cpus)
+		json_kv_u64(o, "cpus", h->cpus);
 	json_kv_u64(o, "sample", h->sample);
 	json_kv_u64(o, "frames", h->frames);
 	json_kv_u64(o, "unrecorded", h->unrecorded);
@@ -594,51 +767,14 @@ void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
 		}
 		ls_out_str(o, "]");
 	}
-	ls_out_str(o, "],\n\"mutexes\":[");
-	for (int pass = 0; pass < 2; pass++) {
-		const struct ls_prof_row *rows = pass ? p->cond : p->mutex;
-		unsigned n = pass ? h->ncond : h->nmutex;
-		if (pass)
-			ls_out_str(o, "],\n\"condvars\":[");
-		for (unsigned i = 0; i < n; i++) {
-			const struct ls_prof_row *r = &rows[i];
-			ls_out_str(o, i ? ",\n{\"id\":" : "\n{\"id\":");
-			ls_out_u64(o, r->id);
-			json_kv_u64(o, "address", r->address);
-			json_kv_str(o, "type", r->type);
-			ls_out_str(o, r->glibc ? ",\"glibc\":true" : ",\"glibc\":false");
-			json_kv_str(o, "origin", r->origin);
-			json_kv_str(o, "ended", r->ended);
-			if (r->stack != LS_PROF_NO_STACK)
-				json_kv_u64(o, "stack", r->stack);
-			if (pass) {
-				for (int c = 0; c < 4; c++)
-					json_kv_u64(o, cond_count_names[c], r->n[c]);
-			} else {
-				for (int c = 0; c < LS_PROF_NCOUNT; c++)
-					json_kv_u64(o, count_names[c], r->n[c]);
-				json_kv_u64(o, "max_waiters", r->max_waiters);
-			}
-			json_kv_u64(o, "wait_ns", r->wait_ns);
-			json_kv_u64(o, "wait_max_ns", r->wait_max);
-			json_hist(o, "wait_hist", r->wait_h);
-			if (!pass) {
-				json_kv_u64(o, "hold_ns", r->hold_ns);
-				json_kv_u64(o, "hold_max_ns", r->hold_max);
-				json_hist(o, "hold_hist", r->hold_h);
-				ls_out_str(o, ",\"sites\":[");
-				for (unsigned s = 0; s < r->nsites; s++) {
-					ls_out_str(o, s ? ",{\"stack\":" : "{\"stack\":");
-					ls_out_u64(o, r->sites[s].stack);
-					json_kv_u64(o, "contended", r->sites[s].count);
-					json_kv_u64(o, "timeouts", r->sites[s].timeouts);
-					json_kv_u64(o, "wait_ns", r->sites[s].wait_ns);
-					ls_out_str(o, "}");
-				}
-				ls_out_str(o, "]");
-			}
-			ls_out_str(o, "}");
-		}
+	static const char *const keys[] = {"],\n\"mutexes\":[", "],\n\"condvars\":[", "],\n\"rwlocks\":[",
+					   "],\n\"spinlocks\":["};
+	const struct ls_prof_row *const rows[] = {p->mutex, p->cond, p->rwlock, p->spin};
+	const unsigned n[] = {h->nmutex, h->ncond, h->nrwlock, h->nspin};
+	for (int k = 0; k < 4; k++) {
+		ls_out_str(o, keys[k]);
+		for (unsigned i = 0; i < n[k]; i++)
+			json_row(o, &rows[k][i], i == 0);
 	}
 	ls_out_str(o, "]}\n");
 	ls_out_flush(o);
@@ -649,7 +785,8 @@ void ls_prof_json(struct ls_out *o, const struct ls_prof *p)
 static const char csv_header[] =
     "record,id,address,type,glibc,origin,ended,where,lock,trylock,timedlock,contended,trylock_failed,"
     "timeouts,handoffs,max_waiters,wait_ns,wait_max_ns,hold_ns,hold_max_ns,waits,signals,broadcasts,"
-    "stack,wait_hist,hold_hist\n";
+    "stack,wait_hist,hold_hist,read_lock,read_trylock,read_timedlock,read_contended,read_trylock_failed,"
+    "read_timeouts,read_wait_ns,read_hold_ns,mode\n";
 
 /* a field that may hold commas or quotes */
 static void csv_quoted_stack(struct ls_out *o, const struct ls_prof *p, unsigned stack, bool whole)
@@ -694,15 +831,36 @@ static void csv_u(struct ls_out *o, uint64_t v)
 	ls_out_str(o, ",");
 }
 
+/* An rwlock's reads (its writes are in the mutex columns): the last
+ * columns but mode, empty for the other records. */
+static void csv_reads(struct ls_out *o, const struct ls_prof_row *r)
+{
+	if (!r || !r->rwlock) {
+		ls_out_str(o, ",,,,,,,,");
+		return;
+	}
+	for (int c = LS_PROF_RDLOCK; c <= LS_PROF_RDTIMEOUT; c++) {
+		ls_out_str(o, ",");
+		ls_out_u64(o, r->n[c]);
+	}
+	ls_out_str(o, ",");
+	ls_out_u64(o, r->rd_wait_ns);
+	ls_out_str(o, ",");
+	ls_out_u64(o, r->rd_hold_ns);
+}
+
 void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 {
+	static const char *const record[] = {"mutex,", "cond,", "rwlock,", "spin,"};
+	const struct ls_prof_row *const all[] = {p->mutex, p->cond, p->rwlock, p->spin};
+	const unsigned count[] = {p->h.nmutex, p->h.ncond, p->h.nrwlock, p->h.nspin};
 	ls_out_str(o, csv_header);
-	for (int pass = 0; pass < 2; pass++) {
-		const struct ls_prof_row *rows = pass ? p->cond : p->mutex;
-		unsigned n = pass ? p->h.ncond : p->h.nmutex;
+	for (int pass = 0; pass < 4; pass++) {
+		const struct ls_prof_row *rows = all[pass];
+		unsigned n = count[pass];
 		for (unsigned i = 0; i < n; i++) {
 			const struct ls_prof_row *r = &rows[i];
-			ls_out_str(o, pass ? "cond," : "mutex,");
+			ls_out_str(o, record[pass]);
 			csv_u(o, r->id);
 			ls_out_hex(o, r->address);
 			ls_out_str(o, ",");
@@ -714,7 +872,7 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 			ls_out_str(o, ",");
 			csv_quoted_stack(o, p, r->stack, false);
 			ls_out_str(o, ",");
-			if (pass) {
+			if (r->cond) {
 				ls_out_str(o, ",,,,,");
 				csv_u(o, r->n[LS_PROF_CTIMEOUT]);
 				ls_out_str(o, ",,");
@@ -725,7 +883,7 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 				csv_u(o, r->n[LS_PROF_SIGNAL]);
 				csv_u(o, r->n[LS_PROF_BROADCAST]);
 			} else {
-				for (int c = 0; c < LS_PROF_NCOUNT; c++)
+				for (int c = 0; c < LS_PROF_NMUTEX; c++)
 					csv_u(o, r->n[c]);
 				csv_u(o, r->max_waiters);
 				csv_u(o, r->wait_ns);
@@ -738,9 +896,10 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 			ls_out_str(o, ",");
 			csv_hist(o, r->wait_h);
 			ls_out_str(o, ",");
-			if (!pass)
+			if (!r->cond)
 				csv_hist(o, r->hold_h);
-			ls_out_str(o, "\n");
+			csv_reads(o, r);
+			ls_out_str(o, ",\n");
 			for (unsigned s = 0; s < r->nsites; s++) {
 				const struct ls_prof_site *st = &r->sites[s];
 				ls_out_str(o, "site,");
@@ -755,7 +914,9 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 				csv_u(o, st->wait_ns);
 				ls_out_str(o, ",,,,,,");
 				csv_quoted_stack(o, p, st->stack, true);
-				ls_out_str(o, ",,\n");
+				ls_out_str(o, ",,");
+				csv_reads(o, NULL);
+				ls_out_str(o, r->rwlock ? (st->read ? ",read\n" : ",write\n") : ",\n");
 			}
 		}
 	}

@@ -55,19 +55,24 @@ struct ls_prof_stack {
 struct ls_prof_site {
 	uint64_t count, timeouts, wait_ns;
 	unsigned stack; /* index into the stack table */
+	bool read;	/* an rwlock's read acquisitions (else its writes, or a mutex's) */
 };
 
 struct ls_prof_row {
 	unsigned id;
-	bool cond;
-	bool glibc;	    /* went to glibc (passthrough, process-shared, robust, PI, PP) */
-	const char *type;   /* "normal", "recursive", ..., with "+robust" etc.; "cond" */
-	const char *origin; /* "init" or "first-use" */
-	const char *ended;  /* "", "destroyed" or "reused" */
+	bool cond, rwlock, spin; /* else a mutex */
+	bool glibc;		 /* went to glibc (passthrough, process-shared, robust, PI, PP) */
+	const char *type;	 /* "normal", "recursive", ..., with "+robust" etc.; "cond"; "rwlock",
+				  * "rwlock+writer" (the _NP writer-preferring kind), "+pshared"; "spin" */
+	const char *origin;	 /* "init" or "first-use" */
+	const char *ended;	 /* "", "destroyed" or "reused" */
+	const char *algo;	 /* under an algorithm map: the mutex's algorithm, else NULL (the head's) */
+	const char *rule;	 /* ... and the rule that chose it (as written, or "(default)") */
 	uint64_t address;
-	unsigned stack; /* where it was created: index into the stack table, or NONE */
-	uint64_t n[LS_PROF_NCOUNT];
+	unsigned stack;		    /* where it was created: index into the stack table, or NONE */
+	uint64_t n[LS_PROF_NCOUNT]; /* an rwlock's writes in the mutex slots, reads in LS_PROF_RD* */
 	uint64_t max_waiters, wait_ns, wait_max, hold_ns, hold_max;
+	uint64_t rd_wait_ns, rd_hold_ns; /* an rwlock's reads: their part of wait_ns, hold_ns */
 	const uint64_t *wait_h, *hold_h; /* LS_PROF_BUCKETS each, or NULL: all zero */
 	struct ls_prof_site *sites;	 /* by wait time, then count, descending */
 	unsigned nsites;
@@ -78,20 +83,31 @@ struct ls_prof_row {
 struct ls_prof_head {
 	int pid;
 	const char *program, *algo, *wait;
+	const char *rwalgo, *spinalgo; /* NULL in a profile saved before they were */
 	uint64_t duration_ns, threads, unrecorded, stackless;
-	unsigned sample, frames, nmutex, ncond; /* nmutex, ncond: rows */
+	unsigned cpus; /* the CPUs the program could run on (0: not saved, older profiles) */
+	unsigned sample, frames, nmutex, ncond, nrwlock, nspin; /* nmutex...: rows */
 };
 
 struct ls_prof {
 	struct ls_prof_head h;
-	struct ls_prof_row *mutex, *cond;
+	struct ls_prof_row *mutex, *cond, *rwlock, *spin;
 	const struct ls_prof_stack *stacks;
 	unsigned nstacks;
 };
 
+/* Acquisitions: an rwlock's reads and writes. */
 static inline uint64_t ls_prof_acquired(const struct ls_prof_row *r)
 {
-	return r->n[LS_PROF_LOCK] + r->n[LS_PROF_TRY] + r->n[LS_PROF_TIMED];
+	return r->n[LS_PROF_LOCK] + r->n[LS_PROF_TRY] + r->n[LS_PROF_TIMED] + r->n[LS_PROF_RDLOCK] +
+	       r->n[LS_PROF_RDTRY] + r->n[LS_PROF_RDTIMED];
+}
+
+/* Acquisitions that waited and timed attempts that timed out. */
+static inline uint64_t ls_prof_waits(const struct ls_prof_row *r)
+{
+	return r->n[LS_PROF_CONTENDED] + r->n[LS_PROF_TIMEOUT] + r->n[LS_PROF_RDCONTENDED] +
+	       r->n[LS_PROF_RDTIMEOUT];
 }
 
 /* Sorts rows in place, descending: key 0 wait, 1 hold, 2 contended, 3
@@ -100,14 +116,21 @@ enum { LS_SORT_WAIT, LS_SORT_HOLD, LS_SORT_CONTENDED, LS_SORT_ACQUIRED };
 void ls_prof_sort(struct ls_prof_row *rows, unsigned n, int key);
 
 /* The table: header, the first `top` mutexes (as sorted) with up to
- * `sites` call sites each, then the condvars. detail: histograms and every
- * call site. */
+ * `sites` call sites each, then the condvars, the rwlocks and the
+ * spinlocks. detail: histograms and every call site. */
 void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsigned sites, bool detail);
 void ls_prof_json(struct ls_out *o, const struct ls_prof *p);
+/* The JSON's names of the counters n[]: a mutex's (and a spinlock's), a
+ * condvar's, an rwlock's (its writes, then its reads). */
+extern const char *const ls_prof_mutex_counts[LS_PROF_NMUTEX];
+extern const char *const ls_prof_cond_counts[4];
+extern const char *const ls_prof_rw_counts[LS_PROF_NCOUNT];
 void ls_prof_csv(struct ls_out *o, const struct ls_prof *p);
 
 /* The first frame of a stack outside the C and C++ runtimes and lockswap:
  * the one that names a mutex. Index, or 0. */
 unsigned ls_prof_naming_frame(const struct ls_prof_stack *s);
+/* A module of the C or C++ runtime, libunwind, or lockswap itself. */
+bool ls_prof_runtime_module(const char *path);
 
 #endif

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a make target needs, only when missing.
-#   scripts/deps.sh test|demo|bench
+#   scripts/deps.sh test|demo|bench|model
 # Runs apt-get as root (or through sudo); prints nothing when all is present.
 set -euo pipefail
 
-usage() { echo "usage: scripts/deps.sh test|demo|bench" >&2; }
+usage() { echo "usage: scripts/deps.sh test|demo|bench|model" >&2; }
 case "${1:-}" in
   -h|--help) usage; exit 0 ;;
-  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox m4 valgrind binutils clang-format
+  test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev gnuplot-nox m4 valgrind binutils clang-format
          python3 libc6-dbg chromium groff-base bash-completion debhelper dpkg-dev) ;;
-  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev python3) ;;
-  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3) ;;
-  *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench)" >&2; exit 2 ;;
+  demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev python3) ;;
+  bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3
+         pigz rocksdb-tools libssl-dev) ;;
+  model) pkgs=(gcc make spin) ;;
+  *) echo "deps.sh: unknown target '${1:-}' (valid: test, demo, bench, model)" >&2; exit 2 ;;
 esac
 
 missing=()

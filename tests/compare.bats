@@ -114,6 +114,36 @@ EOF
 	assert_output --partial "lockswap compare: --algos: unknown algorithm '$a+nosuch' (valid: glibc, "
 }
 
+@test "--rwalgos sweeps the rwlock algorithms: each with the --algos ones (glibc's own mutex by default) as lockswap -a ALGO -r RWALGO, an rwalgo column in results.csv, the table and --report; an unknown name is one line, exit 2" {
+	run lc --rwalgos central,pf-t --reps 1 --dry-run -- true
+	assert_success
+	assert_line "cd $PWD && $LOCKSWAP -a pthread -r central -- true"
+	assert_line "cd $PWD && $LOCKSWAP -a pthread -r pf-t -- true"
+	run lc --rwalgos all --algos tas --reps 1 --dry-run -- true
+	assert_success
+	for a in $(rwalgos); do assert_line "cd $PWD && $LOCKSWAP -a tas -r $a -- true"; done
+	run lc --rwalgos nosuch -- true
+	assert_failure 2
+	assert_output "lockswap compare: --rwalgos: unknown rwlock algorithm 'nosuch' (valid: $(rwalgos | paste -sd, | sed 's/,/, /g'), all, locks)"
+	# a figure chosen by the rwlock algorithm the program runs under
+	cat >"$BATS_TEST_TMPDIR/rwscore" <<'EOF'
+#!/bin/sh
+case ${LOCKSWAP_RWALGO:-native} in native) echo "score: 100" ;; central) echo "score: 300" ;; *) echo "score: 50" ;; esac
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/rwscore"
+	run lc --rwalgos central,pf-t --reps 1 --metric 'score:?' --higher-is-better --out "$OUTD" -q -- "$BATS_TEST_TMPDIR/rwscore"
+	assert_success
+	[ "$(head -n 1 "$OUTD/results.csv")" = "algorithm,wait,rwalgo,load,rep,wall_s,user_s,sys_s,metric,status" ]
+	grep -qx 'pthread,default,central,0,1,[0-9.]*,[0-9.]*,[0-9.]*,300,ok' "$OUTD/results.csv"
+	assert_line --regexp '^ +1 +pthread +default +central +1/1 +300 +300 +300 +3\.000 '
+	assert_line --regexp '^ +3 +pthread +default +pf-t +1/1 +50 '
+	rm "$OUTD/summary.txt" "$OUTD/summary.csv"
+	run lc --report "$OUTD"
+	assert_success
+	assert_line --index 0 --regexp '^rank +algorithm +wait +rwalgo +ok +median'
+	assert_line --index 1 --regexp '^ +1 +pthread +default +central '
+}
+
 @test "ranking by a printed figure: best first, ratio to glibc, both directions" {
 	local prog
 	prog=$(score_prog)
@@ -311,4 +341,33 @@ EOF
 	assert_line --index 0 --regexp '^rank +algorithm +wait +ok +median +min +max +x_glibc +spread +not ok$'
 	assert_line --index 1 --regexp '^ +1 +tas '
 	[ -s "$OUTD/plots/compare.png" ]
+}
+
+@test "--per-lock: each algorithm runs on the named mutexes only (lockswap -m PATTERN=ALGO,*=REST), and the best map is printed" {
+	run lc -n --per-lock init_lock0 --rest ttas --algos tas,mcs --reps 1 -- "$B/lockbench" -t 2 -k 4 --skew 0.9 -d 0.1
+	assert_success
+	assert_line --partial "/lockswap -a tas -m 'init_lock0=tas,*=ttas' -- $B/lockbench"
+	assert_line --partial "/lockswap -a mcs -m 'init_lock0=mcs,*=ttas' -- $B/lockbench"
+	# auto: the contended mutexes' patterns from a profile; the runs really
+	# run under the maps (the verbose report of each run names the rules)
+	# (algo_map timeouts: every mutex contended, whatever the timing)
+	run lc --per-lock auto --per-lock-top 8 --algos mcs,tas --reps 1 --out "$OUTD" -- \
+		env LOCKSWAP_VERBOSE=1 "$PROGS/algo_map" timeouts
+	assert_success
+	assert_line --regexp "^lockswap compare: best map: LOCKSWAP_ALGO_MAP='make_(hot|cold)=(mcs|tas),make_(hot|cold)=(mcs|tas),\\*=pthread' \\([0-9.]+ x glibc\\)$"
+	grep -q "^lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs" "$OUTD"/logs/mcs* || { ls "$OUTD/logs"; cat "$OUTD"/logs/mcs*; false; }
+	grep -q "^lockswap: map: rule 'make_cold=tas': 5 mutexes -> tas" "$OUTD"/logs/tas*
+	grep -q "best map: LOCKSWAP_ALGO_MAP=" "$OUTD/summary.txt"
+	grep -q "^per lock: each algorithm ALGO ran as LOCKSWAP_ALGO_MAP=" "$OUTD/meta.txt"
+}
+
+@test "--per-lock: bad uses are one line and exit 2" {
+	run lc --rest ttas -- true
+	assert_failure 2
+	assert_output "lockswap compare: --rest is only meaningful with --per-lock"
+	run lc --per-lock foo --per-lock-top 2 -- true
+	assert_output "lockswap compare: --per-lock-top is only meaningful with --per-lock auto"
+	run lc --per-lock 'foo=mcs' -- true
+	assert_failure 2
+	assert_output "lockswap compare: --per-lock: 'foo=mcs' is not a pattern of a rule (FUNCTION, FILE:LINE, MODULE, MODULE+0xOFFSET)"
 }

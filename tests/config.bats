@@ -15,7 +15,7 @@ run_lib() {
   local env=(LD_PRELOAD="$LIB")
   while [ "$1" != "--" ]; do env+=("$1"); shift; done
   shift
-  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" env "${env[@]}" "$@"
+  run --separate-stderr timeout -k 5 "$(hang_timeout)" env "${env[@]}" "$@"
 }
 
 # A rejected configuration: status 2, main never ran, exactly one stderr

@@ -42,6 +42,14 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
+@test "a lock while an unlock of the unlocked mutex is preempted inside its borrow queues passive and is woken when the holder releases (the borrowed sign bit is not PASSIVE)" {
+  local a
+  for a in tas ttas; do
+    run timeout -k 2 30 "$G-inject" -a "$a" -T 20 misuse-window
+    [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  done
+}
+
 @test "LOCKSWAP_ALGO=NAME+gcr and lockswap -a NAME+gcr run the program; a bad base or wrapper, pthread+gcr or a bad tunable: one line naming the valid choices, exit 2 before main" {
   run timeout 10 env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs+gcr "$PROGS/hello"
   [ "$status" -eq 0 ] && [ "$output" = "main ran" ]

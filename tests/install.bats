@@ -137,6 +137,8 @@ complete_words() {
   assert_output "mcs/yield "
   run complete_words "$LOCKSWAP" compare --wait spin,pa
   assert_output "spin,park "
+  run complete_words "$LOCKSWAP" compare --rwalgos central,pf-t+
+  assert_output "central,pf-t+bravo "
   # the program: after --, or the first operand, completed as a command
   run complete_words "$LOCKSWAP" -a mcs -- "$ROOT/scripts/run-te"
   assert_output "$ROOT/scripts/run-tests "
@@ -179,7 +181,7 @@ complete_words() {
 @test "make deb: a Debian package built with debhelper holds what make install installs; installed into a fresh root with dpkg, its lockswap lists, runs a program with its own library, profiles and reports" {
   command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
     { echo "dpkg-dev and debhelper are needed (scripts/deps.sh test)"; return 1; }
-  run timeout -k 5 "$TEST_TIMEOUT" make -C "$ROOT" --no-print-directory deb
+  run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb
   assert_success
   local deb
   deb=$(ls "$B"/deb/lockswap_*_amd64.deb)
@@ -197,7 +199,7 @@ complete_words() {
   # its dependencies, those dlopen'd too, are packages this machine has
   local dep
   run dpkg-deb -f "$deb" Depends
-  for dep in libc6 libhwloc15 libunwind8 libdebuginfod1; do
+  for dep in libc6 libhwloc15 libunwind8 libdebuginfod1 libdw1; do
     [[ "$output" == *"$dep"* ]] || { echo "Depends: $output: no $dep"; return 1; }
     dpkg-query -W -f='${Status}' "$dep" | grep -q 'install ok installed'
   done

@@ -13,7 +13,7 @@ setup() {
   [ -x "$LB" ] || skip "build/lockbench not built (make tests-build)"
 }
 
-lb() { timeout -k 5 "$TEST_TIMEOUT" "$LB" "$@"; }
+lb() { timeout -k 5 "$(hang_timeout)" "$LB" "$@"; }
 
 # col NAME CSVLINE: value of column NAME (header from --csv-header)
 col() {
@@ -61,6 +61,13 @@ col() {
     "-z|unknown option '-z'"
     "extra|unexpected argument 'extra'"
     "--label a,b|--label: invalid value 'a,b'"
+    "--lock file|--lock: invalid value 'file'"
+    "--read 1.5|--read: invalid value '1.5'"
+    "--lock mutex --read 0.5|--read is for --lock rwlock, not mutex"
+    "--lock spin -m timedlock|--lock spin has no timedlock mode"
+    "--rwkind x|--rwkind: invalid value 'x'"
+    "--rwkind writer|--rwkind is for --lock rwlock, not mutex"
+    "--lock rwlock --type normal|--type is for --lock mutex, not rwlock"
   )
   local c args want
   for c in "${cases[@]}"; do
@@ -159,11 +166,58 @@ col() {
   for m in lock trylock timedlock; do
     # 4 threads on any number of CPUs: without a lock, critical sections
     # overlap (in parallel, or by preemption inside one) many times.
-    run timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
+    run timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
     [ "$status" -eq 3 ] || { echo "mode $m: status $status: $output"; return 1; }
     assert_output --partial "lockbench: mutual exclusion violated"
     assert_output --partial "VIOLATED"
   done
+}
+
+# --- rwlocks and spinlocks (issue 19) ---------------------------------------------
+
+@test "rwlock and spin modes: reads and writes add up to the acquisitions, --read 0 and 1 are all writes and all reads; exclusion holds with glibc in every mode and fails on the no-op double" {
+  local line m
+  line=$(lb -t 3 -n 2000 --read 0.5 --csv)
+  [ "$(col lock_kind "$line")" = rwlock ] && [ "$(col read_fraction "$line")" = 0.5 ] || { echo "$line"; return 1; }
+  [ $(($(col reads "$line") + $(col writes "$line"))) -eq 6000 ] || { echo "$line"; return 1; }
+  [ "$(col reads "$line")" -gt 0 ] && [ "$(col writes "$line")" -gt 0 ] || { echo "$line"; return 1; }
+  [ "$(col reads "$(lb -t 2 -n 500 --read 0 --csv)")" -eq 0 ]
+  [ "$(col writes "$(lb -t 2 -n 500 --read 1 --csv)")" -eq 0 ]
+  line=$(lb -t 2 -n 500 -L spin --csv)
+  [ "$(col lock_kind "$line")" = spin ] && [ "$(col acquisitions "$line")" -eq 1000 ] || { echo "$line"; return 1; }
+  for m in lock trylock timedlock clocklock; do
+    run lb -t 4 -n 20000 -m "$m" -c 2 -N 0 --read 0.7
+    [ "$status" -eq 0 ] || { echo "rwlock, mode $m: $output"; return 1; }
+    assert_output --partial "mutual excl.  ok"
+  done
+  run lb -t 4 -n 20000 --read 0.7 --rwkind writer -N 0
+  assert_success
+  assert_output --partial "writer-preferring rwlock, 70% reads"
+  for m in lock trylock; do
+    run lb -t 4 -n 20000 -m "$m" -N 0 -L spin
+    [ "$status" -eq 0 ] || { echo "spin, mode $m: $output"; return 1; }
+  done
+  [ -f "$NOLOCK" ] || skip "build/doubles/nolock.so not built"
+  for m in "--read 0.5" "--read 0.5 -m trylock" "-L spin"; do
+    # shellcheck disable=SC2086
+    run timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 $m
+    [ "$status" -eq 3 ] || { echo "$m: status $status: $output"; return 1; }
+    assert_output --partial "VIOLATED"
+  done
+}
+
+@test "under every rwlock algorithm at 90% reads, and every spinlock algorithm: exclusion holds, the algorithm is reported" {
+  [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
+  local a out failed=()
+  for a in $(rwalgos); do
+    out=$(under_rw "$a" -- "$LB" -t 4 -n 3000 -N 0 --read 0.9 --csv 2>&1) || { failed+=("$a: $out"); continue; }
+    [ "$(col algo "$out")" = "$a" ] || failed+=("$a: reported as $(col algo "$out")")
+  done
+  for a in $(spinalgos); do
+    out=$(under_family LOCKSWAP_SPINALGO "$a" -- "$LB" -t 4 -n 3000 -N 0 -L spin --csv 2>&1) || { failed+=("$a: $out"); continue; }
+    [ "$(col algo "$out")" = "$a" ] || failed+=("$a: reported as $(col algo "$out")")
+  done
+  [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
 }
 
 # --- synthetic scheduler -------------------------------------------------------
@@ -351,4 +405,28 @@ shim_algos() {
   awk -v i="$ins" 'BEGIN { exit !(i > 10 && i < 500) }'
   grep -q '^| glibc | ' "$out/table.md"
   [ "$(grep -c ',glibc,' "$out/raw.csv")" -eq 12 ]
+}
+
+@test "bench-rwlock: --help, bad options exit 2; a quick sweep writes raw.csv, the table with paired ratios and targets, and the plot" {
+  run "$ROOT/scripts/sweeps/bench-rwlock" --help
+  assert_success
+  assert_output --partial "usage: bench-rwlock"
+  run "$ROOT/scripts/sweeps/bench-rwlock" --parts everything
+  assert_failure 2
+  assert_output --partial "--parts: unknown part 'everything' (valid: counts, sweep, program)"
+  [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
+  run "$ROOT/scripts/sweeps/bench-rwlock" --algos nosuch --parts sweep --out "$BATS_TEST_TMPDIR/x"
+  assert_failure 2
+  assert_output --partial "unknown rwlock algorithm 'nosuch'"
+  local out="$BATS_TEST_TMPDIR/rw"
+  run timeout -k 5 120 "$ROOT/scripts/sweeps/bench-rwlock" --parts sweep --algos "central pf-t+bravo" --reps 2 \
+    --duration 0.05 --threads 2 --reads "0.5 0.99" --out "$out"
+  assert_success
+  # header + 2 repetitions x 2 configurations x 3 series
+  [ "$(wc -l <"$out/raw.csv")" -eq 13 ] && [ "$(grep -c ',ok$' "$out/raw.csv")" -eq 12 ] || { cat "$out/raw.csv"; return 1; }
+  grep -qE '^\| pf-t\+bravo \| [0-9.]+ \([0-9.]+-[0-9.]+\) \| [0-9.]+ \([0-9.]+-[0-9.]+\) \|$' "$out/table.md" || { cat "$out/table.md"; return 1; }
+  grep -qE '^- pf-t\+bravo, 2 threads, 99% reads: [0-9.]+x .* 2x: (hit|MISS)$' "$out/table.md" || { cat "$out/table.md"; return 1; }
+  grep -q '^load average after: ' "$out/machine.txt"
+  command -v gnuplot >/dev/null && { [ -s "$out/sweep.png" ] || return 1; }
+  true
 }

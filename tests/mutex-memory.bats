@@ -20,6 +20,11 @@ P="$PROGS/mutex_memory"
   each_algo "" -- "$P" copy || return 1
 }
 
+@test "a copy by value keeps no freed block of its original: a freed out-of-line block's first word is never a lock word's address (pool.h)" {
+  run timeout 30 "$UNIT/ext_owner"
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
 @test "freed (or overwritten) and the memory reused for another mutex without destroy, 1000 times" {
   each_algo "" -- "$P" reuse || return 1
 }
@@ -43,4 +48,22 @@ P="$PROGS/mutex_memory"
 
 @test "mutexes used, and left locked, in .preinit_array and in a dependency's constructor, before the library's constructor" {
   each_algo "" -- "$PROGS/early" || return 1
+}
+
+# Memory that held one kind of lock, never destroyed, initialised as the
+# other kind (a review found init adopting the other kind's out-of-line
+# block: a write past its end, and a free into the wrong size class):
+# every mutex algorithm over reader-writer locks with out-of-line or
+# per-cluster state, and every rwlock algorithm over an out-of-line mutex.
+@test "a mutex initialised over an abandoned rwlock, and the reverse, takes none of its out-of-line state" {
+  native_passes "$PROGS/reuse_kinds" || return 1
+  local rw
+  for rw in c-rw-wp mcs-rw+bravo c-rw-wp+bravo; do
+    LOCKSWAP_RWALGO=$rw each_algo "" -- "$PROGS/reuse_kinds" rwlock-then-mutex || return 1
+    LOCKSWAP_RWALGO=$rw each_algo "" -- "$PROGS/reuse_kinds" mutex-then-rwlock || return 1
+  done
+  for mx in alock clh-tp; do
+    LOCKSWAP_ALGO=$mx each_rwalgo "" -- "$PROGS/reuse_kinds" rwlock-then-mutex || return 1
+    LOCKSWAP_ALGO=$mx each_rwalgo "" -- "$PROGS/reuse_kinds" mutex-then-rwlock || return 1
+  done
 }

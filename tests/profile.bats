@@ -21,9 +21,14 @@ teardown() {
 # profiled ALGO OUT CMD...: CMD under ALGO with the profiler on, the table
 # off, the profile saved to OUT (CSV if OUT ends in .csv).
 profiled() {
-  local algo=$1 out=$2
-  shift 2
-  timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$algo" LOCKSWAP_WAIT=park \
+  profiled_as LOCKSWAP_ALGO "$@"
+}
+
+# profiled_as VAR ALGO OUT CMD...: the same with VAR=ALGO (LOCKSWAP_RWALGO...)
+profiled_as() {
+  local var=$1 algo=$2 out=$3
+  shift 3
+  timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" "$var=$algo" LOCKSWAP_WAIT=park \
     LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$out" "$@"
 }
 
@@ -59,9 +64,11 @@ check_profile() {
       FNR == 1 { nh = csvsplit($0, h); for (i = 1; i <= nh; i++) col[h[i]] = i; next }
       {
         csvsplit($0, v)
+        # a call site belongs to the record before it (ids are per kind)
         if (v[1] == "site") {
-          sc[v[2]] += v[col["contended"]]; ss[v[2]] = ss[v[2]] " " v[col["stack"]]; next
+          sk = rec SUBSEP v[2]; sc[sk] += v[col["contended"]]; ss[sk] = ss[sk] " " v[col["stack"]]; next
         }
+        rec = v[1]
         if (!(v[3] in addr)) next
         k = v[3]; n = ++cnt[k]; ids[k, n] = v[2] + 0; kind[k] = v[1]
         for (c in col) val[k, v[2] + 0, c] = v[col[c]]
@@ -78,8 +85,8 @@ check_profile() {
           for (a = 1; a <= cnt[k]; a++) for (b = a + 1; b <= cnt[k]; b++) if (o[b] < o[a]) { t = o[a]; o[a] = o[b]; o[b] = t }
           if (idx > cnt[k]) { print k ": no record number " idx; bad = 1; continue }
           id = o[idx]
-          if (fld == "site_contended") got = sc[id] + 0
-          else if (fld == "site_stack") got = ss[id]
+          if (fld == "site_contended") got = sc[kind[k], id] + 0
+          else if (fld == "site_stack") got = ss[kind[k], id]
           else got = val[k, id, fld]
           ok = op == "=" ? got == want_v : op == ">=" ? got + 0 >= want_v + 0 : index(got, want_v) > 0
           if (!ok) { printf "%s record %d (%s #%d) %s: got \"%s\", want %s %s\n", k, idx, kind[k], id, fld, got, op, want_v; bad = 1 }
@@ -94,10 +101,16 @@ check_profile() {
 # algorithm and pthread, its profile checked; fails naming every algorithm
 # that failed.
 each_profiled() {
-  local c=$1 a failed=()
-  shift
-  for a in $(algos); do
-    if ! profiled "$a" "$T/$a.csv" env "$@" "$P" "$c" >"$T/$a.expect" 2>"$T/$a.err"; then
+  each_profiled_family algos LOCKSWAP_ALGO "$@"
+}
+
+# each_profiled_family LISTFN VAR CASE [VAR=VALUE...]: the same under every
+# algorithm of a family (algos, rwalgos, spinalgos: glibc's own included).
+each_profiled_family() {
+  local listfn=$1 var=$2 c=$3 a failed=()
+  shift 3
+  for a in $($listfn); do
+    if ! profiled_as "$var" "$a" "$T/$a.csv" env "$@" "$P" "$c" >"$T/$a.expect" 2>"$T/$a.err"; then
       failed+=("$a"); echo "=== $a: the program failed:"; tail -5 "$T/$a.err"; continue
     fi
     check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1 || {
@@ -116,6 +129,42 @@ each_profiled() {
 
 @test "counts exact, field by field, for every algorithm and pthread: lock, trylock, timedlock, contended, trylock failures, timeouts, hand-offs, longest queue, condvar waits, timeouts, signals, broadcasts; recursive relocks; glibc's process-shared, robust and PI mutexes; destroy and re-init make new records; threads that exit early" {
   each_profiled counts
+}
+
+@test "rwlocks, exact, under every rwlock algorithm and glibc's: reads and writes of every kind apart (lock, try, timed, clock), contended, try failures, timeouts; recursive reads count, the writer's EDEADLK and EBUSY and a bad timespec do not; hand-offs between writers, longest queue, read and write wait and hold, call sites; process-shared and writer-preferring kinds; destroy and re-init make new records" {
+  each_profiled_family rwalgos LOCKSWAP_RWALGO rwlock
+}
+
+@test "spinlocks, exact, under every spinlock algorithm and glibc's: lock, trylock, try failures, contended, hand-offs, call sites; init and destroy" {
+  each_profiled_family spinalgos LOCKSWAP_SPINALGO spin
+}
+
+@test "rwlocks and spinlocks in the table, in lockswap report (reads and writes apart, each call site's mode) and in the flame graphs; lockswap profile -r and --spinalgo" {
+  run --separate-stderr "$LOCKSWAP" profile -r central --spinalgo ticket16 -w park --top 5 -o "$T/rw.json" -- "$P" rwlock spin
+  assert_success
+  [[ "$stderr" == *"rwlocks central, spinlocks ticket16"* ]] || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"5 rwlocks (2 contended), 1 spinlock (1 contended)"* ]] || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"top 5 of 5 rwlocks"* && "$stderr" == *"rd cont  wr cont"* ]] || { echo "$stderr"; return 1; }
+  # RW's row: 16 reads, 13 writes, 1 contended of each
+  grep -qE '^ +[0-9]+ +16 +13 +1 +1 +2 +2 +1 +1 ' <<<"$stderr" || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"11 rdlock, 3 tryrdlock, 2 timedrdlock; 9 wrlock, 2 trywrlock, 2 timedwrlock; first-use at"* ]] ||
+    { echo "$stderr"; return 1; }
+  run "$LOCKSWAP" report --top 1 "$T/rw.json"
+  assert_success
+  assert_output --regexp 'site [0-9] \(read\): 1 contended'
+  assert_output --regexp 'site [0-9] \(write\): 1 contended'
+  assert_output --regexp 'site [0-9] \(read\): 0 contended, 1 timeouts'
+  assert_output --regexp 'site [0-9] \(write\): 0 contended, 1 timeouts'
+  assert_output --regexp "rw_attempt_fn\+0x[0-9a-f]+ \(profile.c:[0-9]+\)"
+  assert_output --partial "top 1 of 1 spinlock"
+  run "$LOCKSWAP" report --folded "$T/rw.json"
+  assert_success
+  assert_output --regexp 'rw_attempt_fn;rwlock #[0-9]+ rw_n \(profile.c:[0-9]+\) \(read\) [0-9]+'
+  assert_output --regexp 'rw_attempt_fn;rwlock #[0-9]+ rw_n \(profile.c:[0-9]+\) \(write\) [0-9]+'
+  assert_output --regexp 'spin_attempt_fn;spinlock #1 spin_case \(profile.c:[0-9]+\) [0-9]+'
+  run "$LOCKSWAP" report --csv "$T/rw.json"
+  assert_success
+  [ "$(grep -c '^rwlock,' <<<"$output")" -eq 5 ] && [ "$(grep -c '^spin,' <<<"$output")" -eq 1 ] || { echo "$output"; return 1; }
 }
 
 @test "LOCKSWAP_PROFILE_SAMPLE=3 takes the call sites of 1 contended acquisition in 3; counts stay exact (every algorithm)" {
@@ -149,7 +198,7 @@ each_profiled() {
   for a in $(algos); do
     if ! profiled "$a" "$T/$a.csv" "$PROGS/profile_dl" run "$B/doubles-profile/libprofile_dl.so" \
       >"$T/$a.expect" 2>"$T/$a.err" || ! check_profile "$T/$a.expect" "$T/$a.csv" >"$T/$a.check" 2>&1; then
-      failed+=("$a"); echo "=== $a:"; tail -5 "$T/$a.err" "$T/$a.check"
+      failed+=("$a"); echo "=== $a:"; tail -n 5 "$T/$a.err" "$T/$a.check"
     fi
   done
   [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
@@ -162,7 +211,7 @@ each_profiled() {
       want=${c#*:}
       c=${c%:*}
       st=0
-      timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
+      timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
         LOCKSWAP_PROFILE_OUT="$T/$c.csv" "$P" "$c" >"$T/$c.expect" 2>"$T/$c.err" || st=$?
       [ "$st" -eq "$want" ] || { echo "$a $c: status $st, expected $want"; cat "$T/$c.err"; return 1; }
       grep -q "acquired  contended" "$T/$c.err" || { echo "$a $c: no table on stderr"; cat "$T/$c.err"; return 1; }
@@ -182,7 +231,7 @@ each_profiled() {
   [ "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ ' <<<"$stderr")" -eq 2 ] || { echo "$stderr"; return 1; }
   # the first is the one with the most waiting: A, with its 2 ms timeout
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs LOCKSWAP_PROFILE=1 true
-  [ "${#stderr_lines[@]}" -eq 1 ] && [[ "$stderr" == "lockswap profile: no mutex or condition variable was used by "* ]] ||
+  [ "${#stderr_lines[@]}" -eq 1 ] && [[ "$stderr" == "lockswap profile: no mutex, condition variable, rwlock or spinlock was used by "* ]] ||
     { echo "$stderr"; return 1; }
 }
 

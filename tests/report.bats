@@ -68,7 +68,7 @@ stop_standin() {
 }
 
 report() {
-  timeout -k 5 "$TEST_TIMEOUT" "$LOCKSWAP" report "$@"
+  timeout -k 5 "$(hang_timeout)" "$LOCKSWAP" report "$@"
 }
 
 @test "report, no DEBUGINFOD_URLS: a stripped program's frames stay offsets, and one line per module says why" {

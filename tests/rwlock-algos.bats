@@ -23,7 +23,7 @@ REVOKE="$UNIT/bravo_revoke"
 # in the order tests below, never
 PATIENT=LOCKSWAP_CRWWP_PATIENCE=10000000
 
-order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
+order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
 
 @test "every rwlock with capability fifo (mcs-rw) serves writers in arrival order and the readers between them together" {
   local a
@@ -88,7 +88,7 @@ order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
 @test "bravo over every lock: biased readers skip the inner lock; a writer revokes and waits for them; the bias returns after the inhibition" {
   local inner
   for inner in $(rwalgos lock | grep -v +); do
-    run timeout -k 5 "$TEST_TIMEOUT" "$REVOKE" -i "$inner"
+    run timeout -k 5 "$(hang_timeout)" "$REVOKE" -i "$inner"
     assert_success
     assert_output --partial "bravo_revoke: OK inner=$inner"
   done
@@ -97,7 +97,7 @@ order() { timeout -k 5 "$TEST_TIMEOUT" env "$@"; }
 @test "every rwlock with capability hier, with no address space left: no lines, the global ticket lock and one inline indicator, nothing waits for memory; lines again after destroy" {
   local a
   for a in $(rwalgos hier); do
-    run timeout -k 5 "$TEST_TIMEOUT" "$UNIT/rw_nomem" -a "$a"
+    run timeout -k 5 "$(hang_timeout)" "$UNIT/rw_nomem" -a "$a"
     assert_success
     assert_output --partial "every lock flat"
   done

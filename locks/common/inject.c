@@ -6,7 +6,9 @@
  * and, with probabilities set by LOCKSWAP_INJECT (percent, default 5), either
  * spins for a random number of cpu_relax, or yields the processor. The seed
  * comes from LOCKSWAP_SEED (default 1) mixed with a per-thread counter, so a
- * failing seed can be replayed (as far as the scheduler allows).
+ * failing seed can be replayed (as far as the scheduler allows). ls_inject
+ * is weak: a unit test may replace it in its inject build, to stop a thread
+ * at a named step (tests/unit/gcr.c, misuse-window).
  * In the ordinary build this file is empty.
  */
 #ifdef LS_FAULT_INJECT
@@ -31,7 +33,7 @@ static uint64_t xorshift(void)
 	return rng = x;
 }
 
-void ls_inject(void)
+__attribute__((weak)) void ls_inject(void)
 {
 	if (LS_UNLIKELY(percent < 0)) {
 		const char *p = getenv("LOCKSWAP_INJECT"), *s = getenv("LOCKSWAP_SEED");

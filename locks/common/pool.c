@@ -15,7 +15,13 @@
  *
  *	chunk:		base | first | lines | used (lines handed out)
  *	global head:	tag:32 | index:32	(index 0 = empty)
- *	free node:	LINK = next node (cache: pointer; global: index)
+ *	free node:	LINK = next node (cache: pointer; global: index * 2 + 1)
+ *	free block:	first word = next block: index * 2 + 1
+ *
+ * A global link is odd (index * 2 + 1): a freed block's first word is read
+ * as an owner by a lock whose word still points at it (a copy of a
+ * destroyed mutex, pool.h), and an odd value is never a word's address. A
+ * bare index was one, for a word below 4 GiB (tests/unit/ext_owner.c).
  *
  * Nodes. Each thread has a cache, a singly linked list through the node's
  * last 8 bytes (LINK), so a freed node keeps its first 56 bytes as the
@@ -207,8 +213,9 @@ static void stack_push(_Atomic uint64_t *head, char *p, size_t link_off)
 	uint64_t old = atomic_load_explicit(head, memory_order_relaxed), nw;
 	do {
 		/* relaxed atomic: published by the release CAS below; atomic so that a popper's stale read is
-		 * defined */
-		__atomic_store_n((uint64_t *)(p + link_off), (uint32_t)old, __ATOMIC_RELAXED);
+		 * defined. Odd: never a word's address (see the top) */
+		__atomic_store_n((uint64_t *)(p + link_off), (uint64_t)(uint32_t)old << 1 | 1,
+				 __ATOMIC_RELAXED);
 		nw = ((old >> 32) + 1) << 32 | idx;
 		/* release: the link store is visible to the popper */
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_release,
@@ -226,7 +233,7 @@ static char *stack_pop(_Atomic uint64_t *head, size_t link_off)
 		 * moved and the CAS fails. Reading it is safe (type-stable). */
 		/* relaxed: a stale link only fails the CAS, whose tag has moved */
 		uint64_t next = __atomic_load_n((uint64_t *)(at(idx) + link_off), __ATOMIC_RELAXED);
-		nw = ((old >> 32) + 1) << 32 | (uint32_t)next;
+		nw = ((old >> 32) + 1) << 32 | (uint32_t)(next >> 1);
 	} while (!atomic_compare_exchange_weak_explicit(head, &old, nw, memory_order_acquire,
 							memory_order_acquire));
 	return at((uint32_t)old);

@@ -73,10 +73,10 @@
  * word then points at its original's block, which is not the copy's own,
  * so the copy attaches a fresh one. Reading the head of a block that was
  * freed is safe: the memory is type-stable, and a freed block's first word
- * is a free-list link, never the address of a word. The block is attached
- * lazily, by whichever thread needs it first, with one CAS after its
- * contents are ready: threads that race allocate one each, one wins, and
- * the others free theirs and adopt the winner's. A word may also hold a
+ * is a free-list link, odd, never the address of a word (pool.c). The
+ * block is attached lazily, by whichever thread needs it first, with one
+ * CAS after its contents are ready: threads that race allocate one each,
+ * one wins, and the others free theirs and adopt the winner's. A word may also hold a
  * static MARKER (hier.h: a lock with no address space left for a block):
  * a read-only head whose owner is never a word, attached by the same CAS
  * and kept, like a block, until destroy (ls_ext_detach) empties the word.
@@ -171,6 +171,9 @@ bool ls_ext_owns(const void *p);
  * its user's. */
 struct ls_ext_head {
 	const void *owner; /* the word it was attached to */
+	const void *kind;  /* who laid the block out (an algorithm's ops), so
+			    * that memory reused for another kind of lock
+			    * never adopts it (ls_ext_adoptable) */
 };
 typedef struct ls_ext_head *_Atomic ls_ext_word_t;
 
@@ -179,6 +182,17 @@ typedef struct ls_ext_head *_Atomic ls_ext_word_t;
 static inline bool ls_ext_mine(const ls_ext_word_t *w, const struct ls_ext_head *h)
 {
 	return h && __atomic_load_n(&h->owner, __ATOMIC_RELAXED) == (const void *)w;
+}
+
+/* Re-initialisation of memory that may have held a lock: h, found in w,
+ * is a block of the pool attached to w by a lock of the same kind, so its
+ * size and layout are what the caller expects. A word of recycled memory
+ * may hold anything: the pointer is checked (ls_ext_owns) before the head
+ * is read. relaxed: no other thread uses memory being initialised. */
+static inline bool ls_ext_adoptable(const ls_ext_word_t *w, const struct ls_ext_head *h, const void *kind)
+{
+	return h && ls_ext_owns(h) && ls_ext_mine(w, h) &&
+	       __atomic_load_n(&h->kind, __ATOMIC_RELAXED) == kind;
 }
 
 /* The block of w's own, or NULL (none yet, or a copy's: ls_ext_attach).

@@ -12,6 +12,9 @@ static size_t block_size(const struct ls_hier_head *h)
 	return (size_t)(1 + h->nclusters + h->ngroups) * LS_CACHELINE;
 }
 
+/* The kind of a lines block (pool.h): no lock's out-of-line state. */
+static const char lines_kind;
+
 struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
 				    void (*init)(struct ls_hier_head *))
 {
@@ -33,6 +36,7 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
 	if (!h)
 		return (struct ls_hier_head *)ls_ext_attach(w, (struct ls_ext_head *)marker, 0, marker);
 	__atomic_store_n(&h->ext.owner, (const void *)w, __ATOMIC_RELAXED); /* a stale copy may read it */
+	h->ext.kind = &lines_kind;
 	h->nclusters = n;
 	h->ngroups = g;
 	if (init)

@@ -44,7 +44,8 @@
  * The wrapper word W (LS_WRAP_WORD: the mutex's __spins; zero when idle):
  *	bits  0-15  ACTIVE    threads admitted and not yet released (holder and
  *	                      waiters in the base lock; transiently one more per
- *	                      arrival that found the set full and backs out)
+ *	                      arrival that found the set full and backs out);
+ *	                      0x8000 and up: below 0 (see "Misuse")
  *	bits 16-28  COUNT     1..PERIOD while PASSIVE: releases since the last
  *	                      approval (never 0 then: see "misuse"); 0 otherwise
  *	bit  29     SLEEP     the passive head sleeps in futex(2) on W
@@ -55,7 +56,8 @@
  *	unlock: W--; if PASSIVE (the sign bit) the slow path; base unlock
  * Transitions, all by atomic read-modify-writes of W, in its modification
  * order (relaxed: W orders no data; the base lock orders critical sections,
- * the bucket lock the queue, the futex syscall the sleep):
+ * the bucket lock the queue, the futex syscall the sleep); each CAS below is
+ * computed on norm(W) (see "Misuse"):
  *	full   an arrival whose increment found ACTIVE >= ACTIVE_MAX decrements
  *	       again and joins the passive queue;
  *	join   the head: ACTIVE+1 with APPROVED and SLEEP cleared, by CAS, when
@@ -89,8 +91,24 @@
  * timedlock, or in the trylock fallback (wait.h) if the base has none.
  * Misuse (issue 25): an unlock of an unlocked mutex finds ACTIVE = 0 and
  * borrows: W-1 has the sign bit (W was 0, or PASSIVE with COUNT >= 1 absorbs
- * the borrow), so the slow path sees ACTIVE = 0xffff and adds 1 back before
- * calling the base's unlock. fork(): the child empties every bucket (their
+ * the borrow), so it takes the slow path, which repairs one unit (+1) before
+ * calling the base's unlock. Until then the borrow is in W, for as long as
+ * that unlocker is preempted, and a lock meanwhile finds the set "full" and
+ * queues passive. So every CAS reads W through norm(): ACTIVE >= 0x8000 is a
+ * count below 0 whose borrow went into the fields above; the transition is
+ * computed on the repaired word and stored minus the correction, so that
+ * the repair leaves every field right (read raw, a borrowed sign bit looked
+ * like PASSIVE to the first passive thread, which then did not set it, and
+ * the repair cleared it: the next passive head slept for ever while the
+ * holders released by the fast path; tests/unit/gcr.c, misuse-window). An
+ * unlocker that finds a count below 0, its own or another's, repairs one
+ * unit by CAS, so that two that see one unit repair it once (the other is
+ * then a release); an unlock whose borrow a lock in flight hid is a release,
+ * and the count below 0 shows at the next unlock, which repairs it. ACTIVE
+ * below 0x8000 means at most about 28,000 threads arriving at once.
+ * tests/model/gcr.pml models W, the queue and the sleep for spin(1) (make
+ * model): no thread waits for ever, with misuse racing everything too.
+ * fork(): the child empties every bucket (their
  * nodes belong to threads that are not there); PASSIVE, SLEEP or APPROVED
  * left in a word by them are repaired by the next queue to empty, but an
  * ACTIVE count left by threads that were inside the base lock stays (README:
@@ -118,6 +136,7 @@
 #define PASSIVE (1u << 31)
 #define PERIOD_MAX 0x1fffu
 #define ACTIVE_LIMIT 4096u
+#define DEFICIT 0x8000u /* ACTIVE from here up: below 0 (see norm) */
 
 /* LOCKSWAP_GCR_ACTIVE: 0 until the default (half the CPUs) or the environment
  * sets it; read on every fast path, so a harness may change it late. */
@@ -166,6 +185,18 @@ static inline uint32_t rejoin(void)
 static inline uint32_t active(uint32_t w)
 {
 	return w & ACTIVE_MASK;
+}
+
+/* W as it is once the unlocks of unlocked mutexes now in flight have
+ * repaired it ("Misuse" above): an ACTIVE of DEFICIT or more is that many
+ * decrements below 0, whose borrow has gone into the fields above it. *d
+ * gets the correction (0: none); a transition computed on the result is
+ * stored with *d subtracted again, so that the repairs still fit. */
+static inline uint32_t norm(uint32_t v, uint32_t *d)
+{
+	uint32_t a = active(v);
+	*d = a >= DEFICIT ? ACTIVE_MASK + 1 - a : 0;
+	return v + *d;
 }
 
 /* ---- the passive queue ---- */
@@ -243,19 +274,20 @@ static struct pnode *unlink_node(struct bucket *b, struct pnode *n)
  * COUNT = 1 (if a thread gone at fork left PASSIVE, it stays as it is). */
 static void mark_passive(_Atomic uint32_t *w)
 {
-	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
-	while (!(v & PASSIVE) &&
-	       !atomic_compare_exchange_weak_explicit(w, &v, v | PASSIVE | COUNT_ONE, memory_order_relaxed,
-						      memory_order_relaxed)) {
+	uint32_t v = atomic_load_explicit(w, memory_order_relaxed), d, t;
+	while (!((t = norm(v, &d)) & PASSIVE) &&
+	       !atomic_compare_exchange_weak_explicit(w, &v, (t | PASSIVE | COUNT_ONE) - d,
+						      memory_order_relaxed, memory_order_relaxed)) {
 	}
 }
 
 /* Under the bucket lock: clears `bits`, keeps the rest. */
 static void clear_bits(_Atomic uint32_t *w, uint32_t bits)
 {
-	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
-	while ((v & bits) && !atomic_compare_exchange_weak_explicit(w, &v, v & ~bits, memory_order_relaxed,
-								    memory_order_relaxed)) {
+	uint32_t v = atomic_load_explicit(w, memory_order_relaxed), d, t;
+	while (((t = norm(v, &d)) & bits) &&
+	       !atomic_compare_exchange_weak_explicit(w, &v, (t & ~bits) - d, memory_order_relaxed,
+						      memory_order_relaxed)) {
 	}
 }
 
@@ -263,8 +295,9 @@ static void clear_bits(_Atomic uint32_t *w, uint32_t bits)
  * head; v: W as last seen. */
 static void wake_head(_Atomic uint32_t *w, uint32_t v)
 {
-	while (v & SLEEP) {
-		if (atomic_compare_exchange_weak_explicit(w, &v, v & ~SLEEP, memory_order_acq_rel,
+	uint32_t d, t;
+	while ((t = norm(v, &d)) & SLEEP) {
+		if (atomic_compare_exchange_weak_explicit(w, &v, (t & ~SLEEP) - d, memory_order_acq_rel,
 							  memory_order_relaxed)) {
 			ls_futex_wake(w, 1);
 			return;
@@ -276,8 +309,8 @@ static void wake_head(_Atomic uint32_t *w, uint32_t v)
  * waiter that gave up): the passive head may now have room. */
 static void leave_active(_Atomic uint32_t *w)
 {
-	uint32_t v = atomic_fetch_sub_explicit(w, 1, memory_order_relaxed) - 1;
-	if (LS_UNLIKELY(v & SLEEP) && active(v) < rejoin())
+	uint32_t v = atomic_fetch_sub_explicit(w, 1, memory_order_relaxed) - 1, d, t = norm(v, &d);
+	if (LS_UNLIKELY(t & SLEEP) && active(t) < rejoin())
 		wake_head(w, v);
 }
 
@@ -286,15 +319,17 @@ static void leave_active(_Atomic uint32_t *w)
  * else 0 (W changed before it slept, or it could not set SLEEP). */
 static int head_sleep(_Atomic uint32_t *w, uint32_t v, uint64_t deadline)
 {
-	if (!(v & SLEEP)) {
-		if (!atomic_compare_exchange_strong_explicit(w, &v, v | SLEEP, memory_order_acq_rel,
+	uint32_t d, t = norm(v, &d);
+	if (!(t & SLEEP)) {
+		uint32_t n = (t | SLEEP) - d;
+		if (!atomic_compare_exchange_strong_explicit(w, &v, n, memory_order_acq_rel,
 							     memory_order_relaxed))
 			return 0;
-		v |= SLEEP;
+		v = n;
 	}
 	if (ls_futex_wait(w, v, deadline) == ETIMEDOUT)
 		return ETIMEDOUT;
-	return !(atomic_load_explicit(w, memory_order_relaxed) & SLEEP);
+	return !(norm(atomic_load_explicit(w, memory_order_relaxed), &d) & SLEEP);
 }
 
 /* The head: joins the active set (0) when approved or when the count falls
@@ -311,13 +346,13 @@ static int head_wait(_Atomic uint32_t *w, uint64_t deadline)
 	struct ls_spin s = LS_SPIN_INIT;
 	unsigned gap = 1;
 	for (;;) {
-		uint32_t v = atomic_load_explicit(w, memory_order_relaxed), n = 0;
-		if (v & APPROVED)
-			n = (v & ~(APPROVED | SLEEP)) + 1;
-		else if (active(v) < rejoin())
-			n = (v & ~SLEEP) + 1;
+		uint32_t v = atomic_load_explicit(w, memory_order_relaxed), d, t = norm(v, &d), n = 0;
+		if (t & APPROVED)
+			n = (t & ~(APPROVED | SLEEP)) + 1;
+		else if (active(t) < rejoin())
+			n = (t & ~SLEEP) + 1;
 		if (n) {
-			if (atomic_compare_exchange_strong_explicit(w, &v, n, memory_order_acq_rel,
+			if (atomic_compare_exchange_strong_explicit(w, &v, n - d, memory_order_acq_rel,
 								    memory_order_relaxed))
 				return 0;
 			continue;
@@ -384,6 +419,7 @@ static __attribute__((noinline)) int passive_wait(_Atomic uint32_t *w, uint64_t 
 		mark_passive(w);
 	}
 	bucket_unlock(b);
+	LS_INJECT();
 	int r = 0;
 	if (!head) {
 		/* acquire: pairs with ls_word_publish in leave_queue */
@@ -446,16 +482,24 @@ static __attribute__((noinline)) void lock_slow(void *state, const struct slot *
 static __attribute__((noinline)) void unlock_slow(void *state, const struct slot *sl)
 {
 	_Atomic uint32_t *w = LS_WRAP_WORD(state);
-	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
-	if (LS_UNLIKELY(active(v) == ACTIVE_MASK)) {
-		/* nobody was counted: not locked (issue 25) */
-		atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
-		sl->unlock(state);
-		return;
-	}
+	LS_INJECT(); /* a misuse's borrow shows in W until the repair below */
+	uint32_t v = atomic_load_explicit(w, memory_order_relaxed), d;
 	uint32_t per = (uint32_t)__atomic_load_n(&period, __ATOMIC_RELAXED), n;
 	bool wake = false;
 	for (;;) {
+		norm(v, &d);
+		if (LS_UNLIKELY(d)) {
+			/* ACTIVE below 0: an unlock of an unlocked mutex (issue
+			 * 25), ours or one in flight. Repair one unit, by CAS, so
+			 * that two unlockers that both see one unit repair it
+			 * once: the other then counts as the release. */
+			if (atomic_compare_exchange_weak_explicit(w, &v, v + 1, memory_order_relaxed,
+								  memory_order_relaxed)) {
+				sl->unlock(state);
+				return;
+			}
+			continue;
+		}
 		if (!(v & PASSIVE))
 			break; /* the queue emptied meanwhile */
 		n = v;

@@ -1,16 +1,18 @@
 /*
  * bench-pairs - the uncontended cost of one pthread_mutex_lock +
- * pthread_mutex_unlock pair, for scripts/sweeps/core-bench. An ordinary pthread
+ * pthread_mutex_unlock pair, for scripts/sweeps/core-bench (or of a
+ * pthread_rwlock_rdlock / _wrlock + _unlock pair, or a pthread_spin_lock +
+ * _unlock pair, for scripts/sweeps/bench-rwlock). An ordinary pthread
  * program: run natively for glibc, or with liblockswap preloaded.
  *
- *   bench-pairs N [REPS]
+ *   bench-pairs [--lock mutex|rd|wr|spin] N [REPS]
  *
- * Does REPS rounds of N lock/unlock pairs on one default mutex in the main
- * thread (after one other thread has been created and joined, so libc is in
- * its multi-threaded mode, as in any program that uses locks), and prints
- * the median ns per pair over the rounds. Under callgrind, run it with two
- * values of N and divide the difference of the instruction counts by the
- * difference of N: start-up and exit cancel out.
+ * Does REPS rounds of N lock/unlock pairs on one default mutex (rwlock,
+ * spinlock) in the main thread (after one other thread has been created and
+ * joined, so libc is in its multi-threaded mode, as in any program that uses
+ * locks), and prints the median ns per pair over the rounds. Under callgrind,
+ * run it with two values of N and divide the difference of the instruction
+ * counts by the difference of N: start-up and exit cancel out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +24,36 @@
 #include <time.h>
 
 static pthread_mutex_t m;
+static pthread_rwlock_t rw;
+static pthread_spinlock_t sl;
+
+enum kind { MUTEX, RD, WR, SPIN };
+
+/* One pair of the kind; noinline keeps every kind's loop the same shape. */
+static __attribute__((noinline)) void pairs(enum kind k, unsigned long n)
+{
+	int bad = 0;
+	switch (k) {
+	case MUTEX:
+		for (unsigned long i = 0; i < n; i++)
+			bad |= pthread_mutex_lock(&m) | pthread_mutex_unlock(&m);
+		break;
+	case RD:
+		for (unsigned long i = 0; i < n; i++)
+			bad |= pthread_rwlock_rdlock(&rw) | pthread_rwlock_unlock(&rw);
+		break;
+	case WR:
+		for (unsigned long i = 0; i < n; i++)
+			bad |= pthread_rwlock_wrlock(&rw) | pthread_rwlock_unlock(&rw);
+		break;
+	case SPIN:
+		for (unsigned long i = 0; i < n; i++)
+			bad |= pthread_spin_lock(&sl) | pthread_spin_unlock(&sl);
+		break;
+	}
+	if (__builtin_expect(bad != 0, 0))
+		abort();
+}
 
 static void *nothing(void *arg)
 {
@@ -56,11 +88,28 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
+	static const char *const kinds[] = {"mutex", "rd", "wr", "spin"};
+	enum kind k = MUTEX;
+	if (argc > 2 && !strcmp(argv[1], "--lock")) {
+		size_t i = 0;
+		while (i < 4 && strcmp(argv[2], kinds[i]))
+			i++;
+		if (i == 4) {
+			fprintf(stderr,
+				"bench-pairs: --lock: invalid value '%s' (expected mutex, rd, wr or spin)\n",
+				argv[2]);
+			return 2;
+		}
+		k = (enum kind)i;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2 || argc > 3 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fprintf(argc == 2 ? stdout : stderr,
-			"usage: bench-pairs N [REPS]\n"
-			"REPS (default 1) rounds of N uncontended pthread_mutex_lock/unlock pairs;\n"
-			"prints the median ns per pair.\n");
+			"usage: bench-pairs [--lock mutex|rd|wr|spin] N [REPS]\n"
+			"REPS (default 1) rounds of N uncontended lock/unlock pairs: pthread_mutex_lock\n"
+			"(default), pthread_rwlock_rdlock or _wrlock, pthread_spin_lock, each with its\n"
+			"unlock; prints the median ns per pair.\n");
 		return argc == 2 ? 0 : 2;
 	}
 	unsigned long n = parse(argv[1], "N"), reps = argc > 2 ? parse(argv[2], "REPS") : 1;
@@ -69,19 +118,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-pairs: pthread_create failed\n");
 		return 1;
 	}
-	if (pthread_mutex_init(&m, NULL))
+	if (pthread_mutex_init(&m, NULL) || pthread_rwlock_init(&rw, NULL) ||
+	    pthread_spin_init(&sl, PTHREAD_PROCESS_PRIVATE))
 		return 1;
 	double *ns = malloc(reps * sizeof *ns);
 	if (!ns)
 		return 1;
 	for (unsigned long r = 0; r < reps; r++) {
 		uint64_t t0 = now_ns();
-		for (unsigned long i = 0; i < n; i++) {
-			if (__builtin_expect(pthread_mutex_lock(&m) != 0, 0))
-				abort();
-			if (__builtin_expect(pthread_mutex_unlock(&m) != 0, 0))
-				abort();
-		}
+		pairs(k, n);
 		ns[r] = (double)(now_ns() - t0) / (double)n;
 	}
 	qsort(ns, reps, sizeof *ns, cmp);

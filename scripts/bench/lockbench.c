@@ -38,6 +38,15 @@
  *     must sum to the acquisitions counted by the threads and no thread may
  *     have found the flag set. A mismatch is an error (exit status 3).
  *
+ * The lock is a pthread_mutex_t, or (--lock) a pthread_rwlock_t or a
+ * pthread_spinlock_t. With an rwlock a fraction of the acquisitions (--read)
+ * are reads, whose critical section only reads: the C lines (a writer sets
+ * them all to one new value, so a reader that finds two values saw a writer
+ * inside) and the "inside" flag (set by a writer: a reader must never see
+ * it); the counter then sums the writes. Readers write nothing shared, so
+ * that the benchmark measures the lock's read scalability, not the cost of
+ * a counter of its own.
+ *
  * Exit status: 0 ok, 1 a pthread call failed, 2 bad option, 3 mutual
  * exclusion violated.
  */
@@ -69,6 +78,9 @@
 enum mode { M_LOCK, M_TRYLOCK, M_TIMEDLOCK, M_CLOCKLOCK };
 static const char *const mode_names[] = {"lock", "trylock", "timedlock", "clocklock"};
 
+enum lock_kind { K_MUTEX, K_RWLOCK, K_SPIN };
+static const char *const kind_names[] = {"mutex", "rwlock", "spin"};
+
 struct type_name {
 	const char *name;
 	int type; /* -1: default attributes (NULL) */
@@ -98,6 +110,9 @@ static struct config {
 	uint64_t quantum_us, period_us;
 	bool pin;
 	size_t type; /* index in types[] */
+	enum lock_kind kind;
+	double read;	/* rwlock: fraction of acquisitions that read */
+	bool rw_writer; /* rwlock: PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP */
 	unsigned sample;
 	uint64_t seed;
 	const char *label;
@@ -126,17 +141,22 @@ static const char csv_header[] =
     "preempt,preempted_threads,quantum_us,period_us,pin,seconds,acquisitions,attempts,failed,"
     "success,acq_per_s,ns_per_acq,min_thread,max_thread,jain,handoff,lat_p50_ns,lat_p99_ns,"
     "lat_max_ns,lat_samples,signals,handler_ms,cpus,kernel,per_thread,handler_ms_per_thread,"
-    "clusters,remote_ns,local_handoff,longest_local_run";
+    "clusters,remote_ns,local_handoff,longest_local_run,lock_kind,read_fraction,reads,writes";
 
 struct line {
 	alignas(64) _Atomic uint64_t v;
 };
 
-/* One lock and what it protects. The mutex has its own cache line; the
+/* One lock and what it protects. The lock has its own cache line; the
  * bookkeeping (counter, inside flag, last holder) is one more line that every
- * critical section touches; then the C lines of the critical section. */
+ * critical section touches (a reader's only reads it); then the C lines of
+ * the critical section. */
 struct slot {
-	alignas(64) pthread_mutex_t m;
+	alignas(64) union {
+		pthread_mutex_t m;
+		pthread_rwlock_t rw;
+		pthread_spinlock_t sp;
+	};
 	alignas(64) _Atomic uint64_t counter;
 	_Atomic uint32_t inside;
 	_Atomic int32_t last;
@@ -150,8 +170,9 @@ struct worker {
 	pthread_t tid;
 	uint64_t rng;
 	uint64_t acq, attempts, failed, handoffs, cl_handoffs, local_handoffs, longest_run;
-	int cluster; /* thread:N: fixed at registration */
-	pid_t ktid;  /* kernel thread id, for the cluster report */
+	uint64_t reads; /* rwlock: of acq */
+	int cluster;	/* thread:N: fixed at registration */
+	pid_t ktid;	/* kernel thread id, for the cluster report */
 	uint64_t sink;
 	/* latency reservoir */
 	uint64_t lat_seen, lat_kept, lat_max;
@@ -295,6 +316,15 @@ static void usage(FILE *f)
 	      "  -p, --patience US    patience for timedlock/clocklock in us (1..1e7; default 50)\n"
 	      "      --type TYPE      mutex type: default (NULL attributes), normal, recursive,\n"
 	      "                       errorcheck, adaptive\n"
+	      "  -L, --lock KIND      the lock: mutex (pthread_mutex_t, default), rwlock\n"
+	      "                       (pthread_rwlock_t: the modes take rdlock or wrlock and their\n"
+	      "                       try, timed and clock variants), spin (pthread_spinlock_t:\n"
+	      "                       lock and trylock modes only)\n"
+	      "  -r, --read F         rwlock: a fraction F of the acquisitions are reads (0..1;\n"
+	      "                       default 0.9; implies --lock rwlock); a read's critical\n"
+	      "                       section reads the C lines and writes nothing shared\n"
+	      "      --rwkind KIND    rwlock: default (glibc's reader preference) or writer\n"
+	      "                       (PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)\n"
 	      "\n"
 	      "Environment of the run:\n"
 	      "  -e, --load E         E external load threads that only spin (default 0)\n"
@@ -329,7 +359,8 @@ static void usage(FILE *f)
 	      "      --csv-header     print the CSV header line and exit\n"
 	      "  -h, --help           this text\n"
 	      "\n"
-	      "Reported: acquisitions/s and ns per acquisition; attempts, failed attempts (timeouts,\n"
+	      "Reported: acquisitions/s and ns per acquisition (an rwlock's reads and writes apart);\n"
+	      "attempts, failed attempts (timeouts,\n"
 	      "or EBUSY in trylock mode) and success rate (acquisitions / attempts); per-thread acquisitions "
 	      "with min, max and\n"
 	      "Jain's fairness index; handoff rate (fraction of acquisitions by a thread other\n"
@@ -407,7 +438,8 @@ static void parse_args(int argc, char **argv)
 		O_HEADER,
 		O_CSNS,
 		O_CLUSTERS,
-		O_REMOTE
+		O_REMOTE,
+		O_RWKIND
 	};
 	static const struct option opts[] = {
 	    {"threads", required_argument, 0, 't'},
@@ -434,16 +466,20 @@ static void parse_args(int argc, char **argv)
 	    {"csv-header", no_argument, 0, O_HEADER},
 	    {"clusters", required_argument, 0, O_CLUSTERS},
 	    {"remote-ns", required_argument, 0, O_REMOTE},
+	    {"lock", required_argument, 0, 'L'},
+	    {"read", required_argument, 0, 'r'},
+	    {"rwkind", required_argument, 0, O_RWKIND},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
-	bool header = false, have_d = false, have_n = false;
+	bool header = false, have_d = false, have_n = false, have_read = false, have_kind = false,
+	     have_type = false, have_rwkind = false;
 	const char *clusters = getenv("LOCKSWAP_CLUSTER");
 	if (clusters && strncmp(clusters, "thread:", 7))
 		clusters = NULL; /* a level of the machine: not known here */
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:d:n:c:N:k:m:p:e:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:d:n:c:N:k:m:p:e:L:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			cfg.threads = (unsigned)parse_u("--threads", optarg, 1, MAX_THREADS);
@@ -492,8 +528,33 @@ static void parse_args(int argc, char **argv)
 			if (i == sizeof types / sizeof *types)
 				bad("--type", optarg, "default, normal, recursive, errorcheck or adaptive");
 			cfg.type = i;
+			have_type = true;
 			break;
 		}
+		case 'L': {
+			size_t i;
+			for (i = 0; i < sizeof kind_names / sizeof *kind_names; i++)
+				if (!strcmp(optarg, kind_names[i]))
+					break;
+			if (i == sizeof kind_names / sizeof *kind_names)
+				bad("--lock", optarg, "mutex, rwlock or spin");
+			cfg.kind = (enum lock_kind)i;
+			have_kind = true;
+			break;
+		}
+		case 'r':
+			cfg.read = parse_d("--read", optarg, 0, 1, false);
+			have_read = true;
+			break;
+		case O_RWKIND:
+			if (!strcmp(optarg, "default"))
+				cfg.rw_writer = false;
+			else if (!strcmp(optarg, "writer"))
+				cfg.rw_writer = true;
+			else
+				bad("--rwkind", optarg, "default or writer");
+			have_rwkind = true;
+			break;
 		case 'e':
 			cfg.load = (unsigned)parse_u("--load", optarg, 0, MAX_THREADS);
 			break;
@@ -571,6 +632,27 @@ static void parse_args(int argc, char **argv)
 	}
 	if (cfg.skew > 0 && cfg.locks < 2) {
 		fprintf(stderr, "lockbench: --skew needs --locks 2 or more\n");
+		exit(2);
+	}
+	if (have_read && have_kind && cfg.kind != K_RWLOCK) {
+		fprintf(stderr, "lockbench: --read is for --lock rwlock, not %s\n", kind_names[cfg.kind]);
+		exit(2);
+	}
+	if (have_read)
+		cfg.kind = K_RWLOCK;
+	else if (cfg.kind == K_RWLOCK)
+		cfg.read = 0.9;
+	if (have_rwkind && cfg.kind != K_RWLOCK) {
+		fprintf(stderr, "lockbench: --rwkind is for --lock rwlock, not %s\n", kind_names[cfg.kind]);
+		exit(2);
+	}
+	if (have_type && cfg.kind != K_MUTEX) {
+		fprintf(stderr, "lockbench: --type is for --lock mutex, not %s\n", kind_names[cfg.kind]);
+		exit(2);
+	}
+	if (cfg.kind == K_SPIN && cfg.mode != M_LOCK && cfg.mode != M_TRYLOCK) {
+		fprintf(stderr, "lockbench: --lock spin has no %s mode (valid: lock, trylock)\n",
+			mode_names[cfg.mode]);
 		exit(2);
 	}
 	if (header) {
@@ -740,53 +822,101 @@ static bool stopping(const struct worker *w)
 	return atomic_load_explicit(&stop_flag, memory_order_relaxed) != 0;
 }
 
-/* Acquires s->m by the configured mode; false if the run ended first (only
- * in the retrying modes). */
-static bool acquire(struct worker *w, struct slot *s)
+/* One attempt at s's lock, of the configured kind and mode (a read if
+ * `read`): 0, or EBUSY / ETIMEDOUT. The name of the call, for errors. */
+static int attempt(struct slot *s, bool read, const char **what)
 {
-	int r;
-	switch (cfg.mode) {
-	case M_LOCK:
-		w->attempts++;
-		check(w, "pthread_mutex_lock", pthread_mutex_lock(&s->m));
-		return true;
-	case M_TRYLOCK:
-		for (;;) {
-			w->attempts++;
-			r = pthread_mutex_trylock(&s->m);
-			if (r == 0)
-				return true;
-			if (r != EBUSY)
-				check(w, "pthread_mutex_trylock", r);
-			w->failed++;
-			if (stopping(w))
-				return false;
-			cpu_relax();
+	struct timespec ts;
+	if (cfg.mode == M_TIMEDLOCK)
+		ts = deadline(CLOCK_REALTIME);
+	else if (cfg.mode == M_CLOCKLOCK)
+		ts = deadline(CLOCK_MONOTONIC);
+	switch (cfg.kind) {
+	case K_MUTEX:
+		switch (cfg.mode) {
+		case M_LOCK:
+			*what = "pthread_mutex_lock";
+			return pthread_mutex_lock(&s->m);
+		case M_TRYLOCK:
+			*what = "pthread_mutex_trylock";
+			return pthread_mutex_trylock(&s->m);
+		case M_TIMEDLOCK:
+			*what = "pthread_mutex_timedlock";
+			return pthread_mutex_timedlock(&s->m, &ts);
+		default:
+			*what = "pthread_mutex_clocklock";
+			return pthread_mutex_clocklock(&s->m, CLOCK_MONOTONIC, &ts);
 		}
-	case M_TIMEDLOCK:
-	case M_CLOCKLOCK:
-		for (;;) {
-			w->attempts++;
-			if (cfg.mode == M_TIMEDLOCK) {
-				struct timespec ts = deadline(CLOCK_REALTIME);
-				r = pthread_mutex_timedlock(&s->m, &ts);
-			} else {
-				struct timespec ts = deadline(CLOCK_MONOTONIC);
-				r = pthread_mutex_clocklock(&s->m, CLOCK_MONOTONIC, &ts);
-			}
-			if (r == 0)
-				return true;
-			if (r != ETIMEDOUT)
-				check(w,
-				      cfg.mode == M_TIMEDLOCK ? "pthread_mutex_timedlock"
-							      : "pthread_mutex_clocklock",
-				      r);
-			w->failed++;
-			if (stopping(w))
-				return false;
+	case K_RWLOCK:
+		switch (cfg.mode) {
+		case M_LOCK:
+			*what = read ? "pthread_rwlock_rdlock" : "pthread_rwlock_wrlock";
+			return read ? pthread_rwlock_rdlock(&s->rw) : pthread_rwlock_wrlock(&s->rw);
+		case M_TRYLOCK:
+			*what = read ? "pthread_rwlock_tryrdlock" : "pthread_rwlock_trywrlock";
+			return read ? pthread_rwlock_tryrdlock(&s->rw) : pthread_rwlock_trywrlock(&s->rw);
+		case M_TIMEDLOCK:
+			*what = read ? "pthread_rwlock_timedrdlock" : "pthread_rwlock_timedwrlock";
+			return read ? pthread_rwlock_timedrdlock(&s->rw, &ts)
+				    : pthread_rwlock_timedwrlock(&s->rw, &ts);
+		default:
+			*what = read ? "pthread_rwlock_clockrdlock" : "pthread_rwlock_clockwrlock";
+			return read ? pthread_rwlock_clockrdlock(&s->rw, CLOCK_MONOTONIC, &ts)
+				    : pthread_rwlock_clockwrlock(&s->rw, CLOCK_MONOTONIC, &ts);
 		}
+	default:
+		*what = cfg.mode == M_LOCK ? "pthread_spin_lock" : "pthread_spin_trylock";
+		return cfg.mode == M_LOCK ? pthread_spin_lock(&s->sp) : pthread_spin_trylock(&s->sp);
 	}
-	return false;
+}
+
+/* Acquires s's lock by the configured mode (for reading if `read`); false
+ * if the run ended first (only in the retrying modes). */
+static bool acquire(struct worker *w, struct slot *s, bool read)
+{
+	for (;;) {
+		const char *what;
+		w->attempts++;
+		int r = attempt(s, read, &what);
+		if (r == 0)
+			return true;
+		if (r != (cfg.mode == M_TRYLOCK ? EBUSY : ETIMEDOUT) || cfg.mode == M_LOCK)
+			check(w, what, r);
+		w->failed++;
+		if (stopping(w))
+			return false;
+		if (cfg.mode == M_TRYLOCK)
+			cpu_relax();
+	}
+}
+
+static void release(struct worker *w, struct slot *s)
+{
+	switch (cfg.kind) {
+	case K_MUTEX:
+		check(w, "pthread_mutex_unlock", pthread_mutex_unlock(&s->m));
+		break;
+	case K_RWLOCK:
+		check(w, "pthread_rwlock_unlock", pthread_rwlock_unlock(&s->rw));
+		break;
+	default:
+		check(w, "pthread_spin_unlock", pthread_spin_unlock(&s->sp));
+	}
+}
+
+/* A read's critical section: reads the lines a writer keeps equal and the
+ * writer's flag, writes nothing shared. */
+static void critical_read(struct slot *s, struct worker *w)
+{
+	uint64_t bad = atomic_load_explicit(&s->inside, memory_order_relaxed);
+	if (cs_iters)
+		w->sink = work(cs_iters, w->sink);
+	uint64_t v0 = cfg.cs_lines ? atomic_load_explicit(&s->cs[0].v, memory_order_relaxed) : 0;
+	for (unsigned i = 1; i < cfg.cs_lines; i++)
+		bad += atomic_load_explicit(&s->cs[i].v, memory_order_relaxed) != v0;
+	bad += atomic_load_explicit(&s->inside, memory_order_relaxed);
+	if (bad)
+		atomic_fetch_add_explicit(&violations, 1, memory_order_relaxed);
 }
 
 static _Atomic int registered;
@@ -821,17 +951,22 @@ static void *worker_main(void *arg)
 	}
 	while (!stopping(w)) {
 		struct slot *s = &slots[pick(w)];
+		bool read = cfg.kind == K_RWLOCK && (double)(rnd(&w->rng) >> 11) * 0x1p-53 < cfg.read;
 		bool timed = cfg.sample && ++w->sample_ctr >= cfg.sample;
 		uint64_t t0 = timed ? now_ns() : 0;
-		if (!acquire(w, s))
+		if (!acquire(w, s, read))
 			break;
 		if (timed) {
 			record_latency(w, now_ns() - t0);
 			w->sample_ctr = 0;
 		}
-		critical(s, w);
-		check(w, "pthread_mutex_unlock", pthread_mutex_unlock(&s->m));
+		if (read)
+			critical_read(s, w);
+		else
+			critical(s, w);
+		release(w, s);
 		w->acq++;
+		w->reads += read;
 		w->sink = work(ncs_iters, w->sink);
 	}
 	if (w->preempted)
@@ -924,9 +1059,29 @@ static void percentiles(uint64_t *p50, uint64_t *p99, uint64_t *max, uint64_t *n
 	free(all);
 }
 
+/* Lock 0 is created by a function of its own, so that an algorithm map can
+ * name it apart from the others (LOCKSWAP_ALGO_MAP='init_lock0=mcs,...'):
+ * under --skew it is the hot lock. noipa: never merged with init_lock; the
+ * empty asm after the call: not a tail call, so the function is on the
+ * stack of the pthread_mutex_init it makes. */
+static __attribute__((noipa)) int init_lock0(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	int r = pthread_mutex_init(m, a);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+static __attribute__((noipa)) int init_lock(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	int r = pthread_mutex_init(m, a);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
 static void algo_name(char *buf, size_t len, char *wait, size_t wlen)
 {
-	const char *pre = getenv("LD_PRELOAD"), *a = getenv("LOCKSWAP_ALGO"), *wt = getenv("LOCKSWAP_WAIT");
+	static const char *const var[] = {"LOCKSWAP_ALGO", "LOCKSWAP_RWALGO", "LOCKSWAP_SPINALGO"};
+	const char *pre = getenv("LD_PRELOAD"), *a = getenv(var[cfg.kind]), *wt = getenv("LOCKSWAP_WAIT");
 	bool shim = pre && strstr(pre, "liblockswap");
 	if (cfg.label)
 		snprintf(buf, len, "%s", cfg.label);
@@ -951,6 +1106,7 @@ struct report {
 	double secs, rate, ns_per_acq, jain, success, handoff, handler_ms, local;
 	uint64_t longest;
 	uint64_t acq, attempts, failed, min, max, p50, p99, lat_max, lat_n, signals, counter, violations;
+	uint64_t reads; /* rwlock: of acq */
 	unsigned npre;
 };
 
@@ -959,7 +1115,10 @@ static void print_csv(const struct report *r)
 	struct utsname un;
 	uname(&un);
 	bool timed = cfg.mode == M_TIMEDLOCK || cfg.mode == M_CLOCKLOCK;
-	printf("%s,%s,%s,%s,", r->algo, r->wait, mode_names[cfg.mode], types[cfg.type].name);
+	printf("%s,%s,%s,%s,", r->algo, r->wait, mode_names[cfg.mode],
+	       cfg.kind == K_MUTEX    ? types[cfg.type].name
+	       : cfg.kind == K_RWLOCK ? (cfg.rw_writer ? "writer" : "default")
+				      : "-");
 	printf("%u,%u,%g,%u,%llu,%llu,", cfg.threads, cfg.locks, cfg.skew, cfg.cs_lines,
 	       (unsigned long long)cfg.cs_ns, (unsigned long long)cfg.ncs_ns);
 	printf("%llu,%u,%s,", (unsigned long long)(timed ? cfg.patience_us : 0), cfg.load,
@@ -982,19 +1141,28 @@ static void print_csv(const struct report *r)
 		printf("%s%.3f", i ? ";" : "",
 		       (double)atomic_load_explicit(&workers[i].handler_ns, memory_order_relaxed) / 1e6);
 	if (cfg.clusters || cfg.ncpu_map)
-		printf(",%s,%llu,%.4f,%llu\n", cfg.clusters_spec, (unsigned long long)cfg.remote_ns, r->local,
+		printf(",%s,%llu,%.4f,%llu", cfg.clusters_spec, (unsigned long long)cfg.remote_ns, r->local,
 		       (unsigned long long)r->longest);
 	else
-		printf(",-,0,,\n");
+		printf(",-,0,,");
+	printf(",%s,%g,%llu,%llu\n", kind_names[cfg.kind], cfg.kind == K_RWLOCK ? cfg.read : 0,
+	       (unsigned long long)r->reads, (unsigned long long)(r->acq - r->reads));
 }
 
 static void print_summary(const struct report *r)
 {
 	struct utsname un;
 	uname(&un);
-	printf("lockbench: %s (wait %s), %s, %s mutex, %u thread%s, %u lock%s", r->algo, r->wait,
-	       mode_names[cfg.mode], types[cfg.type].name, cfg.threads, cfg.threads == 1 ? "" : "s",
-	       cfg.locks, cfg.locks == 1 ? "" : "s");
+	printf("lockbench: %s (wait %s), %s, ", r->algo, r->wait, mode_names[cfg.mode]);
+	if (cfg.kind == K_MUTEX)
+		printf("%s mutex", types[cfg.type].name);
+	else if (cfg.kind == K_RWLOCK)
+		printf("%s rwlock, %g%% reads", cfg.rw_writer ? "writer-preferring" : "default",
+		       cfg.read * 100);
+	else
+		printf("spinlock");
+	printf(", %u thread%s, %u lock%s", cfg.threads, cfg.threads == 1 ? "" : "s", cfg.locks,
+	       cfg.locks == 1 ? "" : "s");
 	if (cfg.skew > 0)
 		printf(" (%g%% on lock 0)", cfg.skew * 100);
 	printf(", CS %u line%s", cfg.cs_lines, cfg.cs_lines == 1 ? "" : "s");
@@ -1009,6 +1177,10 @@ static void print_summary(const struct report *r)
 		       cfg.load == 1 ? "" : (cfg.load_procs ? "es" : "s"));
 	printf("  throughput    %.0f acquisitions/s, %.1f ns each (%llu in %.3f s)\n", r->rate, r->ns_per_acq,
 	       (unsigned long long)r->acq, r->secs);
+	if (cfg.kind == K_RWLOCK)
+		printf("  reads         %llu (%.2f%%), writes %llu\n", (unsigned long long)r->reads,
+		       r->acq ? 100.0 * (double)r->reads / (double)r->acq : 0,
+		       (unsigned long long)(r->acq - r->reads));
 	if (cfg.mode == M_TRYLOCK)
 		printf("  success       %.2f%% of %llu attempts, %llu EBUSY\n", r->success * 100,
 		       (unsigned long long)r->attempts, (unsigned long long)r->failed);
@@ -1049,9 +1221,10 @@ static void print_summary(const struct report *r)
 		       (double)atomic_load_explicit(&w->handler_ns, memory_order_relaxed) / 1e6,
 		       (unsigned long long)atomic_load_explicit(&w->signals, memory_order_relaxed));
 	}
-	printf("  mutual excl.  %s (counter %llu, acquisitions %llu, overlaps seen %llu)\n",
-	       r->counter == r->acq && !r->violations ? "ok" : "VIOLATED", (unsigned long long)r->counter,
-	       (unsigned long long)r->acq, (unsigned long long)r->violations);
+	printf("  mutual excl.  %s (counter %llu, %s %llu, overlaps seen %llu)\n",
+	       r->counter == r->acq - r->reads && !r->violations ? "ok" : "VIOLATED",
+	       (unsigned long long)r->counter, cfg.kind == K_RWLOCK ? "writes" : "acquisitions",
+	       (unsigned long long)(r->acq - r->reads), (unsigned long long)r->violations);
 }
 
 int main(int argc, char **argv)
@@ -1072,10 +1245,21 @@ int main(int argc, char **argv)
 	pthread_mutexattr_init(&attr);
 	if (types[cfg.type].type >= 0)
 		pthread_mutexattr_settype(&attr, types[cfg.type].type);
+	pthread_rwlockattr_t rwattr;
+	pthread_rwlockattr_init(&rwattr);
+	if (cfg.rw_writer)
+		pthread_rwlockattr_setkind_np(&rwattr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	for (unsigned i = 0; i < cfg.locks; i++) {
-		int r = pthread_mutex_init(&slots[i].m, types[cfg.type].type >= 0 ? &attr : NULL);
+		const pthread_mutexattr_t *ap = types[cfg.type].type >= 0 ? &attr : NULL;
+		int r = cfg.kind == K_RWLOCK ? pthread_rwlock_init(&slots[i].rw, &rwattr)
+			: cfg.kind == K_SPIN ? pthread_spin_init(&slots[i].sp, PTHREAD_PROCESS_PRIVATE)
+			: i == 0	     ? init_lock0(&slots[i].m, ap)
+					     : init_lock(&slots[i].m, ap);
 		if (r)
-			die("pthread_mutex_init", r);
+			die(cfg.kind == K_RWLOCK ? "pthread_rwlock_init"
+			    : cfg.kind == K_SPIN ? "pthread_spin_init"
+						 : "pthread_mutex_init",
+			    r);
 		atomic_init(&slots[i].last, -1);
 		atomic_init(&slots[i].last_cluster, -1);
 		if (cfg.cs_lines) {
@@ -1085,6 +1269,7 @@ int main(int argc, char **argv)
 		}
 	}
 	pthread_mutexattr_destroy(&attr);
+	pthread_rwlockattr_destroy(&rwattr);
 
 	/* Workers. */
 	if (posix_memalign((void **)&workers, 64, cfg.threads * sizeof *workers))
@@ -1194,11 +1379,12 @@ int main(int argc, char **argv)
 
 	/* Totals. */
 	uint64_t acq = 0, attempts = 0, failed = 0, handoffs = 0, mn = UINT64_MAX, mx = 0, signals = 0,
-		 cl_handoffs = 0, local = 0, longest = 0;
+		 cl_handoffs = 0, local = 0, longest = 0, reads = 0;
 	double sum = 0, sumsq = 0, handler_ms = 0;
 	for (unsigned i = 0; i < cfg.threads; i++) {
 		struct worker *w = &workers[i];
 		acq += w->acq;
+		reads += w->reads;
 		attempts += w->attempts;
 		failed += w->failed;
 		handoffs += w->handoffs;
@@ -1233,6 +1419,7 @@ int main(int argc, char **argv)
 	    .handler_ms = handler_ms,
 	    .counter = counter,
 	    .violations = viol,
+	    .reads = reads,
 	};
 	rp.rate = rp.secs > 0 ? (double)acq / rp.secs : 0;
 	rp.ns_per_acq = acq ? rp.secs * 1e9 / (double)acq : 0;
@@ -1243,11 +1430,12 @@ int main(int argc, char **argv)
 	else
 		print_summary(&rp);
 	fflush(stdout);
-	if (counter != acq || viol) {
+	if (counter != acq - reads || viol) {
 		fprintf(stderr,
 			"lockbench: mutual exclusion violated: protected counters sum to %llu but threads "
-			"counted %llu acquisitions, %llu overlapping critical sections seen\n",
-			(unsigned long long)counter, (unsigned long long)acq, (unsigned long long)viol);
+			"counted %llu %s, %llu overlapping critical sections seen\n",
+			(unsigned long long)counter, (unsigned long long)(acq - reads),
+			cfg.kind == K_RWLOCK ? "writes" : "acquisitions", (unsigned long long)viol);
 		return 3;
 	}
 	return 0;

@@ -1,9 +1,11 @@
 /*
  * cli.h - the option handling that the lockswap commands share (lockswap.c,
  * lockswap-profile.c, lockswap-report.c): the options that choose how a
- * program runs (-a/-w/-s: `lockswap` applies them, `lockswap profile` passes
- * them on to it), unsigned values in a range, the option that getopt
- * refused, and the folder the command runs from. Each program keeps its own
+ * program runs (-a/-m/--config/-w/-s/-r/--spinalgo: `lockswap` applies
+ * them, `lockswap profile` passes them on to it), unsigned values in a
+ * range, the option that getopt refused, and the folder the command runs
+ * from. (-m/--config: an algorithm per mutex, LOCKSWAP_ALGO_MAP /
+ * LOCKSWAP_CONFIG.) Each program keeps its own
  * messages and exit statuses (README and the tests quote them).
  */
 #ifndef LS_CLI_H
@@ -17,15 +19,21 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-/* How PROG runs: -a/--algo, -w/--wait, -s/--spin; NULL: not given. */
+/* How PROG runs: -a/--algo, -m/--map, --config, -w/--wait, -s/--spin,
+ * -r/--rwalgo, --spinalgo; NULL: not given. */
 struct cli_run {
-	const char *algo, *wait, *spin;
+	const char *algo, *map, *config, *wait, *spin, *rwalgo, *spinalgo;
 };
-#define CLI_RUN_SHORT "a:w:s:"
+#define CLI_RUN_SHORT "a:m:w:s:r:"
+/* the long-only ones' getopt values, beyond the commands' own */
+#define CLI_OPT_CONFIG 0x1000
+#define CLI_OPT_SPINALGO 0x1001
 #define CLI_RUN_LONG                                                                                         \
-	{"algo", required_argument, NULL, 'a'}, {"wait", required_argument, NULL, 'w'},                      \
+	{"algo", required_argument, NULL, 'a'}, {"map", required_argument, NULL, 'm'},                       \
+	    {"config", required_argument, NULL, CLI_OPT_CONFIG}, {"wait", required_argument, NULL, 'w'},     \
+	    {"spin", required_argument, NULL, 's'}, {"rwalgo", required_argument, NULL, 'r'},                \
 	{                                                                                                    \
-		"spin", required_argument, NULL, 's'                                                         \
+		"spinalgo", required_argument, NULL, CLI_OPT_SPINALGO                                        \
 	}
 
 /* Takes getopt's option c (with arg) into r if it is one of the above. */
@@ -35,11 +43,23 @@ static inline bool cli_run_option(struct cli_run *r, int c, const char *arg)
 	case 'a':
 		r->algo = arg;
 		return true;
+	case 'm':
+		r->map = arg;
+		return true;
+	case CLI_OPT_CONFIG:
+		r->config = arg;
+		return true;
 	case 'w':
 		r->wait = arg;
 		return true;
 	case 's':
 		r->spin = arg;
+		return true;
+	case 'r':
+		r->rwalgo = arg;
+		return true;
+	case CLI_OPT_SPINALGO:
+		r->spinalgo = arg;
 		return true;
 	default:
 		return false;

@@ -2,8 +2,8 @@
  * lockswap-profile - `lockswap profile`: run a program under the contention
  * profiler (profile/profile.c).
  *
- *   lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N]
- *                    [--sample N] [--top N] [--] PROG [ARGS...]
+ *   lockswap profile [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO]
+ *                    [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N] [--top N] [--] PROG [ARGS...]
  *
  * It sets the LOCKSWAP_PROFILE variables and runs `lockswap -a ALGO -- PROG`
  * (the lockswap beside it, or $LOCKSWAP_COMMAND), so the algorithm, the
@@ -24,15 +24,22 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: lockswap profile [-a ALGO] [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N]\n"
-    "                        [--top N] [--] PROG [ARGS...]\n"
+    "usage: lockswap profile [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO]\n"
+    "                        [-w WAIT] [-s SPIN] [-o FILE] [--frames N] [--sample N] [--top N]\n"
+    "                        [--] PROG [ARGS...]\n"
     "\n"
     "Runs PROG under lockswap's contention profiler and prints, when it exits, the\n"
-    "mutexes that cost it the most waiting, with where each was created and the call\n"
-    "sites (stacks) of its contended acquisitions.\n"
+    "mutexes (condvars, rwlocks, spinlocks) that cost it the most waiting, with where\n"
+    "each was created and the call sites (stacks) of its contended acquisitions.\n"
     "\n"
     "  -a, --algo ALGO   lock algorithm (default pthread: glibc's own mutex, the program\n"
     "                    as it is); `lockswap --list` shows the others\n"
+    "  -m, --map RULES   an algorithm per mutex (LOCKSWAP_ALGO_MAP; see lockswap --list);\n"
+    "                    the table and the JSON name each mutex's algorithm and rule\n"
+    "      --config FILE the same rules from a file (LOCKSWAP_CONFIG)\n"
+    "  -r, --rwalgo ALGO reader-writer lock algorithm (LOCKSWAP_RWALGO; default pthread:\n"
+    "                    glibc's own rwlock)\n"
+    "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
     "  -w, --wait WAIT   waiting policy for lockswap's algorithms: spin, yield, park\n"
     "  -s, --spin N      spins before yielding or parking\n"
     "  -o, --out FILE    also save the profile: JSON, or CSV if FILE ends in .csv\n"
@@ -42,11 +49,11 @@ static const char usage[] =
     "      --frames N    frames per call site, 1..64 (LOCKSWAP_PROFILE_FRAMES; default 8)\n"
     "      --sample N    call site of 1 in N contended acquisitions (LOCKSWAP_PROFILE_SAMPLE;\n"
     "                    default 1: every one; counts and times are always exact)\n"
-    "      --top N       mutexes in the table on stderr (LOCKSWAP_PROFILE_TOP; default 10;\n"
-    "                    0: no table)\n"
+    "      --top N       mutexes (and of each other kind) in the table on stderr\n"
+    "                    (LOCKSWAP_PROFILE_TOP; default 10; 0: no table)\n"
     "  -h, --help        this text\n"
     "\n"
-    "Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO -- PROG ARGS...\n"
+    "Same as: LOCKSWAP_PROFILE=1 lockswap -a ALGO [-r RWALGO] ... -- PROG ARGS...\n"
     "Exit status: PROG's; 2 for a bad option; 127 if PROG cannot be run.\n";
 
 static __attribute__((noreturn)) void bad(const char *what, const char *arg, const char *valid)
@@ -133,7 +140,7 @@ int main(int argc, char **argv)
 	}
 	setenv("LOCKSWAP_PROFILE", "1", 1);
 
-	char **args = calloc((size_t)argc + 16, sizeof *args);
+	char **args = calloc((size_t)argc + 24, sizeof *args);
 	if (!args) {
 		fprintf(stderr, "lockswap profile: out of memory\n");
 		return 2;
@@ -142,6 +149,22 @@ int main(int argc, char **argv)
 	args[k++] = cmd;
 	args[k++] = "-a";
 	args[k++] = (char *)run.algo;
+	if (run.map) {
+		args[k++] = "-m";
+		args[k++] = (char *)run.map;
+	}
+	if (run.config) {
+		args[k++] = "--config";
+		args[k++] = (char *)run.config;
+	}
+	if (run.rwalgo) {
+		args[k++] = "-r";
+		args[k++] = (char *)run.rwalgo;
+	}
+	if (run.spinalgo) {
+		args[k++] = "--spinalgo";
+		args[k++] = (char *)run.spinalgo;
+	}
 	if (run.wait) {
 		args[k++] = "-w";
 		args[k++] = (char *)run.wait;

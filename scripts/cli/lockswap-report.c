@@ -39,30 +39,41 @@
 #include "cli.h"
 #include "profile_table.h"
 #include "report_flame.h"
+#include "report_map.h"
 
 static const char usage[] =
-    "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT]\n"
+    "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT |\n"
+    "                             --map [--algo ALGO]]\n"
     "\n"
     "Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
-    "the top N mutexes (and condvars) with where each was created, the wait and hold\n"
-    "histograms, and every call site of its contended acquisitions, each frame resolved\n"
-    "to function and file:line with addr2line (binutils). A module without local debug\n"
-    "information is looked up by its build-id through debuginfod when DEBUGINFOD_URLS is\n"
-    "set (elfutils' client, cached in DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client).\n"
+    "the top N mutexes (and condvars, rwlocks, spinlocks) with where each was created,\n"
+    "the wait and hold histograms, and every call site of its contended acquisitions\n"
+    "(an rwlock's read and write ones apart), each frame resolved to function and\n"
+    "file:line with addr2line (binutils). A module without local debug information is\n"
+    "looked up by its build-id through debuginfod when DEBUGINFOD_URLS is set (elfutils'\n"
+    "client, cached in DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client).\n"
     "\n"
     "  --sort KEY   wait (total wait time, the default), hold (total hold time),\n"
     "               contended (contended acquisitions), acquisitions\n"
-    "  --top N      how many mutexes and condvars (default 10; 0: all); with --svg,\n"
-    "               how many mutexes get a flame graph of their own\n"
-    "  --csv        all of it as CSV on stdout instead (one row per mutex, condvar and\n"
-    "               call site, as LOCKSWAP_PROFILE_OUT=FILE.csv writes it)\n"
+    "  --top N      how many of each: mutexes, condvars, rwlocks, spinlocks (default 10;\n"
+    "               0: all); with --svg, how many locks get a flame graph of their own\n"
+    "  --csv        all of it as CSV on stdout instead (one row per mutex, condvar, rwlock,\n"
+    "               spinlock and call site, as LOCKSWAP_PROFILE_OUT=FILE.csv writes it)\n"
     "  --folded     folded stacks on stdout instead, for flamegraph.pl or inferno: one line\n"
-    "               per stack, \"outer;...;inner;mutex #N where VALUE\"\n"
+    "               per stack, \"outer;...;inner;mutex #N where VALUE\" (rwlock #N where\n"
+    "               (read) or (write), spinlock #N where)\n"
     "  --weight W   what --folded counts: wait (ns waited, the default), contended\n"
     "               (acquisitions and timed attempts that waited), hold (ns held, by the\n"
-    "               stack that created each mutex: holds have no stack of their own)\n"
+    "               stack that created each lock: holds have no stack of their own)\n"
     "  --svg OUT    flame graphs as one SVG file OUT (opens in a browser): wait time by call\n"
-    "               stack for the whole program and for each top mutex, hold time by mutex\n"
+    "               stack for the whole program and for each top lock, hold time by lock\n"
+    "  --map        a ready LOCKSWAP_ALGO_MAP line instead: a rule for each of the top N\n"
+    "               contended mutexes (by --sort), naming a function or FILE:LINE of its\n"
+    "               creation stack that no other mutex's has, then * for the others with\n"
+    "               the profile's algorithm; one comment line per mutex says why\n"
+    "  --algo ALGO  with --map: the algorithm of every rule (default: chosen per mutex from\n"
+    "               its counts: mutexee when threads outnumber CPUs, mcs for queues of 3\n"
+    "               or more, else ttas; lockswap compare --per-lock measures)\n"
     "  -h, --help   this text\n"
     "\n"
     "Exit status: 0, 1 if the output could not be written, 2 for bad options or a file\n"
@@ -313,31 +324,43 @@ static unsigned stack_index(const struct jv *o, unsigned nstacks)
 	return v && v->t == J_NUM && v->u < nstacks ? (unsigned)v->u : LS_PROF_NO_STACK;
 }
 
-static void rows(const struct jv *arr, bool cond, struct ls_prof_row **out, unsigned *n, unsigned nstacks)
+enum { ROWS_MUTEX, ROWS_COND, ROWS_RWLOCK, ROWS_SPIN };
+
+/* One of the arrays of rows ("mutexes", "condvars", "rwlocks", "spinlocks":
+ * a profile saved before rwlocks and spinlocks were recorded has none of
+ * the last two, and renders as it did). */
+static void rows(const struct jv *arr, int kind, struct ls_prof_row **out, unsigned *n, unsigned nstacks)
 {
-	static const char *const mcount[LS_PROF_NCOUNT] = {
-	    "lock", "trylock", "timedlock", "contended", "trylock_failed", "timeouts", "handoffs"};
-	static const char *const ccount[4] = {"waits", "timeouts", "signals", "broadcasts"};
+	const char *const *names = kind == ROWS_COND	 ? ls_prof_cond_counts
+				   : kind == ROWS_RWLOCK ? ls_prof_rw_counts
+							 : ls_prof_mutex_counts;
+	int ncount = kind == ROWS_COND ? 4 : kind == ROWS_RWLOCK ? LS_PROF_NCOUNT : LS_PROF_NMUTEX;
 	*n = arr && arr->t == J_ARR ? (unsigned)arr->n : 0;
 	*out = xcalloc(*n, sizeof **out);
 	for (unsigned i = 0; i < *n; i++) {
 		const struct jv *o = &arr->a[i];
 		struct ls_prof_row *r = &(*out)[i];
 		r->id = (unsigned)num(o, "id");
-		r->cond = cond;
+		r->cond = kind == ROWS_COND;
+		r->rwlock = kind == ROWS_RWLOCK;
+		r->spin = kind == ROWS_SPIN;
 		r->glibc = num(o, "glibc") != 0;
 		r->type = str(o, "type") ? str(o, "type") : "?";
 		r->origin = str(o, "origin") ? str(o, "origin") : "?";
 		r->ended = str(o, "ended") ? str(o, "ended") : "";
+		r->algo = str(o, "algorithm"); /* a profile under an algorithm map */
+		r->rule = str(o, "rule");
 		r->address = num(o, "address");
 		r->stack = stack_index(o, nstacks);
-		for (int c = 0; c < (cond ? 4 : LS_PROF_NCOUNT); c++)
-			r->n[c] = num(o, cond ? ccount[c] : mcount[c]);
+		for (int c = 0; c < ncount; c++)
+			r->n[c] = num(o, names[c]);
 		r->max_waiters = num(o, "max_waiters");
 		r->wait_ns = num(o, "wait_ns");
 		r->wait_max = num(o, "wait_max_ns");
 		r->hold_ns = num(o, "hold_ns");
 		r->hold_max = num(o, "hold_max_ns");
+		r->rd_wait_ns = num(o, "read_wait_ns");
+		r->rd_hold_ns = num(o, "read_hold_ns");
 		r->wait_h = hist(o, "wait_hist");
 		r->hold_h = hist(o, "hold_hist");
 		const struct jv *s = get(o, "sites");
@@ -348,6 +371,8 @@ static void rows(const struct jv *arr, bool cond, struct ls_prof_row **out, unsi
 			r->sites[k].count = num(&s->a[k], "contended");
 			r->sites[k].timeouts = num(&s->a[k], "timeouts");
 			r->sites[k].wait_ns = num(&s->a[k], "wait_ns");
+			const char *mode = str(&s->a[k], "mode");
+			r->sites[k].read = mode && !strcmp(mode, "read");
 		}
 	}
 }
@@ -669,11 +694,13 @@ int main(int argc, char **argv)
 	    {"sort", required_argument, NULL, 'S'},   {"top", required_argument, NULL, 'T'},
 	    {"csv", no_argument, NULL, 'C'},	      {"folded", no_argument, NULL, 'F'},
 	    {"weight", required_argument, NULL, 'W'}, {"svg", required_argument, NULL, 'G'},
+	    {"map", no_argument, NULL, 'M'},	      {"algo", required_argument, NULL, 'A'},
 	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 	};
 	int key = LS_SORT_WAIT, c;
 	unsigned long top = 10;
-	bool csv = false, fold = false, weight_set = false;
+	bool csv = false, fold = false, weight_set = false, map = false;
+	const char *map_algo = NULL;
 	enum flame_weight weight = FLAME_WAIT;
 	const char *svg = NULL;
 	opterr = 0;
@@ -719,6 +746,14 @@ int main(int argc, char **argv)
 				die("%s", "--svg: an output file is needed (see lockswap report --help)");
 			svg = optarg;
 			break;
+		case 'M':
+			map = true;
+			break;
+		case 'A':
+			if (!*optarg || strpbrk(optarg, ",=/ "))
+				die("--algo: '%s' is not an algorithm name (see lockswap --list)", optarg);
+			map_algo = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -730,8 +765,11 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		die("%s", optind >= argc ? "no profile file given (see lockswap report --help)"
 					 : "one profile file only (see lockswap report --help)");
-	if (csv + fold + (svg != NULL) > 1)
-		die("%s", "--csv, --folded and --svg: one of them at a time (see lockswap report --help)");
+	if (csv + fold + (svg != NULL) + map > 1)
+		die("%s",
+		    "--csv, --folded, --svg and --map: one of them at a time (see lockswap report --help)");
+	if (map_algo && !map)
+		die("%s", "--algo is only meaningful with --map");
 	if (weight_set && !fold)
 		die("%s", "--weight is only meaningful with --folded");
 	file_name = argv[optind];
@@ -789,6 +827,14 @@ int main(int argc, char **argv)
 		stacks[i].n = n;
 		stacks[i].f = fr;
 	}
+	/* the names the matcher of an algorithm map sees (addr2line's replace
+	 * them with demangled and inlined ones) */
+	const char ***syms = xcalloc(nstacks + 1, sizeof *syms);
+	for (unsigned i = 0; i < nstacks; i++) {
+		syms[i] = xcalloc(stacks[i].n + 1, sizeof **syms);
+		for (unsigned k = 0; k < stacks[i].n; k++)
+			syms[i][k] = stacks[i].f[k].sym;
+	}
 	if (have_addr2line())
 		resolve(stacks, nstacks);
 	else
@@ -801,17 +847,33 @@ int main(int argc, char **argv)
 	p.h.program = str(&root, "program");
 	p.h.algo = str(&root, "algorithm");
 	p.h.wait = str(&root, "wait");
+	p.h.rwalgo = str(&root, "rwlock_algorithm");
+	p.h.spinalgo = str(&root, "spin_algorithm");
 	p.h.duration_ns = num(&root, "duration_ns");
 	p.h.threads = num(&root, "threads");
+	p.h.cpus = (unsigned)num(&root, "cpus");
 	p.h.unrecorded = num(&root, "unrecorded");
 	p.h.stackless = num(&root, "stackless");
 	p.h.sample = (unsigned)num(&root, "sample");
 	p.h.frames = (unsigned)num(&root, "frames");
-	rows(get(&root, "mutexes"), false, &p.mutex, &p.h.nmutex, nstacks);
-	rows(get(&root, "condvars"), true, &p.cond, &p.h.ncond, nstacks);
+	rows(get(&root, "mutexes"), ROWS_MUTEX, &p.mutex, &p.h.nmutex, nstacks);
+	rows(get(&root, "condvars"), ROWS_COND, &p.cond, &p.h.ncond, nstacks);
+	rows(get(&root, "rwlocks"), ROWS_RWLOCK, &p.rwlock, &p.h.nrwlock, nstacks);
+	rows(get(&root, "spinlocks"), ROWS_SPIN, &p.spin, &p.h.nspin, nstacks);
 	ls_prof_sort(p.mutex, p.h.nmutex, key);
 	ls_prof_sort(p.cond, p.h.ncond, key);
+	ls_prof_sort(p.rwlock, p.h.nrwlock, key);
+	ls_prof_sort(p.spin, p.h.nspin, key);
 
+	if (map) {
+		if (report_map(stdout, &p, (const char *const *const *)syms, top ? (unsigned)top : UINT32_MAX,
+			       map_algo, p.h.cpus) != 0 ||
+		    fflush(stdout) != 0) {
+			fprintf(stderr, "lockswap report: cannot write the map: %s\n", strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
 	if (fold) {
 		if (flame_folded(stdout, &p, weight) != 0) {
 			fprintf(stderr, "lockswap report: cannot write the folded stacks: %s\n",

@@ -5,7 +5,8 @@
  *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
  *   lockswap --names rwlock|spin [--cap CAP]...   the same for the other families
  *   lockswap --topology[=table]           clusters of the hierarchical locks
- *   lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]
+ *   lockswap [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]
+ *            [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
  * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
@@ -37,8 +38,8 @@
 #include "wrap/wrap.h"
 
 static const char usage[] =
-    "usage: lockswap [-a ALGO] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN] [-v] [--stats] [--]\n"
-    "                PROG [ARGS...]\n"
+    "usage: lockswap [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO] [-w WAIT]\n"
+    "                [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
     "       lockswap --list\n"
     "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
@@ -50,6 +51,11 @@ static const char usage[] =
     "--spinalgo one).\n"
     "\n"
     "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+    "  -m, --map RULES    an algorithm per mutex, by where it is created (LOCKSWAP_ALGO_MAP):\n"
+    "                     PATTERN=ALGO,... with FUNCTION, FILE:LINE, MODULE.so or * (the\n"
+    "                     rest; without it, -a's algorithm); see --list\n"
+    "      --config FILE  the same rules from a file, one or more per line, # comments\n"
+    "                     (LOCKSWAP_CONFIG)\n"
     "  -r, --rwalgo ALGO  reader-writer lock algorithm, or NAME+WRAPPER (LOCKSWAP_RWALGO;\n"
     "                     default pthread, glibc's own)\n"
     "      --spinalgo ALGO  spinlock algorithm (LOCKSWAP_SPINALGO; default pthread)\n"
@@ -167,11 +173,25 @@ static void list(void)
 			printf("%-10s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
 			       p->desc);
 	}
-	printf("\nwaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
+	printf("\nWaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
 	list_wrappers();
 	list_rw();
 	list_spin();
+	/* indented, so that no reader of the list takes a line for an
+	 * algorithm row or a tunable (man/algorithms.awk) */
+	printf("\nAn algorithm per mutex (LOCKSWAP_ALGO_MAP, lockswap -m; or a file: LOCKSWAP_CONFIG):\n"
+	       "  rules PATTERN=ALGO, separated by commas; a mutex takes the first rule that names\n"
+	       "  a frame of the stack that created it (pthread_mutex_init, or the first use of a\n"
+	       "  static initialiser), else * (else LOCKSWAP_ALGO):\n"
+	       "    FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
+	       "    FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
+	       "    MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
+	       "    MODULE+0xOFFSET=ALGO  the call that returns there (a stripped program's frame)\n"
+	       "    *=ALGO          every other mutex\n"
+	       "  pthread as ALGO: glibc's own mutex for those mutexes. Example:\n"
+	       "    lockswap -m 'queue_push=mcs-tp,libfoo.so=ttas,*=pthread' -- ./app\n"
+	       "  lockswap report --map proposes rules for a profile's most contended mutexes.\n");
 }
 
 /* The capabilities of a selectable name, as its composition would have
@@ -310,11 +330,9 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP, OPT_SPINALGO };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
 	static const struct option opts[] = {
 	    CLI_RUN_LONG,
-	    {"rwalgo", required_argument, NULL, 'r'},
-	    {"spinalgo", required_argument, NULL, OPT_SPINALGO},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"list", no_argument, NULL, OPT_LIST},
@@ -326,7 +344,7 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_run run = {0};
-	const char *wrap = NULL, *rwalgo = NULL, *spinalgo = NULL, *family = "mutex";
+	const char *wrap = NULL, *family = "mutex";
 	int verbose = 0, stats = 0, do_list = 0, do_names = 0, want_lock = 0;
 	unsigned want = 0;
 	const char *capnames[16];
@@ -335,16 +353,10 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "r:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" CLI_RUN_SHORT "vh", opts, NULL)) != -1) {
 		if (cli_run_option(&run, c, optarg))
 			continue;
 		switch (c) {
-		case 'r':
-			rwalgo = optarg;
-			break;
-		case OPT_SPINALGO:
-			spinalgo = optarg;
-			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -435,14 +447,18 @@ int main(int argc, char **argv)
 
 	if (run.algo && !ls_algo_resolve(run.algo, buf, sizeof buf))
 		bad("-a: %s", buf, NULL);
-	if (rwalgo && !ls_rwalgo_lookup(rwalgo, buf, sizeof buf))
+	if (run.rwalgo && !ls_rwalgo_lookup(run.rwalgo, buf, sizeof buf))
 		bad("-r: %s", buf, NULL);
-	if (spinalgo && !ls_spinalgo_lookup(spinalgo, buf, sizeof buf))
+	if (run.spinalgo && !ls_spinalgo_lookup(run.spinalgo, buf, sizeof buf))
 		bad("--spinalgo: %s", buf, NULL);
 	if (run.wait && strcmp(run.wait, "spin") && strcmp(run.wait, "yield") && strcmp(run.wait, "park"))
 		bad("unknown waiting policy '%s'", run.wait, "spin, yield, park");
 	if (run.spin && !cli_unsigned(run.spin, 0, 100000000))
 		bad("--spin: '%s' is not an unsigned integer", run.spin, "0..100000000");
+	if (run.map && run.config)
+		bad("%s", "--map and --config: one of them (see lockswap --help)", NULL);
+	if (run.config && access(run.config, R_OK) != 0)
+		bad("--config: cannot read '%s'", run.config, NULL);
 
 	const char *lib = find_lib();
 	const char *old = getenv("LD_PRELOAD");
@@ -454,10 +470,17 @@ int main(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	if (run.algo)
 		setenv("LOCKSWAP_ALGO", run.algo, 1);
-	if (rwalgo)
-		setenv("LOCKSWAP_RWALGO", rwalgo, 1);
-	if (spinalgo)
-		setenv("LOCKSWAP_SPINALGO", spinalgo, 1);
+	/* the rules are checked by the library, before PROG's main (exit 2) */
+	if (run.map || run.config)
+		unsetenv(run.map ? "LOCKSWAP_CONFIG" : "LOCKSWAP_ALGO_MAP");
+	if (run.map)
+		setenv("LOCKSWAP_ALGO_MAP", run.map, 1);
+	if (run.config)
+		setenv("LOCKSWAP_CONFIG", run.config, 1);
+	if (run.rwalgo)
+		setenv("LOCKSWAP_RWALGO", run.rwalgo, 1);
+	if (run.spinalgo)
+		setenv("LOCKSWAP_SPINALGO", run.spinalgo, 1);
 	if (run.wait)
 		setenv("LOCKSWAP_WAIT", run.wait, 1);
 	if (run.spin)

@@ -78,12 +78,14 @@ static char *frame_name(const struct ls_prof_frame *f, enum kind *kind)
 }
 
 /* "mutex #N function (file:line)", named by its creation stack as the
- * table's `where` column names it. */
-static char *mutex_name(const struct ls_prof *p, const struct ls_prof_row *r)
+ * table's `where` column names it ("rwlock #N ...", "spinlock #N ...");
+ * mode: " (read)", " (write)" for an rwlock's sites, or "". */
+static char *mutex_name(const struct ls_prof *p, const struct ls_prof_row *r, const char *mode)
 {
 	char buf[4096];
+	const char *what = r->rwlock ? "rwlock" : r->spin ? "spinlock" : "mutex";
 	if (r->stack >= p->nstacks || !p->stacks[r->stack].n) {
-		snprintf(buf, sizeof buf, "mutex #%u at 0x%" PRIx64, r->id, r->address);
+		snprintf(buf, sizeof buf, "%s #%u at 0x%" PRIx64 "%s", what, r->id, r->address, mode);
 		return xstrdup(buf);
 	}
 	const struct ls_prof_stack *s = &p->stacks[r->stack];
@@ -91,11 +93,25 @@ static char *mutex_name(const struct ls_prof *p, const struct ls_prof_row *r)
 	enum kind k;
 	char *fn = frame_name(f, &k);
 	if (f->line)
-		snprintf(buf, sizeof buf, "mutex #%u %s (%s)", r->id, fn, f->line);
+		snprintf(buf, sizeof buf, "%s #%u %s (%s)%s", what, r->id, fn, f->line, mode);
 	else
-		snprintf(buf, sizeof buf, "mutex #%u %s", r->id, fn);
+		snprintf(buf, sizeof buf, "%s #%u %s%s", what, r->id, fn, mode);
 	free(fn);
 	return xstrdup(buf);
+}
+
+/* The rows that can wait: the mutexes, rwlocks and spinlocks, in that order. */
+static unsigned nlocks(const struct ls_prof *p)
+{
+	return p->h.nmutex + p->h.nrwlock + p->h.nspin;
+}
+
+static const struct ls_prof_row *lock_at(const struct ls_prof *p, unsigned i)
+{
+	if (i < p->h.nmutex)
+		return &p->mutex[i];
+	i -= p->h.nmutex;
+	return i < p->h.nrwlock ? &p->rwlock[i] : &p->spin[i - p->h.nrwlock];
 }
 
 static struct node *node_new(char *name, enum kind kind)
@@ -153,7 +169,7 @@ static struct node *add_stack(struct node *at, const struct ls_prof *p, unsigned
 
 static uint64_t waits(const struct ls_prof_row *r)
 {
-	return r->n[LS_PROF_CONTENDED] + r->n[LS_PROF_TIMEOUT];
+	return ls_prof_waits(r);
 }
 
 /* The sites of mutex r under at (wait or contended weight); with_mutex: the
@@ -184,8 +200,11 @@ static void add_sites(struct node *at, const struct ls_prof *p, const struct ls_
 			add(top = child(at, xstrdup("[stack not sampled]"), K_NONAME), v, sn, NULL);
 		else
 			top = add_stack(at, p, stack, v, sn);
+		const char *mode = !r->rwlock || stack == LS_PROF_NO_STACK ? ""
+				   : r->sites[i].read			   ? " (read)"
+									   : " (write)";
 		if (with_mutex)
-			add(child(top, mutex_name(p, r), K_MUTEX), v, sn, NULL);
+			add(child(top, mutex_name(p, r, mode), K_MUTEX), v, sn, NULL);
 	}
 }
 
@@ -193,8 +212,8 @@ static void add_sites(struct node *at, const struct ls_prof *p, const struct ls_
 static struct node *program_tree(const struct ls_prof *p, enum flame_weight w)
 {
 	struct node *root = node_new(xstrdup("all"), K_ROOT);
-	for (unsigned i = 0; i < p->h.nmutex; i++) {
-		const struct ls_prof_row *r = &p->mutex[i];
+	for (unsigned i = 0; i < nlocks(p); i++) {
+		const struct ls_prof_row *r = lock_at(p, i);
 		if (w != FLAME_HOLD) {
 			add_sites(root, p, r, w == FLAME_CONTENDED, true);
 			continue;
@@ -202,13 +221,23 @@ static struct node *program_tree(const struct ls_prof *p, enum flame_weight w)
 		if (!r->hold_ns)
 			continue;
 		struct node *top = add_stack(root, p, r->stack, r->hold_ns, ls_prof_acquired(r));
-		add(child(top, mutex_name(p, r), K_MUTEX), r->hold_ns, ls_prof_acquired(r), NULL);
+		add(child(top, mutex_name(p, r, ""), K_MUTEX), r->hold_ns, ls_prof_acquired(r), NULL);
 	}
 	for (unsigned i = 0; i < root->nkid; i++) {
 		root->v += root->kid[i]->v;
 		root->n += root->kid[i]->n;
 	}
 	return root;
+}
+
+/* rows by wait time, descending (ties: as they were, by kind then id) */
+static int by_wait(const void *a, const void *b)
+{
+	const struct ls_prof_row *x = *(const struct ls_prof_row *const *)a,
+				 *y = *(const struct ls_prof_row *const *)b;
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns > y->wait_ns ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 static int by_value(const void *a, const void *b)
@@ -502,13 +531,18 @@ int flame_svg(FILE *out, const struct ls_prof *p, unsigned top)
 	    all, true, "waits");
 	free_tree(all);
 
-	unsigned shown = 0;
-	for (unsigned i = 0; i < p->h.nmutex && shown < top; i++) {
-		const struct ls_prof_row *r = &p->mutex[i];
+	/* the locks that waited most, whatever their kind */
+	unsigned nl = nlocks(p), shown = 0;
+	const struct ls_prof_row **order = xalloc((nl ? nl : 1) * sizeof *order);
+	for (unsigned i = 0; i < nl; i++)
+		order[i] = lock_at(p, i);
+	qsort(order, nl, sizeof *order, by_wait);
+	for (unsigned i = 0; i < nl && shown < top; i++) {
+		const struct ls_prof_row *r = order[i];
 		if (!r->wait_ns)
 			continue;
 		shown++;
-		struct node *root = node_new(mutex_name(p, r), K_MUTEX);
+		struct node *root = node_new(mutex_name(p, r, ""), K_MUTEX);
 		add_sites(root, p, r, false, false);
 		root->v = r->wait_ns;
 		root->n = waits(r);
@@ -521,6 +555,8 @@ int flame_svg(FILE *out, const struct ls_prof *p, unsigned top)
 		y = graph_svg(b, y, title, NULL, root, true, "waits");
 		free_tree(root);
 	}
+
+	free(order);
 
 	struct node *hold = program_tree(p, FLAME_HOLD);
 	sort_tree(hold);

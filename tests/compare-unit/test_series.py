@@ -11,11 +11,18 @@ from lockswap_compare.util import Fail
 
 FAKE = """#!/bin/sh
 # a lockswap that lists tas, mcs (lock: both) and pthread, and also runs
-# NAME+gcr for a listed NAME (as a wrapper would)
+# NAME+gcr for a listed NAME (as a wrapper would); its rwlock family is
+# pthread and central (lock), and it runs central+bravo too
 case "$1" in
---names) if [ "$2" = --cap ]; then printf 'tas\\nmcs\\n'; else printf 'pthread\\ntas\\nmcs\\n'; fi ;;
+--names) case "${2:-}" in
+    rwlock) if [ "${3:-}" = --cap ]; then printf 'central\\n'; else printf 'pthread\\ncentral\\n'; fi ;;
+    --cap) printf 'tas\\nmcs\\n' ;;
+    *) printf 'pthread\\ntas\\nmcs\\n' ;;
+    esac ;;
 -a) case "$2" in tas|mcs|pthread|tas+gcr|mcs+gcr) exit 0 ;; esac
     echo "lockswap: unknown algorithm '$2'" >&2; exit 2 ;;
+-r) case "$2" in pthread|central|central+bravo) exit 0 ;; esac
+    echo "lockswap: unknown rwlock algorithm '$2'" >&2; exit 2 ;;
 *) exit 2 ;;
 esac
 """
@@ -75,6 +82,53 @@ class Lockswap(TempDir):
         self.assertTrue(e.exception.message.endswith("give --lockswap PATH); hint"), e.exception.message)
 
 
+class RwAlgos(TempDir):
+    """--rwalgos: the optional axis, its names, and every --algos series
+    crossed with them."""
+
+    def setUp(self):
+        super().setUp()
+        self.exe = self.write("lockswap", FAKE)
+        os.chmod(self.exe, 0o755)
+        self.ls = S.Lockswap(self.exe)
+        self.saved = S.AXES, S.COLUMNS
+        S.use_axis(S.RWALGO)
+
+    def tearDown(self):
+        S.AXES, S.COLUMNS = self.saved
+        super().tearDown()
+
+    def test_names_all_locks_and_unlisted_ones_lockswap_runs(self):
+        self.assertEqual(S.parse_rwalgos("all", self.ls), ["pthread", "central"])
+        self.assertEqual(S.parse_rwalgos("locks,central+bravo,central", self.ls), ["central", "central+bravo"])
+        with self.assertRaises(Fail) as e:
+            S.parse_rwalgos("central,nosuch", self.ls)
+        self.assertEqual((e.exception.code, e.exception.message),
+                         (2, "--rwalgos: unknown rwlock algorithm 'nosuch' (valid: pthread, central, all, locks)"))
+        with self.assertRaises(Fail) as e:
+            S.parse_rwalgos(",", self.ls)
+        self.assertEqual(e.exception.message, "--rwalgos: empty list")
+
+    def test_every_algorithm_and_wait_with_every_rwalgo(self):
+        self.assertEqual(S.COLUMNS, ("algorithm", "wait", "rwalgo"))
+        ss = S.parse_algos("glibc,tas,mcs/spin", ["default"], self.ls, S.SeriesList(), ["pthread", "central"])
+        self.assertEqual([s.values for s in ss],
+                         [("glibc", "-", "-"), ("tas", "default", "pthread"), ("tas", "default", "central"),
+                          ("mcs", "spin", "pthread"), ("mcs", "spin", "central")])
+        s = list(ss)[2]
+        self.assertEqual((s.prefix("L"), s.label()), (["L", "-a", "tas", "-r", "central", "--"], "tas/central"))
+        # a caller that knows two axes (splash2-runner) gets the default
+        self.assertEqual(S.Series("tas", "yield").values, ("tas", "yield", "default"))
+
+    def test_a_results_csv_with_the_column_is_read_with_it(self):
+        S.AXES, S.COLUMNS = self.saved
+        h = "algorithm,wait,rwalgo,load,rep,wall_s,user_s,sys_s,status".split(",")
+        self.assertEqual(S.axis_span(h), (0, 2))
+        S.use_columns(h)
+        self.assertEqual(S.COLUMNS, ("algorithm", "wait", "rwalgo"))
+        self.assertEqual(S.label(("pthread", "default", "pf-t")), "pthread/pf-t")
+
+
 class Series(unittest.TestCase):
     def test_native_runs_bare(self):
         g = S.Series.native()
@@ -89,6 +143,21 @@ class Series(unittest.TestCase):
         d = S.Series("mcs", "default")
         self.assertEqual(d.prefix("L"), ["L", "-a", "mcs", "--"])
         self.assertEqual(d.label(), "mcs")
+
+    def test_per_lock_runs_each_algorithm_as_a_map(self):
+        """--per-lock: the series' algorithm on the patterns, REST on every
+        other mutex; native runs stay bare; the names do not change."""
+        saved = S.PER_LOCK
+        try:
+            S.PER_LOCK = (["init_lock0", "app+0x1bc00"], "pthread")
+            s = S.Series("mcs", "yield")
+            self.assertEqual(s.prefix("L"), ["L", "-a", "mcs", "-w", "yield", "-m",
+                                             "init_lock0=mcs,app+0x1bc00=mcs,*=pthread", "--"])
+            self.assertEqual(S.per_lock_map("tas"), "init_lock0=tas,app+0x1bc00=tas,*=pthread")
+            self.assertEqual((s.label(), S.Series.native().prefix("L")), ("mcs/yield", []))
+        finally:
+            S.PER_LOCK = saved
+        self.assertEqual(S.Series("mcs", "default").prefix("L"), ["L", "-a", "mcs", "--"])
 
     def test_a_new_axis_is_one_line(self):
         """An rwlock algorithm carried in LOCKSWAP_RWALGO: one Axis more, and

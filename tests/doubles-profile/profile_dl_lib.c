@@ -1,12 +1,12 @@
 /* The library tests/progs/profile_dl.c loads and unloads: its constructor,
- * destructor and one function each take the program's mutex 50 times. */
+ * destructor and one function each take the program's mutex 10 times. */
 #include <pthread.h>
 
 extern pthread_mutex_t profile_dl_mutex;
 
 static void burst(void)
 {
-	for (int i = 0; i < 50; i++) {
+	for (int i = 0; i < 10; i++) {
 		pthread_mutex_lock(&profile_dl_mutex);
 		pthread_mutex_unlock(&profile_dl_mutex);
 	}

@@ -502,12 +502,286 @@ static void terminated(void)
 	raise(SIGTERM);
 }
 
+/* ---- rwlocks: reads and writes apart (issue 19) ---- */
+
+enum { RD_LOCK, RD_TRY, RD_TIMED_2MS, WR_LOCK, WR_TRY, WR_TIMED_2MS };
+
+struct rw_attempt {
+	pthread_rwlock_t *l;
+	int how, rc;
+	atomic_int tid, started;
+};
+
+static void *rw_attempt_fn(void *p)
+{
+	struct rw_attempt *a = p;
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 2 * MS);
+	atomic_store(&a->tid, (int)gettid());
+	atomic_store(&a->started, 1);
+	switch (a->how) {
+	case RD_LOCK:
+		a->rc = pthread_rwlock_rdlock(a->l);
+		break;
+	case RD_TRY:
+		a->rc = pthread_rwlock_tryrdlock(a->l);
+		break;
+	case RD_TIMED_2MS:
+		a->rc = pthread_rwlock_timedrdlock(a->l, &dl);
+		break;
+	case WR_LOCK:
+		a->rc = pthread_rwlock_wrlock(a->l);
+		break;
+	case WR_TRY:
+		a->rc = pthread_rwlock_trywrlock(a->l);
+		break;
+	default:
+		a->rc = pthread_rwlock_timedwrlock(a->l, &dl);
+		break;
+	}
+	if (a->rc == 0)
+		CHECK_RC(pthread_rwlock_unlock(a->l), 0);
+	return NULL;
+}
+
+/* The caller holds l (for reading if `read`, else for writing); another
+ * thread attempts `how`. A blocking attempt is let through only once that
+ * thread sleeps inside it: its first try found l held. Returns the other
+ * thread's result. */
+static int rw_while_held(pthread_rwlock_t *l, bool read, int how)
+{
+	struct rw_attempt a = {.l = l, .how = how};
+	CHECK_RC(read ? pthread_rwlock_rdlock(l) : pthread_rwlock_wrlock(l), 0);
+	pthread_t t = spawn(rw_attempt_fn, &a);
+	if (how == RD_LOCK || how == WR_LOCK) {
+		await_at_least(&a.started, 1);
+		if (!await_sleeping(atomic_load(&a.tid), 60000))
+			FAIL("the waiter never slept in its attempt");
+	} else {
+		join(t);
+	}
+	CHECK_RC(pthread_rwlock_unlock(l), 0);
+	if (how == RD_LOCK || how == WR_LOCK)
+		join(t);
+	return a.rc;
+}
+
+static pthread_rwlock_t RW = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t RP, RK, RE;
+
+static void rw_init(pthread_rwlock_t *l, int pshared, int kind)
+{
+	pthread_rwlockattr_t a;
+	CHECK_RC(pthread_rwlockattr_init(&a), 0);
+	CHECK_RC(pthread_rwlockattr_setpshared(&a, pshared), 0);
+	CHECK_RC(pthread_rwlockattr_setkind_np(&a, kind), 0);
+	CHECK_RC(pthread_rwlock_init(l, &a), 0);
+	CHECK_RC(pthread_rwlockattr_destroy(&a), 0);
+}
+
+static void rw_n(pthread_rwlock_t *l, bool read, int n)
+{
+	for (int i = 0; i < n; i++) {
+		CHECK_RC(read ? pthread_rwlock_rdlock(l) : pthread_rwlock_wrlock(l), 0);
+		CHECK_RC(pthread_rwlock_unlock(l), 0);
+	}
+}
+
+static __attribute__((noinline)) void make_re(void)
+{
+	rw_init(&RE, PTHREAD_PROCESS_PRIVATE, PTHREAD_RWLOCK_DEFAULT_NP);
+}
+
+static void rwlock_case(void)
+{
+	struct timespec far = deadline_in(CLOCK_REALTIME, FAR_NS),
+			mfar = deadline_in(CLOCK_MONOTONIC, FAR_NS);
+	struct timespec bad = {0, -1};
+
+	/* RW (static initialiser): uncontended reads and writes of every kind */
+	rw_n(&RW, true, 5);
+	for (int i = 0; i < 3; i++) {
+		CHECK_RC(pthread_rwlock_tryrdlock(&RW), 0);
+		CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	}
+	CHECK_RC(pthread_rwlock_timedrdlock(&RW, &far), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_clockrdlock(&RW, CLOCK_MONOTONIC, &mfar), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	rw_n(&RW, false, 4);
+	for (int i = 0; i < 2; i++) {
+		CHECK_RC(pthread_rwlock_trywrlock(&RW), 0);
+		CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	}
+	CHECK_RC(pthread_rwlock_timedwrlock(&RW, &far), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_clockwrlock(&RW, CLOCK_MONOTONIC, &mfar), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	/* a recursive read: two read acquisitions; the writer's own EDEADLK
+	 * and EBUSY, and a bad timespec's EINVAL: none */
+	CHECK_RC(pthread_rwlock_rdlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_rdlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_wrlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_rdlock(&RW), EDEADLK);
+	CHECK_RC(pthread_rwlock_wrlock(&RW), EDEADLK);
+	CHECK_RC(pthread_rwlock_tryrdlock(&RW), EBUSY);
+	CHECK_RC(pthread_rwlock_trywrlock(&RW), EBUSY);
+	CHECK_RC(pthread_rwlock_unlock(&RW), 0);
+	CHECK_RC(pthread_rwlock_timedrdlock(&RW, &bad), EINVAL);
+	CHECK_RC(pthread_rwlock_timedwrlock(&RW, &bad), EINVAL);
+	/* contention, forced: each holder's acquisition counts too */
+	CHECK_RC(rw_while_held(&RW, false, RD_LOCK), 0);
+	CHECK_RC(rw_while_held(&RW, false, RD_TRY), EBUSY);
+	CHECK_RC(rw_while_held(&RW, false, RD_TIMED_2MS), ETIMEDOUT);
+	CHECK_RC(rw_while_held(&RW, true, WR_LOCK), 0);
+	CHECK_RC(rw_while_held(&RW, true, WR_TRY), EBUSY);
+	CHECK_RC(rw_while_held(&RW, true, WR_TIMED_2MS), ETIMEDOUT);
+
+	/* RP process-shared (glibc's whatever the algorithm), RK the _NP
+	 * writer-preferring kind; RE destroyed and initialised again */
+	rw_init(&RP, PTHREAD_PROCESS_SHARED, PTHREAD_RWLOCK_DEFAULT_NP);
+	rw_n(&RP, true, 2);
+	rw_n(&RP, false, 1);
+	CHECK_RC(rw_while_held(&RP, false, RD_LOCK), 0);
+	rw_init(&RK, PTHREAD_PROCESS_PRIVATE, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	rw_n(&RK, true, 3);
+	rw_n(&RK, false, 2);
+	make_re();
+	rw_n(&RE, true, 1);
+	CHECK_RC(pthread_rwlock_destroy(&RE), 0);
+	make_re();
+	rw_n(&RE, false, 2);
+	CHECK_RC(pthread_rwlock_destroy(&RE), 0);
+
+	/* reads: 5 + 3 + 2 + 2 recursive + the read waiter + 3 holders for the
+	 * write attempts; writes: 4 + 2 + 2 + 3 holders for the read
+	 * attempts + 1 (the EDEADLK case's) + the write waiter */
+	expect(0, &RW, 1, "read_lock", "=", 5 + 2 + 1 + 3);
+	expect(0, &RW, 1, "read_trylock", "=", 3);
+	expect(0, &RW, 1, "read_timedlock", "=", 2);
+	expect(0, &RW, 1, "read_contended", "=", 1);
+	expect(0, &RW, 1, "read_trylock_failed", "=", 1);
+	expect(0, &RW, 1, "read_timeouts", "=", 1);
+	expect(0, &RW, 1, "lock", "=", 4 + 1 + 3 + 1);
+	expect(0, &RW, 1, "trylock", "=", 2);
+	expect(0, &RW, 1, "timedlock", "=", 2);
+	expect(0, &RW, 1, "contended", "=", 1);
+	expect(0, &RW, 1, "trylock_failed", "=", 1);
+	expect(0, &RW, 1, "timeouts", "=", 1);
+	/* writers: main, ..., the write waiter: one hand-off */
+	expect(0, &RW, 1, "handoffs", "=", 1);
+	expect(0, &RW, 1, "max_waiters", "=", 1);
+	expect(0, &RW, 1, "site_contended", "=", 2);
+	expect_has(&RW, 1, "site_stack", "rw_attempt_fn");
+	expect(0, &RW, 1, "read_wait_ns", ">=", 2 * MS); /* the 2 ms read timeout */
+	expect(0, &RW, 1, "wait_ns", ">=", 4 * MS);	 /* and the write one */
+	expect(0, &RW, 1, "read_hold_ns", ">=", 2 * MS); /* held while the write timed out */
+	expect(0, &RW, 1, "hold_ns", ">=", 4 * MS);
+	expect_has(&RW, 1, "type", "rwlock");
+	expect_has(&RW, 1, "origin", "first-use");
+	expect(0, &RP, 1, "read_lock", "=", 3);
+	expect(0, &RP, 1, "lock", "=", 2);
+	expect(0, &RP, 1, "read_contended", "=", 1);
+	expect(0, &RP, 1, "glibc", "=", 1);
+	expect_has(&RP, 1, "type", "rwlock+pshared");
+	expect(0, &RK, 1, "read_lock", "=", 3);
+	expect(0, &RK, 1, "lock", "=", 2);
+	expect_has(&RK, 1, "type", "rwlock+writer");
+	expect_has(&RK, 1, "origin", "init");
+	expect(0, &RE, 1, "read_lock", "=", 1);
+	expect(0, &RE, 1, "lock", "=", 0);
+	expect_has(&RE, 1, "ended", "destroyed");
+	expect_has(&RE, 1, "stack", "make_re");
+	expect(0, &RE, 2, "read_lock", "=", 0);
+	expect(0, &RE, 2, "lock", "=", 2);
+	expect_has(&RE, 2, "ended", "destroyed");
+}
+
+/* ---- spinlocks ---- */
+
+static pthread_spinlock_t SP;
+
+struct spin_attempt {
+	pthread_spinlock_t *s;
+	atomic_int tid, started;
+};
+
+static void *spin_attempt_fn(void *p)
+{
+	struct spin_attempt *a = p;
+	atomic_store(&a->tid, (int)gettid());
+	atomic_store(&a->started, 1);
+	CHECK_RC(pthread_spin_lock(a->s), 0);
+	CHECK_RC(pthread_spin_unlock(a->s), 0);
+	return NULL;
+}
+
+static void *spin_try_fn(void *p)
+{
+	return (void *)(intptr_t)pthread_spin_trylock(p);
+}
+
+/* Nanoseconds of CPU time a thread has used. */
+static int64_t cpu_ns(pthread_t t)
+{
+	clockid_t c;
+	struct timespec ts;
+	CHECK_RC(pthread_getcpuclockid(t, &c), 0);
+	if (clock_gettime(c, &ts))
+		FAIL("clock_gettime of a thread's CPU clock");
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void spin_case(void)
+{
+	CHECK_RC(pthread_spin_init(&SP, PTHREAD_PROCESS_PRIVATE), 0);
+	for (int i = 0; i < 5; i++) {
+		CHECK_RC(pthread_spin_lock(&SP), 0);
+		CHECK_RC(pthread_spin_unlock(&SP), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK_RC(pthread_spin_trylock(&SP), 0);
+		CHECK_RC(pthread_spin_unlock(&SP), 0);
+	}
+	/* a failed trylock by another thread, then a waiter: it is let
+	 * through once it sleeps in its attempt (lockswap's, under park) or
+	 * has spun for 20 ms of its own CPU time (glibc's never sleeps): its
+	 * first try found the spinlock held either way */
+	CHECK_RC(pthread_spin_lock(&SP), 0);
+	CHECK_EQ(in_thread(spin_try_fn, (void *)&SP), EBUSY);
+	pthread_t t;
+	struct spin_attempt a = {.s = &SP};
+	t = spawn(spin_attempt_fn, &a);
+	await_at_least(&a.started, 1);
+	int64_t t0 = cpu_ns(t);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", atomic_load(&a.tid));
+	while (stat_state(path) != 'S' && cpu_ns(t) - t0 < 20 * MS) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+	CHECK_RC(pthread_spin_unlock(&SP), 0);
+	join(t);
+	CHECK_RC(pthread_spin_destroy(&SP), 0);
+
+	const void *sp = (const void *)&SP; /* pthread_spinlock_t is volatile */
+	expect(0, sp, 1, "lock", "=", 5 + 1 + 1);
+	expect(0, sp, 1, "trylock", "=", 3);
+	expect(0, sp, 1, "trylock_failed", "=", 1);
+	expect(0, sp, 1, "contended", "=", 1);
+	expect(0, sp, 1, "handoffs", "=", 1);
+	expect(0, sp, 1, "site_contended", "=", 1);
+	expect_has(sp, 1, "site_stack", "spin_attempt_fn");
+	expect_has(sp, 1, "type", "spin");
+	expect_has(sp, 1, "origin", "init");
+	expect_has(sp, 1, "ended", "destroyed");
+}
+
 static const struct test_case cases[] = {
-    {"counts", counts},		{"sampled", sampled},
-    {"fork", fork_case},	{"many", many},
-    {"malloc", malloc_case},	{"exit_thread", exit_thread},
-    {"_exit", underscore_exit}, {"abort", aborts},
-    {"sigterm", terminated},	{0, 0},
+    {"counts", counts},	     {"sampled", sampled},	   {"fork", fork_case},	       {"many", many},
+    {"malloc", malloc_case}, {"exit_thread", exit_thread}, {"_exit", underscore_exit}, {"abort", aborts},
+    {"sigterm", terminated}, {"rwlock", rwlock_case},	   {"spin", spin_case},	       {0, 0},
 };
 
 int main(int argc, char **argv)

@@ -285,7 +285,9 @@ void ls_test_point(enum ls_test_point id)
 	}
 	if (my < 0)
 		return;
-	if (id == LS_POINT_WAITING)
+	/* auto's queued waiter steps its policy without spinning first
+	 * when spinning has been failing (LS_POINT_QUEUED) */
+	if (id == LS_POINT_WAITING || id == LS_POINT_QUEUED)
 		atomic_store(&th[my].waiting, 1);
 	else if (id == LS_POINT_PARKING)
 		atomic_store(&th[my].parked, atomic_load(&th[my].parked) + 1);

@@ -29,11 +29,22 @@
  *           every release hands off to the head): they must all finish
  *           (the stale nodes are unlinked, never handed the lock). Park
  *           only: there a waiter seen asleep is a queued one.
+ *   deadline A timed waiter T queued behind the head A, both asleep; A is
+ *           then held in a signal handler and the holder releases: the
+ *           release wakes A (the head), which cannot run, so the lock stays
+ *           free while T sleeps to its deadline. T must return 0 with the
+ *           lock, after its deadline (issue 21, item 2: a timed waiter is
+ *           re-evaluated at its deadline; without it, ETIMEDOUT with the
+ *           lock free all along). Then A gets the lock. Park only. If the
+ *           machine is so slow that T's deadline passes before the holder
+ *           releases, the round is repeated with twice the patience.
  * Linked with build/liblocks.a directly (no LD_PRELOAD).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -211,11 +222,107 @@ static void fork_case(void)
 		die("fork: the child exited with %d", WEXITSTATUS(status));
 }
 
+/* ---- deadline ---- */
+
+static _Atomic pid_t a_tid, t_tid;
+static _Atomic int a_hold, a_held;
+static uint64_t t_deadline, t_back;
+static int t_rc;
+
+static void hold_here(int sig)
+{
+	(void)sig;
+	atomic_store(&a_held, 1);
+	while (atomic_load(&a_hold)) {
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void *a_thread(void *arg)
+{
+	(void)arg;
+	atomic_store_explicit(&a_tid, (pid_t)syscall(SYS_gettid), memory_order_release);
+	algo->lock(state);
+	algo->unlock(state);
+	return NULL;
+}
+
+static void *t_thread(void *arg)
+{
+	(void)arg;
+	atomic_store_explicit(&t_tid, (pid_t)syscall(SYS_gettid), memory_order_release);
+	t_rc = algo->timedlock(state, t_deadline);
+	t_back = ls_now_ns();
+	if (!t_rc)
+		algo->unlock(state);
+	return NULL;
+}
+
+/* One round; returns false if it proved nothing (T's deadline passed before
+ * the holder released: too slow a machine for this patience). */
+static bool deadline_round(uint64_t patience_ns)
+{
+	pthread_t a, t;
+	atomic_store(&a_tid, 0);
+	atomic_store(&t_tid, 0);
+	atomic_store(&a_held, 0);
+	algo->lock(state);
+	if (pthread_create(&a, NULL, a_thread, NULL))
+		die("pthread_create failed");
+	await_queued(&a_tid); /* asleep: the list's head */
+	t_deadline = ls_now_ns() + patience_ns;
+	if (pthread_create(&t, NULL, t_thread, NULL))
+		die("pthread_create failed");
+	await_queued(&t_tid); /* asleep behind A */
+	atomic_store(&a_hold, 1);
+	if (syscall(SYS_tgkill, getpid(), atomic_load(&a_tid), SIGUSR1))
+		die("tgkill failed");
+	while (!atomic_load(&a_held))
+		nap_ms(1);
+	bool in_time = ls_now_ns() < t_deadline;
+	algo->unlock(state); /* wakes A, which is held: the lock stays free */
+	pthread_join(t, NULL);
+	atomic_store(&a_hold, 0);
+	pthread_join(a, NULL);
+	if (!in_time)
+		return false;
+	if (t_rc)
+		die("deadline: the timed waiter returned %d (%s) at its deadline with the lock free since "
+		    "the "
+		    "release; expected 0",
+		    t_rc, t_rc == ETIMEDOUT ? "ETIMEDOUT" : "?");
+	if (t_back < t_deadline)
+		die("deadline: the timed waiter got the lock %.3f ms before its deadline, while the woken "
+		    "head could not run",
+		    (double)(t_deadline - t_back) / 1e6);
+	if (algo->trylock(state))
+		die("deadline: the lock is not free after both waiters left");
+	algo->unlock(state);
+	return true;
+}
+
+static void deadline_case(void)
+{
+	set_param("LOCKSWAP_AUTO_PASSES", (0xffffffu) - 1);
+	set_param("LOCKSWAP_AUTO_FAIR_NS", UINT64_MAX);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = hold_here;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		die("sigaction failed");
+	for (uint64_t p = 200000000; p <= 6400000000u; p *= 2)
+		if (deadline_round(p))
+			return;
+	die("deadline: the machine never released within the patience (up to 6.4 s)");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr,
-			"usage: auto passes|fair|none|fork [-w spin|yield|park] [-k PASSES] [-T SECONDS]\n");
+		fprintf(stderr, "usage: auto passes|fair|none|fork|deadline [-w spin|yield|park] [-k PASSES] "
+				"[-T SECONDS]\n");
 		return 2;
 	}
 	const char *c = argv[1];
@@ -285,8 +392,17 @@ int main(int argc, char **argv)
 		}
 		fork_case();
 		printf("auto: OK fork wait=%s: the child's threads got past the stale waiters\n", pol);
+	} else if (!strcmp(c, "deadline")) {
+		if (ls_wait_cfg.policy != LS_WAIT_PARK) {
+			fprintf(stderr, "auto: deadline needs -w park (a sleeping waiter is a queued one)\n");
+			return 2;
+		}
+		deadline_case();
+		printf("auto: OK deadline wait=%s: a timed waiter behind a woken head that could not run got "
+		       "the free lock at its deadline\n",
+		       pol);
 	} else {
-		fprintf(stderr, "auto: unknown case '%s' (valid: passes, fair, none, fork)\n", c);
+		fprintf(stderr, "auto: unknown case '%s' (valid: passes, fair, none, fork, deadline)\n", c);
 		return 2;
 	}
 	return 0;

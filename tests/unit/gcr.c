@@ -3,6 +3,7 @@
  * algorithm, under LOCKSWAP_WAIT=park (issue 20, item 3).
  *
  *   gcr -a ALGO|all [-x] [-p PERIOD] [-T SECONDS(60)] bound|readmit|timeout|trylock|misuse
+ *   gcr-inject -a ALGO ... misuse-window
  *
  * The wrapper is composed around a counting double of ALGO (each algorithm
  * of `lockswap --names --cap lock` with -a all, one after the other in this
@@ -38,6 +39,17 @@
  *            word as it was.
  *   misuse   (a tolerant base: tas) unlock of an unlocked lock, twice, and
  *            after a lock/unlock: the word stays 0 and the lock works.
+ *   misuse-window  (build/unit/gcr-inject only, a tolerant base) ACTIVE=1:
+ *            M's unlock of the unlocked lock stops between its decrement
+ *            (the borrow is in the word) and its repair; A locks meanwhile,
+ *            finds the set "full", queues passive and stops there; M
+ *            repairs and returns; B takes the lock; A, the passive head,
+ *            sleeps; B releases: A must get the lock, and the word end idle.
+ *            (Reading the borrowed sign bit as PASSIVE, A did not set it,
+ *            M's repair cleared it, B's release took the fast path and A
+ *            slept for ever.) The stops are this file's ls_inject(), which
+ *            replaces the inject build's (locks/common/inject.c): a thread
+ *            that armed its gate stops at its next LS_INJECT() in gcr.c.
  *
  * White box: the checks read the wrapper word (LS_WRAP_WORD) with
  * gcr.c's encoding: ACTIVE in bits 0-15, APPROVED bit 30, PASSIVE bit 31.
@@ -140,7 +152,10 @@ struct worker {
 	uint64_t patience_ns; /* timedlock with this patience; 0: lock() */
 	_Atomic int result;
 	_Atomic uint64_t deadline, returned;
+	bool stop_once; /* stops at its first LS_INJECT() (see gate) */
+	_Atomic int gate;
 };
+static bool stop_next; /* the next start()ed worker stops once */
 static struct worker wk[MAXT];
 
 static void nap(void)
@@ -149,11 +164,29 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
+/* A thread's gate: 0 open; armed, the thread stops at its next LS_INJECT()
+ * (1: stopped there) until it is 2. Only the inject build calls it. */
+static __thread _Atomic int *gate;
+#ifdef LS_FAULT_INJECT
+void ls_inject(void)
+{
+	_Atomic int *g = gate;
+	if (!g)
+		return;
+	gate = NULL;
+	atomic_store(g, 1);
+	while (atomic_load(g) != 2)
+		nap();
+}
+#endif
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	me = w->id;
 	atomic_store(&w->tid, (pid_t)syscall(SYS_gettid));
+	if (w->stop_once)
+		gate = &w->gate;
 	do {
 		if (w->patience_ns) {
 			uint64_t d = ls_now_ns() + w->patience_ns;
@@ -184,6 +217,8 @@ static struct worker *start(int id, bool circulate, uint64_t patience_ns)
 	w->id = id;
 	w->circulate = circulate;
 	w->patience_ns = patience_ns;
+	w->stop_once = stop_next;
+	stop_next = false;
 	atomic_store(&w->result, -1);
 	if (pthread_create(&w->t, NULL, worker_main, w))
 		fail("%s: pthread_create", label);
@@ -437,6 +472,17 @@ static void test_trylock(void)
 		fail("%s: the word is 0x%x at the end, expected 0", label, word());
 }
 
+/* The lock still works after a misuse: lock, trylock EBUSY, unlock, idle. */
+static void check_works(void)
+{
+	comp->lock(L);
+	if (comp->trylock(L) != EBUSY)
+		fail("%s: trylock of a held lock succeeded", label);
+	comp->unlock(L);
+	if (word() != 0)
+		fail("%s: the word is 0x%x after lock/unlock", label, word());
+}
+
 static void test_misuse(void)
 {
 	*param_active = 1;
@@ -445,13 +491,61 @@ static void test_misuse(void)
 		comp->unlock(L);
 		if (word() != 0)
 			fail("%s: an unlock of an unlocked lock left the word 0x%x", label, word());
-		comp->lock(L);
-		if (comp->trylock(L) != EBUSY)
-			fail("%s: trylock of a held lock succeeded", label);
-		comp->unlock(L);
-		if (word() != 0)
-			fail("%s: the word is 0x%x after lock/unlock", label, word());
+		check_works();
 	}
+}
+
+/* M of misuse-window: one unlock of the unlocked lock, stopped at its gate. */
+static void *misuser_main(void *arg)
+{
+	gate = arg;
+	comp->unlock(L);
+	return NULL;
+}
+
+static void await_gate(_Atomic int *g, const char *what)
+{
+	phase = what;
+	while (atomic_load(g) != 1)
+		nap();
+}
+
+static void test_misuse_window(void)
+{
+	*param_active = 1;
+	*param_period = 0;
+	_Atomic int mgate = 0;
+	pthread_t m;
+	if (pthread_create(&m, NULL, misuser_main, &mgate))
+		fail("%s: pthread_create", label);
+	await_gate(&mgate, "waiting for the unlock of the unlocked lock to stop after its decrement");
+	if ((word() & W_ACTIVE) != W_ACTIVE)
+		fail("%s: the stopped unlock left the word 0x%x, expected ACTIVE 0xffff", label, word());
+	stop_next = true;
+	struct worker *a = start(0, false, 0);
+	await_gate(&a->gate, "waiting for A to queue passive while the borrow is in the word");
+	atomic_store(&mgate, 2);
+	pthread_join(m, NULL);
+	struct worker *b = start(1, false, 0);
+	phase = "waiting for B to take the lock";
+	while (!atomic_load(&b->held))
+		nap();
+	atomic_store(&a->gate, 2);
+	settle(2, false);
+	if (holder(2) != 1)
+		fail("%s: A holds the lock before B released it (word 0x%x)", label, word());
+	if (!(word() & W_PASSIVE))
+		fail("%s: A waits passive but the word 0x%x has no PASSIVE: B's release will not wake it",
+		     label, word());
+	release(1);
+	phase = "waiting for the passive head A to get the lock once B released it";
+	while (!atomic_load(&a->held))
+		nap();
+	release(0);
+	join_all(2);
+	if (word() != 0)
+		fail("%s: the word is 0x%x at the end, expected 0", label, word());
+	check_works();
 }
 
 static void on_alarm(int sig)
@@ -516,6 +610,8 @@ static void run(const char *test, bool without, long period)
 		test_timeout();
 	else if (!strcmp(test, "trylock"))
 		test_trylock();
+	else if (!strcmp(test, "misuse-window"))
+		test_misuse_window();
 	else
 		test_misuse();
 	if (real->destroy)
@@ -547,13 +643,21 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	const char *test = optind < argc ? argv[optind] : "";
-	static const char *const tests[] = {"bound", "readmit", "timeout", "trylock", "misuse"};
+	static const char *const tests[] = {"bound",   "readmit", "timeout",
+					    "trylock", "misuse",  "misuse-window"};
 	bool known = false;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		known |= !strcmp(test, tests[i]);
+#ifndef LS_FAULT_INJECT
+	if (!strcmp(test, "misuse-window")) {
+		fprintf(stderr,
+			"gcr: misuse-window stops threads at LS_INJECT(): run build/unit/gcr-inject\n");
+		return 2;
+	}
+#endif
 	if (!known || !name || period < 1 || period > 100 || watchdog < 1) {
 		fprintf(stderr, "usage: gcr -a ALGO|all [-x] [-p PERIOD 1..100] [-T SECONDS] "
-				"bound|readmit|timeout|trylock|misuse\n");
+				"bound|readmit|timeout|trylock|misuse|misuse-window\n");
 		return 2;
 	}
 	ls_wait_cfg.policy = LS_WAIT_PARK;

@@ -97,7 +97,9 @@ void ls_test_point(enum ls_test_point id)
 {
 	if (me < 0)
 		return;
-	if (id == LS_POINT_WAITING)
+	/* auto's queued waiter steps its policy without spinning first
+	 * when spinning has been failing (LS_POINT_QUEUED) */
+	if (id == LS_POINT_WAITING || id == LS_POINT_QUEUED)
 		atomic_store(&w[me].waiting, 1);
 	else if (id == LS_POINT_PARKING)
 		atomic_store(&w[me].parked, 1);

@@ -31,6 +31,13 @@ What to run:
                      glibc (native, no preload) always runs. A name lockswap
                      does not list is passed to 'lockswap -a' if it accepts
                      it. Default: all
+  --rwalgos LIST     also sweep the reader-writer lock algorithms: comma-
+                     separated names from 'lockswap --names rwlock' (NAME+bravo
+                     too), 'locks' (every real rwlock), 'all' (pthread, glibc's
+                     rwlock through the shim, and every lock); each runs with
+                     every --algos algorithm (then by default pthread, glibc's
+                     own mutex) as 'lockswap -a ALGO -r RWALGO', named
+                     ALGO/RWALGO; results.csv gets an rwalgo column
   --wait LIST        waiting policies (spin, yield, park, default) for each
                      algorithm given without /WAIT (default: default, i.e.
                      lockswap's own, park)
@@ -61,6 +68,18 @@ Limits:
                      (default: 10)
   --no-skip          after an over-limit run or a hang, still run that
                      algorithm's remaining repetitions (default: skip them)
+Per lock:
+  --per-lock PATTERNS  try the algorithms on some mutexes only, keeping the
+                     others on --rest's: each algorithm A runs as the map
+                     PATTERN=A,...,*=REST (lockswap -m; PATTERNS comma-separated,
+                     as in LOCKSWAP_ALGO_MAP: FUNCTION, FILE:LINE, MODULE,
+                     MODULE+0xOFFSET), and the best map is printed at the end.
+                     'auto': the patterns of the --per-lock-top most contended
+                     mutexes, from a profile of one native run (lockswap
+                     profile, then lockswap report --map)
+  --per-lock-top N   with --per-lock auto: how many mutexes (default: 1)
+  --rest ALGO        with --per-lock: every other mutex's algorithm (default:
+                     pthread, glibc's own mutex: the program as it is)
 Output:
   --out DIR          output folder, must not hold a results.csv (default:
                      $LOCKSWAP_RESULTS, else ~/.local/share/lockswap, then
@@ -87,14 +106,15 @@ options or a missing tool.
 """
 
 VALUED = frozenset(
-    "--algos --wait --reps --load --stdin --lockswap --metric --check --timeout --timeout-factor --hang --out "
-    "--spread --report".split()
+    "--algos --rwalgos --wait --reps --load --stdin --lockswap --metric --check --timeout --timeout-factor --hang --out "
+    "--spread --report --per-lock --per-lock-top --rest".split()
 )
 
 
 class Options:
     def __init__(self):
-        self.algos = "all"
+        self.algos = ""  # all, or pthread with --rwalgos
+        self.rwalgos = ""
         self.wait = "default"
         self.load = "0"
         self.stdin = "/dev/null"
@@ -117,6 +137,9 @@ class Options:
         self.plot = True
         self.strict = False
         self.quiet = False
+        self.per_lock = ""
+        self.per_lock_top = "1"
+        self.rest = ""
 
 
 def parse(args):
@@ -137,11 +160,13 @@ def parse(args):
         if opt in ("-h", "--help"):
             sys.stdout.write(USAGE)
             return None
-        elif opt in ("--algos", "--wait", "--load", "--stdin", "--check", "--out", "--report", "--reps", "--lockswap",
+        elif opt in ("--algos", "--rwalgos", "--wait", "--load", "--stdin", "--check", "--out", "--report", "--reps", "--lockswap",
                      "--metric", "--timeout", "--hang"):
             setattr(o, opt[2:], val)
         elif opt == "--timeout-factor":
             o.factor = val
+        elif opt in ("--per-lock", "--per-lock-top", "--rest"):
+            setattr(o, opt[2:].replace("-", "_"), val)
         elif opt == "--spread":
             o.spread, o.spread_given = val, True
         elif opt == "--higher-is-better":
@@ -224,9 +249,21 @@ def _compare(m, o, args):
     if not which("timeout"):
         die("timeout not found: install it (Debian: apt-get install coreutils)")
     waits = S.parse_waits(o.wait)
+    rwalgos = None
+    if o.rwalgos:
+        S.use_axis(S.RWALGO)
+        rwalgos = S.parse_rwalgos(o.rwalgos, m.lockswap)
     m.series.add(S.Series.native())
-    S.parse_algos(o.algos, waits, m.lockswap, m.series)
+    S.parse_algos(o.algos or ("pthread" if rwalgos else "all"), waits, m.lockswap, m.series, rwalgos)
     lockswap = m.lockswap.path()
+    if o.per_lock_top != "1" and o.per_lock != "auto":
+        die("--per-lock-top is only meaningful with --per-lock auto")
+    if o.rest and not o.per_lock:
+        die("--rest is only meaningful with --per-lock")
+    if o.per_lock:
+        S.PER_LOCK = (_per_lock_patterns(o, lockswap, stdin), o.rest or "pthread")
+        if not o.dry:
+            m.msgs.say("per lock: every algorithm ALGO runs as LOCKSWAP_ALGO_MAP=%s" % S.per_lock_map("ALGO"))
 
     cwd = _pwd()
     m.title = quote_words(o.prog)
@@ -257,9 +294,73 @@ def _compare(m, o, args):
     meta += ["environment: %s=%s" % (k, v) for k, v in os.environ.items()
              if k.startswith("LOCKSWAP_") and k != "LOCKSWAP_COMMAND"]
     meta += ["algorithms:"] + ["  " + line for line in _lockswap_list(lockswap)]
+    if S.PER_LOCK:
+        meta += ["per lock: each algorithm ALGO ran as LOCKSWAP_ALGO_MAP=%s" % S.per_lock_map("ALGO")]
     with open(os.path.join(out, "meta.txt"), "w") as f:
         f.write("".join(line + "\n" for line in meta))
-    return m.run()
+    rc = m.run()
+    if S.PER_LOCK:
+        _best_map(out)
+    return rc
+
+
+def _per_lock_patterns(o, lockswap, stdin):
+    """--per-lock's patterns: as given, or (auto) from a profile."""
+    if o.per_lock != "auto":
+        pats = split_list(o.per_lock)
+        for p in pats:
+            if not p or "=" in p or p == "*":
+                die("--per-lock: '%s' is not a pattern of a rule (FUNCTION, FILE:LINE, MODULE, MODULE+0xOFFSET)" % p)
+        if not pats:
+            die("--per-lock: empty list")
+        return pats
+    if not is_uint(o.per_lock_top) or o.per_lock_top == "0":
+        die("--per-lock-top: '%s' is not a number of mutexes (1, 2, ...)" % o.per_lock_top)
+    if o.dry:
+        print("# --per-lock auto: not run in a dry run: lockswap profile -- PROG, then lockswap report --map "
+              "--top %s; HOT stands for their patterns" % o.per_lock_top)
+        return ["HOT"]
+    import tempfile
+
+    from .procs import capture
+
+    with tempfile.TemporaryDirectory(prefix="lockswap-compare.") as t:
+        prof = os.path.join(t, "profile.json")
+        stdin_text = None
+        if stdin != "/dev/null":
+            with open(stdin) as f:
+                stdin_text = f.read()
+        rc, _ = capture([lockswap, "profile", "--top", "0", "-o", prof, "--"] + o.prog, stdin_text=stdin_text,
+                        err="null")
+        if not os.path.isfile(prof):
+            die("--per-lock auto: the profile run of the program failed (exit %d)" % rc)
+        rc, text = capture([lockswap, "report", prof, "--map", "--top", o.per_lock_top, "--algo", "ALGO"])
+    line = [l for l in text.splitlines() if l.startswith("LOCKSWAP_ALGO_MAP=")]
+    rules = line[0].split("=", 1)[1].strip("'").split(",") if line else []
+    pats = [r.rsplit("=", 1)[0] for r in rules if r.endswith("=ALGO")]
+    if not pats:
+        die("--per-lock auto: the profile names no contended mutex a rule can tell apart:\n" + text.rstrip())
+    return pats
+
+
+def _best_map(out):
+    """The best map of the matrix (summary.csv's first ranked lockswap row)."""
+    from . import csvio
+    from . import series as S
+
+    header, rows = csvio.read(os.path.join(out, "summary.csv"))
+    col = {h: i for i, h in enumerate(header)}
+    ranked = sorted((r for r in rows if r[col["algorithm"]] != S.NATIVE and r[col["rank"]]),
+                    key=lambda r: int(r[col["rank"]]))
+    if not ranked:
+        print("%s: per lock: no map ran ok" % PROG)
+        return
+    b = ranked[0]
+    line = "%s: best map: LOCKSWAP_ALGO_MAP='%s' (%s x glibc)" % (PROG, S.per_lock_map(b[col["algorithm"]]),
+                                                                   b[col["ratio_glibc"]] or "?")
+    print(line)
+    with open(os.path.join(out, "summary.txt"), "a") as f:
+        f.write(line + "\n")
 
 
 def _ref(m, cwd, stdin, o):

@@ -378,6 +378,7 @@ def report(d, defaults, plot, msgs, spread=None):
         conf["spread"] = spread
     try:
         header, rows = csvio.read(results)
+        S.use_columns(header)  # the optional axes this matrix swept
         sum_header, sum_rows = stats.summarise(header, rows, conf["higher"] == "1", float(conf["spread"]))
     except (OSError, ValueError) as e:
         die("cannot read '%s': %s" % (results, e))

@@ -2,12 +2,15 @@
 
 A series is one way of running the program: natively (glibc, no preload), or
 under `lockswap` with a value on each axis. An axis is one setting of lockswap:
-today the algorithm (`-a`) and the waiting policy (`-w`). Each axis has a CSV
-column, and is passed either as an option of `lockswap` or as an environment
-variable, and has a value meaning "lockswap's own default" that passes
-nothing. A new axis (an rwlock algorithm in LOCKSWAP_RWALGO, a per-lock map in
-LOCKSWAP_ALGO_MAP) is one more Axis in AXES and its parser in parse_algos; the
-runner, the CSV, the report and the plots take the axes from here.
+the algorithm (`-a`) and the waiting policy (`-w`), and, in a matrix that
+sweeps them (use_axis), the rwlock algorithm (`-r`, --rwalgos). Each axis has a
+CSV column, and is passed either as an option of `lockswap` or as an
+environment variable, and has a value meaning "lockswap's own default" that
+passes nothing. A new axis (a per-lock map in LOCKSWAP_ALGO_MAP) is one more
+Axis in AXES (or an optional one, like RWALGO) and its parser; the runner, the
+CSV, the report and the plots take the axes from here. An optional axis is a
+column of results.csv only in the matrices that use it, so that the others'
+files keep their layout.
 
 Algorithm names are opaque: whatever `lockswap --names` lists is accepted at
 once, anything else is handed to `lockswap -a NAME` itself to judge (so a
@@ -19,6 +22,18 @@ import os
 from .util import die, split_list
 
 NATIVE = "glibc"  # the algorithm name of native runs; its axes read "-"
+
+# --per-lock: (patterns, rest). Every lockswap series then runs with an
+# algorithm map (lockswap -m): its algorithm on the mutexes the patterns name
+# (the hot ones), `rest` on every other mutex; the algorithm column still
+# names the series, so the CSV, the table and the plots are unchanged.
+PER_LOCK = None
+
+
+def per_lock_map(algorithm):
+    """The map a series runs with under --per-lock."""
+    patterns, rest = PER_LOCK
+    return ",".join("%s=%s" % (p, algorithm) for p in patterns) + ",*=" + rest
 WAITS = ("spin", "yield", "park", "default")
 
 
@@ -37,6 +52,25 @@ AXES = (
     Axis("wait", option="-w", default="default"),
 )
 COLUMNS = tuple(a.column for a in AXES)
+RWALGO = Axis("rwalgo", option="-r", default="default")
+OPTIONAL = (RWALGO,)
+
+
+def use_axis(axis):
+    """The matrix sweeps an optional axis: it becomes one of AXES (and a
+    column of results.csv)."""
+    global AXES, COLUMNS
+    if axis not in AXES:
+        AXES = AXES + (axis,)
+        COLUMNS = tuple(a.column for a in AXES)
+
+
+def use_columns(header):
+    """Reading a results.csv (--report): the optional axes whose columns it
+    has."""
+    for a in OPTIONAL:
+        if a.column in header:
+            use_axis(a)
 
 
 class Series:
@@ -45,8 +79,10 @@ class Series:
     __slots__ = ("values",)
 
     def __init__(self, *values):
-        assert len(values) == len(AXES)
-        self.values = tuple(values)
+        """One value per axis, in AXES order; the axes not given take their
+        default (an optional axis a caller does not know)."""
+        assert len(values) <= len(AXES)
+        self.values = tuple(values) + tuple(a.default for a in AXES[len(values):])
 
     @classmethod
     def native(cls):
@@ -89,6 +125,8 @@ class Series:
         for axis, v in zip(AXES, self.values):
             if axis.option and v != axis.default:
                 words += [axis.option, v]
+        if PER_LOCK:
+            words += ["-m", per_lock_map(self.algorithm)]
         return words + ["--"]
 
     def env(self):
@@ -100,9 +138,11 @@ class Series:
 
 def axis_span(header):
     """(first, last): the indexes of the axis columns in a CSV header, from
-    "algorithm" on."""
+    "algorithm" on (an optional axis's column counts even when this matrix
+    does not use it)."""
+    known = set(COLUMNS) | {a.column for a in OPTIONAL}
     first = last = header.index("algorithm")
-    while last + 1 < len(header) and header[last + 1] in COLUMNS:
+    while last + 1 < len(header) and header[last + 1] in known:
         last += 1
     return first, last
 
@@ -139,24 +179,26 @@ class Lockswap:
                 die("--lockswap: '%s' is not an executable file" % c)
         die("lockswap not found (run make in the lockswap repository, or give --lockswap PATH)" + self.hint)
 
-    def names(self, cap=None):
-        """`lockswap --names [--cap CAP]`, one name a line."""
-        if cap not in self._names:
+    def names(self, cap=None, family=None):
+        """`lockswap --names [FAMILY] [--cap CAP]`, one name a line (FAMILY:
+        rwlock, spin; the mutexes' by default)."""
+        key = (cap, family)
+        if key not in self._names:
             from . import procs
 
-            argv = [self.path(), "--names"] + (["--cap", cap] if cap else [])
+            argv = [self.path(), "--names"] + ([family] if family else []) + (["--cap", cap] if cap else [])
             rc, out = procs.capture(argv)
             if rc != 0:
-                die("'%s --names' failed" % self.path())
-            self._names[cap] = out.split()
-        return self._names[cap]
+                die("'%s --names%s' failed" % (self.path(), " " + family if family else ""))
+            self._names[key] = out.split()
+        return self._names[key]
 
-    def accepts(self, name):
-        """Whether `lockswap -a NAME` runs a program (lockswap judges names
-        it does not list, such as wrappers)."""
+    def accepts(self, name, option="-a"):
+        """Whether `lockswap -a NAME` (or -r NAME) runs a program (lockswap
+        judges names it does not list, such as wrappers)."""
         from . import procs
 
-        rc, _ = procs.capture([self.path(), "-a", name, "--", "true"], err="null")
+        rc, _ = procs.capture([self.path(), option, name, "--", "true"], err="null")
         return rc == 0
 
 
@@ -181,10 +223,12 @@ class SeriesList:
         else:
             self.items.append(series)
 
-    def add_lockswap(self, name, waits):
-        """NAME with each waiting policy."""
-        for w in waits:
-            self.add(Series(name, w))
+    def add_lockswap(self, name, waits, rwalgos=None):
+        """NAME with each waiting policy (and each rwlock algorithm, when the
+        matrix sweeps them)."""
+        for rw in rwalgos or [None]:
+            for w in waits:
+                self.add(Series(name, w) if rw is None else Series(name, w, rw))
 
 
 def check_wait(policy, context, suffix=""):
@@ -202,9 +246,32 @@ def parse_waits(text):
     return waits
 
 
-def parse_algos(text, waits, lockswap, series):
+def parse_rwalgos(text, lockswap):
+    """--rwalgos LIST: rwlock algorithm names (NAME, all: every name
+    `lockswap --names rwlock` lists, locks: every real lock of them), in
+    order, without duplicates; a name lockswap does not list is asked
+    about (`lockswap -r NAME`), as for --algos."""
+    items = split_list(text)
+    if not items:
+        die("--rwalgos: empty list")
+    names = []
+    for item in items:
+        if item == "all":
+            names += lockswap.names(family="rwlock")
+        elif item == "locks":
+            names += lockswap.names(cap="lock", family="rwlock")
+        elif item in lockswap.names(family="rwlock") or lockswap.accepts(item, "-r"):
+            names.append(item)
+        else:
+            die("--rwalgos: unknown rwlock algorithm '%s' (valid: %s, all, locks)"
+                % (item, ", ".join(lockswap.names(family="rwlock"))))
+    return [n for i, n in enumerate(names) if n not in names[:i]]
+
+
+def parse_algos(text, waits, lockswap, series, rwalgos=None):
     """--algos LIST into series (a SeriesList): glibc, NAME, NAME/WAIT, all
-    (glibc, then every name lockswap lists), locks (every real lock)."""
+    (glibc, then every name lockswap lists), locks (every real lock); each
+    with every name of rwalgos, when the matrix sweeps rwlock algorithms."""
     items = split_list(text)
     if not items:
         die("--algos: empty list")
@@ -214,19 +281,19 @@ def parse_algos(text, waits, lockswap, series):
         elif item == "all":
             series.add(Series.native())
             for a in lockswap.names():
-                series.add_lockswap(a, waits)
+                series.add_lockswap(a, waits, rwalgos)
         elif item == "locks":
             for a in lockswap.names("lock"):
-                series.add_lockswap(a, waits)
+                series.add_lockswap(a, waits, rwalgos)
         else:
             a, slash, w = item.partition("/")
             if a not in lockswap.names() and not (a and lockswap.accepts(a)):
                 die("--algos: unknown algorithm '%s' (valid: %s, %s, all, locks)" % (a, NATIVE, ", ".join(lockswap.names())))
             if slash:
                 check_wait(w, "--algos: unknown wait policy", " in '%s'" % item)
-                series.add(Series(a, w))
+                series.add_lockswap(a, [w], rwalgos)
             else:
-                series.add_lockswap(a, waits)
+                series.add_lockswap(a, waits, rwalgos)
     if not len(series):
         die("--algos: no algorithm to run")
     return series

@@ -1,0 +1,279 @@
+#!/usr/bin/env bats
+# An algorithm per mutex (issue 22): LOCKSWAP_ALGO_MAP and LOCKSWAP_CONFIG
+# rules, matched once per mutex from its creation stack (interpose/map.c,
+# match/). tests/progs/algo_map.c makes mutexes in known places; the library
+# says under LOCKSWAP_VERBOSE how many mutexes each rule chose, and the
+# profile names each mutex's algorithm and rule.
+load helpers
+bats_require_minimum_version 1.5.0
+TEST_TIMEOUT=30
+P="$PROGS/algo_map"
+NODEBUG="$B/algo-map/algo_map_nodebug"
+STRIPPED="$B/algo-map/algo_map_stripped"
+NOSYMS="$B/algo-map/algo_map_nosyms"
+DL="$B/algo-map/libalgo_map_dl.so"
+
+# mapped MAP [VAR=VALUE...] PROG ARGS...: run with the map and LOCKSWAP_VERBOSE; output:
+# the program's and the library's report lines. The '*' rule (or no rule)
+# also counts the few mutexes the matcher's own work uses (libunwind's),
+# bound without a walk: at least the program's.
+mapped() {
+  local map=$1
+  shift
+  timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO_MAP="$map" "$@" 2>&1
+}
+
+@test "glibc itself passes every algo_map case (the program is the specification)" {
+  for c in functions static lines fork race cond timeouts; do
+    run timeout 20 "$P" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+  done
+  timeout 20 "$P" module "$DL" >/dev/null
+  timeout 20 "$P" many 1000
+}
+
+@test "FUNCTION rules: pthread_mutex_init from make_hot and make_cold (static functions), with and without debug information; mutual exclusion holds" {
+  for prog in "$P" "$NODEBUG"; do
+    run mapped 'make_hot=mcs,make_cold=alock,*=tas' "$prog" functions
+    assert_success
+    assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
+    assert_line "lockswap: map: rule 'make_cold=alock': 5 mutexes -> alock"
+  done
+  # the first rule that names a frame wins: make_hot's mutexes also have
+  # functions() on their stacks
+  run mapped 'make_hot=clh,functions=ticket' "$P" functions
+  assert_line "lockswap: map: rule 'make_hot=clh': 3 mutexes -> clh"
+  assert_line "lockswap: map: rule 'functions=ticket': 5 mutexes -> ticket"
+}
+
+@test "FILE:LINE rules: with the program's DWARF, with a separate debug file (.gnu_debuglink), and without debug information (no mutex, said at exit)" {
+  local line
+  line=$("$P" lines | sed -n 's/^line: //p')
+  [ -n "$line" ]
+  for prog in "$P" "$STRIPPED"; do
+    run mapped "algo_map.c:$line=mcs" "$prog" lines
+    assert_success
+    assert_line "lockswap: map: rule 'algo_map.c:$line=mcs': 1 mutexes -> mcs"
+    # the end of a path matches too; another line does not
+    run mapped "progs/algo_map.c:$line=mcs,algo_map.c:$((line + 1))=tas" "$prog" lines
+    assert_line "lockswap: map: rule 'progs/algo_map.c:$line=mcs': 1 mutexes -> mcs"
+    assert_line --partial "lockswap: map: rule 'algo_map.c:$((line + 1))=tas' matched no mutex"
+  done
+  run mapped "algo_map.c:$line=mcs" "$NODEBUG" lines
+  assert_success
+  assert_line "lockswap: map: rule 'algo_map.c:$line=mcs' matched no mutex (no line information for algo_map.c in the loaded modules (built without -g, and no debug file found?))"
+}
+
+@test "MODULE rules: the mutexes a dlopen'ed library makes; a program by path" {
+  run mapped 'libalgo_map_dl.so=mcs,make_hot=clh' "$P" module "$DL"
+  assert_success
+  assert_line "lockswap: map: rule 'libalgo_map_dl.so=mcs': 4 mutexes -> mcs"
+  assert_line "lockswap: map: rule 'make_hot=clh': 1 mutexes -> clh"
+  run mapped 'progs/algo_map=ticket' "$P" functions
+  assert_line "lockswap: map: rule 'progs/algo_map=ticket': 8 mutexes -> ticket"
+  run mapped 'libnothere.so=mcs' "$P" functions
+  assert_line "lockswap: map: rule 'libnothere.so=mcs' matched no mutex (no module libnothere.so is loaded)"
+}
+
+@test "MODULE+0xOFFSET rules, for a program without symbols: lockswap report --map proposes them from a profile, and they choose those mutexes" {
+  local j="$BATS_TEST_TMPDIR/p.json"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=pthread LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" "$NOSYMS" timeouts
+  assert_success
+  run "$B/lockswap-report" "$j" --map --algo mcs
+  assert_success
+  local line
+  line=$(tail -1 <<<"$output")
+  [[ "$line" =~ ^LOCKSWAP_ALGO_MAP=\'algo_map_nosyms\+0x[0-9a-f]+=mcs,algo_map_nosyms\+0x[0-9a-f]+=mcs,\*=pthread\'$ ]] || { echo "$output"; false; }
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 "${line//\'/}" "$NOSYMS" functions
+  assert_success
+  assert_line --regexp "^lockswap: map: rule 'algo_map_nosyms\+0x[0-9a-f]+=mcs': 3 mutexes -> mcs$"
+  assert_line --regexp "^lockswap: map: rule 'algo_map_nosyms\+0x[0-9a-f]+=mcs': 5 mutexes -> mcs$"
+  # function names are gone with the symbols: said at exit
+  run mapped 'make_hot=mcs' "$NOSYMS" functions
+  assert_line "lockswap: map: rule 'make_hot=mcs' matched no mutex (no function named make_hot in the program or its loaded libraries)"
+}
+
+@test "defaults: '*' takes every mutex no rule names; without it LOCKSWAP_ALGO's algorithm (pthread: glibc's mutex per mutex)" {
+  run mapped 'make_hot=mcs,*=clh' "$P" functions
+  assert_line --regexp "^lockswap: map: rule '\*=clh': ([5-9]|[1-9][0-9]) mutexes -> clh$"
+  refute_line --partial "no rule:"
+  run mapped make_hot=mcs LOCKSWAP_ALGO=hemlock "$P" functions
+  assert_success
+  assert_line --regexp "^lockswap: map: no rule: ([5-9]|[1-9][0-9]) mutexes -> hemlock$"
+  run mapped make_hot=mcs LOCKSWAP_ALGO=pthread "$P" functions
+  assert_success
+  assert_line --regexp "^lockswap: map: no rule: ([5-9]|[1-9][0-9]) mutexes -> pthread$"
+  assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
+  run mapped 'no_such_function=mcs,*=tas' "$P" functions
+  assert_line "lockswap: map: rule 'no_such_function=mcs' matched no mutex (no function named no_such_function in the program or its loaded libraries)"
+}
+
+@test "static initialisers and zeroed memory: matched at their first use (lock, trylock), from that use's stack" {
+  run mapped 'use_hot=mcs,use_cold=alock' "$P" static
+  assert_success
+  assert_line "lockswap: map: rule 'use_hot=mcs': 3 mutexes -> mcs"
+  assert_line "lockswap: map: rule 'use_cold=alock': 5 mutexes -> alock"
+}
+
+@test "fork: the child keeps its parent's bindings and matches the mutexes it makes" {
+  run mapped 'make_hot=mcs,use_cold=alock' "$P" fork
+  assert_success
+  # the child's report (3 from make_hot: 1 inherited, 2 its own), then the parent's
+  assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
+  assert_line "lockswap: map: rule 'use_cold=alock': 1 mutexes -> alock"
+  assert_line "lockswap: map: rule 'make_hot=mcs': 1 mutexes -> mcs"
+}
+
+@test "first users racing: each static mutex gets one binding, whoever wins (64 mutexes, two threads each)" {
+  run mapped 'use_hot=mcs,use_cold=alock' "$P" race
+  assert_success
+  local hot cold
+  hot=$(sed -n "s/^lockswap: map: rule 'use_hot=mcs': \([0-9]*\) mutexes.*/\1/p" <<<"$output")
+  cold=$(sed -n "s/^lockswap: map: rule 'use_cold=alock': \([0-9]*\) mutexes.*/\1/p" <<<"$output")
+  [ "$(( ${hot:-0} + ${cold:-0} ))" -eq 64 ] || { echo "$output"; false; }
+}
+
+@test "a condvar used in turn with mutexes of different algorithms (inline, out-of-line, time-published, glibc's)" {
+  for m in 'make_hot=mcs-tp,make_cold=alock' 'make_hot=pthread,make_cold=clh' 'make_hot=hmcs,make_cold=cal-fp'; do
+    run mapped "$m" "$P" cond
+    assert_success
+    assert_line --regexp "^lockswap: map: rule 'make_hot=[a-z-]+': 1 mutexes"
+    assert_line --regexp "^lockswap: map: rule 'make_cold=[a-z-]+': 1 mutexes"
+  done
+}
+
+@test "every end-to-end program passes with a map that gives its mutexes different algorithms" {
+  local maps=('main=alock,*=hmcs' 'main=pthread,*=clh-tp+gcr') m p c out main=0 rest=0 failed=()
+  local progs=(async_cancel cancel cond_users condvar cross_unlock cxx_sync fork mutex_errors mutex_memory
+    mutex_types static_init passthrough)
+  for m in "${maps[@]}"; do
+    for p in "${progs[@]}"; do
+      for c in $("$PROGS/$p" 2>&1 | sed -n 's/^cases://p'); do
+        out=$(mapped "$m" "$PROGS/$p" "$c") || failed+=("$m $p $c: $(tail -3 <<<"$out")")
+        grep -q "^lockswap: map: rule 'main=[^']*': [1-9]" <<<"$out" && main=$((main + 1))
+        grep -q "^lockswap: map: rule '\*=[^']*': [1-9]" <<<"$out" && rest=$((rest + 1))
+      done
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; false; }
+  # the maps did split the mutexes between the two rules
+  [ "$main" -gt 15 ] && [ "$rest" -gt 15 ] || { echo "main=$main rest=$rest"; false; }
+}
+
+@test "100,000 mutexes from one place: one stack walk each, their return addresses resolved once" {
+  run mapped 'make_one=mcs' "$P" many 100000
+  assert_success
+  assert_line "lockswap: map: rule 'make_one=mcs': 100000 mutexes -> mcs"
+  local walks resolved
+  walks=$(sed -n 's/^lockswap: map: [0-9]* mutexes bound, \([0-9]*\) stack walks.*/\1/p' <<<"$output")
+  resolved=$(sed -n 's/.* without a walk, \([0-9]*\) return addresses resolved$/\1/p' <<<"$output")
+  [ "$walks" -eq 100000 ] && [ "$resolved" -lt 64 ] || { echo "walks=$walks resolved=$resolved"; false; }
+}
+
+# instructions per lock+unlock pair of bench-pairs (callgrind, N=10000 and 110000)
+pair_cost() {
+  local t n s=()
+  t=$(mktemp -d)
+  for n in 10000 110000; do
+    env LD_PRELOAD="$LIB" "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
+      "$B/bench-pairs" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
+    s+=("$(sed -n 's/^summary: //p' "$t/cg")")
+  done
+  rm -rf "$t"
+  echo $(( (s[1] - s[0] + 50000) / 100000 ))
+}
+
+@test "cost: a bound mutex's uncontended pair costs at most 5 instructions more than the same algorithm alone, and no matching runs per call" {
+  command -v valgrind >/dev/null || skip "valgrind is not installed"
+  local a alone map
+  for a in ttas alock; do
+    alone=$(pair_cost LOCKSWAP_ALGO="$a")
+    map=$(pair_cost LOCKSWAP_ALGO_MAP="main=$a")
+    echo "$a: alone $alone, mapped $map"
+    [ "$map" -gt "$alone" ] && [ "$map" -le $((alone + 5)) ]
+  done
+  # matching is once per mutex, not per call: as many walks for 100 pairs as for 100,000
+  local w1 w2
+  w1=$(mapped main=ttas "$B/bench-pairs" 100 | sed -n 's/.* bound, \([0-9]*\) stack walks.*/\1/p')
+  w2=$(mapped main=ttas "$B/bench-pairs" 100000 | sed -n 's/.* bound, \([0-9]*\) stack walks.*/\1/p')
+  [ -n "$w1" ] && [ "$w1" = "$w2" ] || { echo "walks: $w1 vs $w2"; false; }
+}
+
+@test "no room below 4 GiB for the table: the dispatch goes by offset, one instruction more per call, and works" {
+  local low="$B/algo-map/liblowfill.so" c
+  for c in functions race cond; do
+    run timeout 30 env LD_PRELOAD="$LIB $low" LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO_MAP='make_hot=mcs,make_cold=alock,use_hot=clh,use_cold=alock' "$P" "$c"
+    assert_success
+    assert_line "lockswap: map: 4 rules from LOCKSWAP_ALGO_MAP; dispatch by offset (no room below 4 GiB: one instruction more per call)"
+  done
+  assert_line --regexp "^lockswap: map: rule 'make_cold=alock': 1 mutexes -> alock$"
+  # the dispatchers, as compiled, to their jump: 2 instructions by address, 3 by offset
+  # (valgrind keeps the low addresses for itself: callgrind cannot see the
+  # second kind)
+  command -v objdump >/dev/null || skip "objdump is not installed"
+  local f n
+  for f in lock trylock unlock; do
+    n=$(objdump -d --no-show-raw-insn "$LIB" | awk -v f="<near_$f>:" '$2 == f { on = 1; next } on { k++ } on && $2 == "jmp" { exit } END { print k }')
+    [ "$n" -eq 2 ] || { echo "near_$f: $n instructions"; false; }
+    n=$(objdump -d --no-show-raw-insn "$LIB" | awk -v f="<far_$f>:" '$2 == f { on = 1; next } on { k++ } on && $2 == "jmp" { exit } END { print k }')
+    [ "$n" -eq 3 ] || { echo "far_$f: $n instructions"; false; }
+  done
+}
+
+@test "validation: a malformed rule, an unknown algorithm, a waiting policy, two '*', both variables: one line, exit 2 before main" {
+  local m
+  for m in 'foo' '=mcs' 'foo=' 'a b=mcs' 'foo=nosuch' 'foo=mcs/spin' '*=mcs,*=tas' 'x.c:0=mcs' ','; do
+    run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$PROGS/hello"
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "${#stderr_lines[@]}" -eq 1 ] ||
+      { echo "[$m] status $status: $output / $stderr"; false; }
+    [[ "$stderr" == "lockswap: LOCKSWAP_ALGO_MAP: "* ]]
+  done
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='foo=nosuch' "$PROGS/hello"
+  assert_equal "${stderr%% (valid*}" "lockswap: LOCKSWAP_ALGO_MAP: rule 'foo=nosuch': unknown algorithm 'nosuch'"
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='foo=mcs/spin' "$PROGS/hello"
+  [[ "$stderr" == *"a waiting policy per mutex is not supported"*"LOCKSWAP_WAIT" ]]
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='*=mcs' LOCKSWAP_CONFIG=/dev/null "$PROGS/hello"
+  [ "$status" -eq 2 ] && [ "$stderr" = "lockswap: LOCKSWAP_ALGO_MAP and LOCKSWAP_CONFIG are both set (valid: one of them)" ]
+}
+
+@test "LOCKSWAP_CONFIG: rules from a file, '#' comments, errors with FILE:LINE; lockswap -m and --config" {
+  local f="$BATS_TEST_TMPDIR/rules"
+  printf '# the hot ones\nmake_hot=mcs   # init\n\nmake_cold=alock, *=tas\n' >"$f"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_CONFIG="$f" "$P" functions
+  assert_success
+  assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
+  assert_line "lockswap: map: rule 'make_cold=alock': 5 mutexes -> alock"
+  run "$LOCKSWAP" --config "$f" -v -- "$P" functions
+  assert_line "lockswap: map: rule '*=tas': 5 mutexes -> tas"
+  run "$LOCKSWAP" -m 'make_cold=ticket' -v -- "$P" functions
+  assert_line "lockswap: map: rule 'make_cold=ticket': 5 mutexes -> ticket"
+  printf 'make_hot=mcs\nmake_cold=nosuch\n' >"$f"
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_CONFIG="$f" "$PROGS/hello"
+  [ "$status" -eq 2 ] && [[ "$stderr" == "lockswap: LOCKSWAP_CONFIG $f:2: rule 'make_cold=nosuch': unknown algorithm"* ]]
+}
+
+@test "visible: the profile (table and JSON) names each mutex's algorithm and rule; lockswap report --map turns a profile into rules that work" {
+  local j="$BATS_TEST_TMPDIR/p.json"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_OUT="$j" LOCKSWAP_ALGO_MAP='make_hot=mcs,*=alock' "$P" functions
+  assert_success
+  assert_output --partial "algorithm per mutex (rules; no rule: alock)"
+  assert_output --partial "init, mcs by rule make_hot=mcs"
+  assert_output --partial "init, alock by rule *=alock"
+  [ "$(grep -o '"algorithm":"mcs","rule":"make_hot=mcs"' "$j" | wc -l)" -eq 3 ]
+  [ "$(grep -o '"algorithm":"alock","rule":"\*=alock"' "$j" | wc -l)" -eq 5 ]
+  # the report reads them back
+  run "$B/lockswap-report" "$j" --top 0
+  assert_output --partial "init, mcs by rule make_hot=mcs"
+  # a profile under glibc's mutex: rules for its contended mutexes (every
+  # one of `timeouts`, whatever the timing)
+  run env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=pthread LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" "$P" timeouts
+  run "$B/lockswap-report" "$j" --map --algo mcs
+  assert_success
+  assert_line "LOCKSWAP_ALGO_MAP='make_hot=mcs,make_cold=mcs,*=pthread'" ||
+    assert_line "LOCKSWAP_ALGO_MAP='make_cold=mcs,make_hot=mcs,*=pthread'"
+  local line
+  line=$(tail -1 <<<"$output")
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 "${line//\'/}" "$P" functions
+  assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
+  assert_line "lockswap: map: rule 'make_cold=mcs': 5 mutexes -> mcs"
+}
