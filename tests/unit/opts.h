@@ -21,6 +21,7 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "rwlock/rwlock.h"
 #include "spin/spinlock.h"
 #include "wait.h"
 
@@ -139,6 +140,22 @@ static inline void opt_algo_list(const char *s, char *list, size_t len)
 			snprintf(list + strlen(list), len - strlen(list), "%s%s", list[0] ? "," : "",
 				 a->name);
 	}
+}
+
+/* The rwlock family's tunables from the environment, as the shim reads
+ * them (every algorithm's: a composition's inner ones too). */
+static inline void opt_rwparams_env(void)
+{
+	char err[512];
+	for (size_t i = 0; i < ls_rwalgo_count(); i++)
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++) {
+			const char *v = getenv(p->env);
+			uint64_t x;
+			if (v && ls_param_parse(p, v, &x, err, sizeof err))
+				opt_error("%s", err);
+			if (v)
+				*p->value = x;
+		}
 }
 
 /* -w POLICY|all: the range of policies [*first, *last] to run. */

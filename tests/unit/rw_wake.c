@@ -246,22 +246,6 @@ static void reader_out(void)
 	finish();
 }
 
-/* The tunables from the environment, as the shim reads them (every
- * algorithm's: a composition's inner ones too). */
-static void params(void)
-{
-	char err[512];
-	for (size_t i = 0; i < ls_rwalgo_count(); i++)
-		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++) {
-			const char *v = getenv(p->env);
-			uint64_t x;
-			if (v && ls_param_parse(p, v, &x, err, sizeof err))
-				opt_error("%s", err);
-			if (v)
-				*p->value = x;
-		}
-}
-
 int main(int argc, char **argv)
 {
 	const char *name = NULL;
@@ -283,11 +267,12 @@ int main(int argc, char **argv)
 	static const char *const cases[] = {"writer-out", "reader-out"};
 	int which = opt_choose("", "case", argv[optind], cases, 2);
 	char err[1400];
-	if (!(algo = ls_rwalgo_lookup(name, err, sizeof err)) || ls_rwalgo_start(algo, opt_algo("mcs"), err, sizeof err))
+	if (!(algo = ls_rwalgo_lookup(name, err, sizeof err)) ||
+	    ls_rwalgo_start(algo, opt_algo("mcs"), err, sizeof err))
 		opt_error("-a: %s", err);
 	if (algo->caps & LS_RWCAP_PASSTHROUGH)
 		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
-	params();
+	opt_rwparams_env();
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	ls_wait_cfg.spin = 16;
 	ls_wait_cfg.yield = 2;
