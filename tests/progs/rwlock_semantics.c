@@ -699,41 +699,36 @@ static void ls_foreign_read(void)
 }
 
 /* Unlocks too many by a writer whose unlock handed the lock to a blocked
- * reader, and by a reader whose unlock handed it to a blocked writer: they
- * change nothing (glibc takes each as a read unlock, and releases the new
- * holder's hold or drives its reader count below zero). */
-static void ls_handover_write(void)
+ * reader (write = 1), and by a reader whose unlock handed it to a blocked
+ * writer (write = 0): they change nothing (glibc takes each as a read
+ * unlock, and releases the new holder's hold or drives its reader count
+ * below zero). */
+static void handover(int write)
 {
 	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
-	CHECK_RC(pthread_rwlock_wrlock(&l), 0);
-	struct holder r;
-	hold(&r, &l, 0, 0);
-	await_blocked(&r);
+	CHECK_RC(write ? pthread_rwlock_wrlock(&l) : pthread_rwlock_rdlock(&l), 0);
+	struct holder h;
+	hold(&h, &l, !write, 0);
+	await_blocked(&h);
 	CHECK_RC(pthread_rwlock_unlock(&l), 0);
-	await_at_least(&r.held, 1);
+	await_at_least(&h.held, 1);
 	CHECK_RC(pthread_rwlock_unlock(&l), 0);
 	CHECK_RC(pthread_rwlock_unlock(&l), 0);
-	CHECK_RC(other_trywr(&l), EBUSY); /* the reader still holds it */
-	unhold(&r);
+	/* the new holder still holds it */
+	CHECK_RC(write ? other_trywr(&l) : other_tryrd(&l), EBUSY);
+	unhold(&h);
 	CHECK_RC(other_trywr(&l), 0); /* free again (glibc: its count is below zero) */
 	usable(&l);
 }
 
+static void ls_handover_write(void)
+{
+	handover(1);
+}
+
 static void ls_handover_read(void)
 {
-	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
-	CHECK_RC(pthread_rwlock_rdlock(&l), 0);
-	struct holder w;
-	hold(&w, &l, 1, 0);
-	await_blocked(&w);
-	CHECK_RC(pthread_rwlock_unlock(&l), 0);
-	await_at_least(&w.held, 1);
-	CHECK_RC(pthread_rwlock_unlock(&l), 0);
-	CHECK_RC(pthread_rwlock_unlock(&l), 0);
-	CHECK_RC(other_tryrd(&l), EBUSY); /* the writer still holds it */
-	unhold(&w);
-	CHECK_RC(other_trywr(&l), 0); /* free again (glibc: its count is below zero) */
-	usable(&l);
+	handover(0);
 }
 
 /* A waiter that is asynchronously cancelable is cancelled inside rdlock
