@@ -15,50 +15,53 @@
  *		low bit of its ticket), plus RPARK (a reader sleeps on rin)
  *	rout	readers that have left, in units of RINC; bit 0 WPARK (the
  *		present writer sleeps on rout)
- *	w	the writers' ticket lock, the paper's win and wout in one
- *		word (queue/turn.h's ls_tkt: tickets handed out, and those
- *		not yet released, with the sleepers of each ticket's class)
+ *	win	writers' tickets handed out
+ *	wout	ticket being served (bits 0-30), bit 31 LS_PARKED (a writer
+ *		sleeps waiting for its ticket)
  *
  *   reader in   w := fetch_add(rin, RINC) & (PRES|PHID); if w != 0, wait
  *               until rin's writer bits differ from w (that writer left;
  *               a newer writer has the other phase bit, and counted us)
  *   reader out  rout += RINC
- *   writer in   t := a ticket of w; wait for its turn; wait until the
- *               previous writer's bits have left rin (see below);
+ *   writer in   t := fetch_add(win, 1); wait until wout = t; wait until
+ *               the previous writer's bits have left rin (see below);
  *               r := fetch_add(rin, PRES | (t & PHID)); wait until
  *               rout = r (the readers that entered before it have left)
- *   writer out  release w (serves the next ticket), then clear rin's
- *               writer bits
+ *   writer out  wout += 1, then clear rin's writer bits
  * As in the paper, rin and rout wrap together, so all-zero is unlocked and
- * so is any copy of an unlocked state (rin = rout, w free).
+ * so is any copy of an unlocked state (rin = rout, win = wout).
  *
- * After the release (lock.h, rwlock.h). The paper's writer clears rin's
- * bits and then advances wout; here the order is reversed, so that the
- * releasing step after which others may take, use and free the lock (the
- * fetch_and of rin) is the last access to it: only a futex wake on rin's
- * address follows, which the kernel tolerates on freed memory. With the
- * next ticket served first, the next writer could otherwise add its bits
+ * The paper's writer clears rin's bits and then advances wout; here the
+ * order is reversed, so that the releasing step after which others may
+ * take, use and free the lock is the last access to it (only futex wakes
+ * on its addresses follow, which the kernel tolerates on freed memory).
+ * With wout advanced first, the next writer could otherwise add its bits
  * to ours, so a writer waits for the previous writer's PRES to leave rin
- * before it adds its own; nothing else changes. A reader's release is its
- * CAS of rout, followed at most by the wake of the writer sleeping there.
+ * before it adds its own; nothing else changes. After the release (lock.h,
+ * rwlock.h): a writer's is the fetch_and of rin, a reader's its CAS of
+ * rout (LS_POINT_RELEASED after each); only futex wakes follow.
+ *
+ * Writers waiting for their ticket all sleep on wout and are all woken by
+ * each writer's release (the next one goes, the others sleep again). Not
+ * queue/turn.h's one-word ticket lock, which would wake only the next: its
+ * futex half (pending and sleepers) can come back to the value a waiter
+ * read after a release and a new ticket (release, then take), so that a
+ * waiter whose turn has come sleeps through the one wake-up meant for it.
+ * wout only grows: a sleeper's value never comes back.
  *
  * Waiting follows the policy; sleepers say so with a bit in the word they
- * watch (wait.h's parked-bit protocol): RPARK in rin (readers, and the one
- * writer whose turn has come and waits for the previous writer's bits),
- * WPARK in rout (the present writer). Each releasing step clears the bit of
- * the word it changes in the same atomic step and wakes that word's
- * sleepers if the bit was set: a writer out wakes the readers of the phase
- * it ends, together, and the next writer; the last reader out of a phase
- * wakes its writer. Writers waiting for their ticket sleep as turn.h's
- * ticket waiters: a release of w wakes only the one whose turn comes (and
- * its new holder the one after it, early).
+ * watch (wait.h's parked-bit protocol, on three words): RPARK in rin
+ * (readers, and a writer waiting for the previous writer's bits), WPARK in
+ * rout (the present writer), LS_PARKED in wout (writers waiting for their
+ * ticket). Each releasing step clears the bit of the word it changes in the
+ * same atomic step and wakes that word's sleepers if the bit was set.
  *
  * No native timeout: a reader counted in rin cannot leave before it has
  * entered (rout would run past a present writer's target) and a writer's
  * ticket cannot be handed back out of turn; timed acquisitions are the
  * shim's fallback (the try operations polled). trywrlock takes a ticket
- * only when it would be served at once, and releases it unused if readers
- * came in meanwhile. Readers at most 2^24 - 2^22 at once (rin's 24
+ * only when it would be served at once, and hands it back (wout + 1) if
+ * readers came in meanwhile. Readers at most 2^24 - 2^22 at once (rin's 24
  * bits, less a margin for readers racing the check), then EAGAIN. The
  * policy is phase-fair whatever the kind (it never starves a writer, and
  * a reader that arrives while a writer is present waits, as
@@ -68,7 +71,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "queue/turn.h"
 #include "rwlock.h"
 #include "wait.h"
 
@@ -78,11 +80,11 @@
 #define WBITS (PRES | PHID)
 #define RPARK 0x4u
 #define WPARK 0x1u
+#define TICKET 0x7fffffffu
 #define MAX_INSIDE ((1u << 24) - (1u << 22))
 
 struct pft {
-	_Atomic uint32_t rin, rout;
-	_Atomic uint64_t w; /* ls_tkt */
+	_Atomic uint32_t rin, rout, win, wout;
 };
 _Static_assert(sizeof(struct pft) <= LS_RW_INLINE_STATE, "inline state");
 
@@ -200,54 +202,62 @@ static void pft_wrlock(void *st, unsigned how)
 {
 	struct pft *l = st;
 	(void)how;
-	uint32_t t;
-	/* (E) acquire (turn.h's take and wait): pairs with (F) */
-	if (LS_UNLIKELY(!ls_tkt_take(&l->w, &t)))
-		ls_tkt_wait(&l->w, t);
+	uint32_t t = atomic_fetch_add_explicit(&l->win, 1, memory_order_relaxed);
 	LS_INJECT();
+	/* (E) acquire: pairs with (F) in pft_wrunlock */
+	if (LS_UNLIKELY((atomic_load_explicit(&l->wout, memory_order_acquire) & TICKET) != (t & TICKET)))
+		wait_until(&l->wout, TICKET, t & TICKET, false, LS_PARKED);
 	enter(l, t);
+}
+
+/* Advances wout past ticket t, clearing LS_PARKED; true if it was set. */
+static inline bool next_writer(struct pft *l)
+{
+	uint32_t v = atomic_load_explicit(&l->wout, memory_order_relaxed);
+	/* (F) release: pairs with (E) */
+	while (!atomic_compare_exchange_weak_explicit(&l->wout, &v, ((v & TICKET) + 1) & TICKET,
+						      memory_order_release, memory_order_relaxed))
+		;
+	return v & LS_PARKED;
 }
 
 static int pft_trywrlock(void *st, unsigned how)
 {
 	struct pft *l = st;
 	(void)how;
-	/* relaxed: the CAS below acquires */
-	uint64_t v = atomic_load_explicit(&l->w, memory_order_relaxed);
-	if (ls_tkt_held(v))
+	uint32_t t = atomic_load_explicit(&l->win, memory_order_relaxed);
+	if ((atomic_load_explicit(&l->wout, memory_order_relaxed) & TICKET) != (t & TICKET))
 		return EBUSY; /* a writer holds the lock or waits */
-	/* relaxed: the CAS of rin below decides, and (D) orders */
 	uint32_t r = atomic_load_explicit(&l->rin, memory_order_relaxed);
 	/* (D) acquire, as in enter: the readers seen gone are gone */
 	if ((r & WBITS) || (atomic_load_explicit(&l->rout, memory_order_acquire) & ~0xffu) != (r & ~0xffu))
 		return EBUSY; /* readers inside, or the last writer still leaving */
-	/* (E) acquire, as ls_tkt_try: ticket t, served at once */
-	if (!atomic_compare_exchange_strong_explicit(&l->w, &v, v + (LS_TKT_NEXT1 | LS_TKT_PENDING1),
-						     memory_order_acquire, memory_order_relaxed))
+	if (!atomic_compare_exchange_strong_explicit(&l->win, &t, t + 1, memory_order_acquire,
+						     memory_order_relaxed))
 		return EBUSY;
-	uint32_t t = (uint32_t)(v >> 32);
-	/* Announce ourselves only if rin has not moved since all its readers
-	 * were seen gone: then nobody is inside. */
+	/* Ticket t is served now. Announce ourselves only if rin has not
+	 * moved since all its readers were seen gone: then nobody is inside. */
 	LS_INJECT();
 	if (atomic_compare_exchange_strong_explicit(&l->rin, &r, r | PRES | (t & PHID), memory_order_acq_rel,
 						    memory_order_relaxed))
 		return 0;
-	/* A reader came in: release the ticket unused. */
-	ls_tkt_release(&l->w, false);
+	/* A reader came in: hand the ticket back as if used. */
+	if (next_writer(l))
+		wake_all(&l->wout);
 	return EBUSY;
 }
 
 static void pft_wrunlock(void *st)
 {
 	struct pft *l = st;
-	/* (F) release: the next writer's turn; it waits for our bits to
-	 * leave rin (enter), so this is not yet the lock's release */
-	ls_tkt_release(&l->w, false);
+	bool wpark = next_writer(l);
 	LS_INJECT();
 	/* (B) release: the readers of our phase and the next writer go;
-	 * after this the lock may be destroyed: only a wake follows */
+	 * after this the lock may be destroyed: only wakes follow */
 	uint32_t old = atomic_fetch_and_explicit(&l->rin, ~(WBITS | RPARK), memory_order_release);
 	LS_TEST_POINT(LS_POINT_RELEASED);
+	if (wpark)
+		wake_all(&l->wout);
 	if (old & RPARK)
 		wake_all(&l->rin);
 }

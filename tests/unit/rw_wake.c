@@ -1,7 +1,7 @@
 /*
  * rw_wake.c - whom a reader-writer lock's release wakes under
- * LOCKSWAP_WAIT=park: only the waiters it lets in (central, pf-t), not
- * every sleeper (issue 26 item 3 for the rwlock family).
+ * LOCKSWAP_WAIT=park: only the waiters it lets in (central), not every
+ * sleeper (issue 26 item 3 for the rwlock family).
  *
  *   rw_wake -a RWALGO [-T SECONDS(30)] writer-out|reader-out
  *
@@ -18,8 +18,8 @@
  *               ticket lock's new holder wakes early: turn.h). Once every
  *               waiter holds the lock or sleeps again, at most two of the
  *               writers that do not hold it may have been woken. A lock
- *               whose writer out wakes every sleeper (central and pf-t
- *               before: one wake-up for all) fails: three or four grew.
+ *               whose writer out wakes every sleeper (central before,
+ *               pf-t: one wake-up for all) fails: three or four grew.
  *   reader-out  main holds a read lock; writer W1 claims or queues for the
  *               lock and waits for main; writers W2 W3 and then reader R1
  *               wait (R1 enters beside main where the kind lets it: it
