@@ -466,7 +466,7 @@ void ls_init(void)
 		/* release: publishes ls_g and ls_real to every acquire of ready */
 		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
 		char msg[1400];
-		if (ls_g.map && ls_map_start(msg, sizeof msg)) /* the matcher: may dlopen */
+		if (ls_map_any() && ls_map_start(msg, sizeof msg)) /* the matcher: may dlopen */
 			config_error(msg);
 		start_options();
 		return;
@@ -488,7 +488,7 @@ __attribute__((constructor)) static void ctor(void)
 
 __attribute__((destructor)) static void dtor(void)
 {
-	if (ls_g.map && verbose)
+	if (ls_map_any() && verbose)
 		ls_map_report();
 	if (!verbose && !stats)
 		return;

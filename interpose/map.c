@@ -1,5 +1,6 @@
 /*
- * map.c - an algorithm per mutex (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): each
+ * map.c - an algorithm per mutex (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG), and
+ * the rules' families (rwlocks: rwlock.c): each
  * lockswap mutex is bound once, when it is initialised or first used, to
  * the rule its creation stack matches (match/match.h), and runs that rule's
  * algorithm until it is destroyed.
@@ -42,11 +43,16 @@
  * Condition variables need nothing: a wait releases and re-takes its mutex
  * through the entry points, whatever the mutex's algorithm.
  *
- * Reader-writer locks and spinlocks (interpose/rwlock.c, spin.c) take no
- * rules yet; they would join the same way: their shim asks match.h's
- * ls_match_caller at pthread_rwlock_init or first use, keeps an entry of a
- * table of rwlock algorithms in a word of its own, and dispatches as here;
- * the rules' syntax and the matcher are shared.
+ * Families. A rule's algorithm decides which locks it applies to (classify
+ * below): a mutex algorithm's rule to mutexes, an rwlock algorithm's (the
+ * names of `lockswap --names rwlock`) to rwlocks, `pthread`, a name of both,
+ * to both; each family matches only its rules (match.h's mask) and has its
+ * own '*' rule. The rwlocks' table, binding and dispatch are rwlock.c's
+ * (ls_rwmap_configure). Spinlocks take no rules: a pthread_spinlock_t is 4
+ * bytes, all of them the lock word, with no room for a binding, so a rule
+ * naming a spinlock-only algorithm is a configuration error. A map without
+ * mutex rules leaves the mutexes as LOCKSWAP_ALGO says (ls_g.map stays
+ * false), one without rwlock rules the rwlocks.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +63,8 @@
 
 #include "match.h"
 #include "pool.h"
+#include "rwshim.h"
+#include "spin/spinlock.h"
 #include "wrap/wrap.h"
 #include "shim.h"
 #include "wait.h"
@@ -82,6 +90,9 @@ static uintptr_t bias;	      /* 0 if table is below 4 GiB; else the table's addr
 static const char *dflt_name;
 static _Atomic uint64_t *bound; /* mutexes bound to each entry */
 static bool verbose;
+static bool any_map;		      /* rules were read (of mutexes, rwlocks or both) */
+static uint64_t mutex_rules;	      /* the rules of mutexes (match.h's mask) */
+static int mutex_any = LS_MATCH_NONE; /* their '*' rule */
 
 static inline uint32_t word_of(const struct ls_bind *b)
 {
@@ -185,7 +196,7 @@ static void count(const struct ls_bind *b)
 /* First use of a mutex without a binding: match, then one CAS from 0. */
 static __attribute__((noinline)) const struct ls_bind *bind_first_use(struct ls_mutex *m)
 {
-	const struct ls_bind *b = entry_for(ls_match_caller());
+	const struct ls_bind *b = entry_for(ls_match_caller(mutex_rules, mutex_any));
 	uint32_t seen = 0;
 	if (atomic_compare_exchange_strong_explicit(&m->bind, &seen, word_of(b), memory_order_release,
 						    memory_order_relaxed)) {
@@ -336,7 +347,7 @@ int ls_map_init(struct ls_mutex *m, int type)
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type;
-	const struct ls_bind *b = entry_for(ls_match_caller());
+	const struct ls_bind *b = entry_for(ls_match_caller(mutex_rules, mutex_any));
 	const struct ls_algo *a = b->algo;
 	if (olde && a != old->algo) {
 		ls_ext_free(olde, sizeof(struct ls_ext) + old->algo->state_size);
@@ -415,7 +426,7 @@ const char *ls_map_rule_of(const pthread_mutex_t *mu)
 
 /* The table: below 4 GiB if the kernel has room there (MAP_32BIT asks for
  * the first 2 GiB), else anywhere. */
-static struct ls_bind *map_table(size_t size, bool *near)
+void *ls_map_table(size_t size, bool *near)
 {
 	void *p = MAP_FAILED;
 #ifdef MAP_32BIT
@@ -462,6 +473,39 @@ static void say_entry(const struct ls_bind *b)
 	       ls_caps_string(b->algo->caps, caps, sizeof caps), b->ext ? "out-of-line" : "inline");
 }
 
+/* The families a rule's target names: its mutex algorithm (*m) and its
+ * rwlock algorithm (*rw), one or both (pthread) set; -1 with one line in
+ * err if neither (an unknown name, or a spinlock algorithm). */
+static int classify(const struct ls_rule *r, const struct ls_algo **m, const struct ls_rwalgo **rw, char *err,
+		    size_t len)
+{
+	char mwhy[1300], rwhy[1300], names[1024], rnames[1024];
+	const char *t = r->target, *plus = strchr(t, '+');
+	*m = ls_algo_resolve(t, mwhy, sizeof mwhy); /* NAME or NAME+WRAPPER */
+	/* a wrapper of the other family is never composed with this name */
+	*rw = *m && plus ? NULL : ls_rwalgo_lookup(t, rwhy, sizeof rwhy);
+	if (*m || *rw)
+		return 0;
+	if (ls_spinalgo_find(t))
+		snprintf(err, len,
+			 "%s: rule '%.100s': %s is a spinlock algorithm, and spinlocks take no rules (a "
+			 "pthread_spinlock_t has 4 bytes, all the lock's: no room for a binding; "
+			 "LOCKSWAP_SPINALGO chooses for every spinlock)",
+			 r->where, r->text, t);
+	else if (plus && !strstr(rwhy, "is not a wrapper"))
+		snprintf(err, len, "%s: rule '%.100s': %s", r->where, r->text, rwhy);
+	else if (plus)
+		snprintf(err, len, "%s: rule '%.100s': %s", r->where, r->text, mwhy);
+	else
+		snprintf(
+		    err, len,
+		    "%s: rule '%.100s': unknown algorithm '%.64s' (valid: mutexes: %s, each as NAME+WRAPPER "
+		    "with: %s; rwlocks: %s)",
+		    r->where, r->text, t, ls_algo_names(names, sizeof names),
+		    ls_wrap_names(mwhy, sizeof mwhy), ls_rwalgo_names(rnames, sizeof rnames));
+	return -1;
+}
+
 int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t len)
 {
 	const char *text = getenv("LOCKSWAP_ALGO_MAP"), *file = getenv("LOCKSWAP_CONFIG");
@@ -475,11 +519,58 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	if (text ? ls_match_parse(text, err, len) : ls_match_parse_file(file, err, len))
 		return -1;
 	const char *origin = text ? "LOCKSWAP_ALGO_MAP" : "LOCKSWAP_CONFIG";
+	unsigned n = ls_match_count();
+
+	/* The families: a rule applies to the locks its algorithm is for
+	 * (pthread: both), and each family has at most one '*' rule. */
+	const struct ls_algo *ma[LS_MATCH_MAX];
+	const struct ls_rwalgo *ra[LS_MATCH_MAX];
+	uint64_t rw_rules = 0;
+	int rw_any = LS_MATCH_NONE;
+	for (unsigned i = 0; i < n; i++) {
+		const struct ls_rule *r = ls_match_rule(i);
+		if (classify(r, &ma[i], &ra[i], err, len))
+			return -1;
+		if (r->kind == LS_RULE_ANY) {
+			int first = ma[i] && mutex_any != LS_MATCH_NONE ? mutex_any : rw_any;
+			const char *fams = ma[i] && ra[i] ? "mutexes and rwlocks"
+					   : ma[i]	  ? "mutexes"
+							  : "rwlocks";
+			if (ma[i] && mutex_any != LS_MATCH_NONE)
+				ma[i] = NULL;
+			if (ra[i] && rw_any != LS_MATCH_NONE)
+				ra[i] = NULL;
+			if (!ma[i] && !ra[i]) {
+				snprintf(err, len,
+					 "%s: rule '%.100s': a second '*' rule for %s (the first: '%.100s')",
+					 r->where, r->text, fams, ls_match_rule((unsigned)first)->text);
+				return -1;
+			}
+			if (ma[i])
+				mutex_any = (int)i;
+			if (ra[i])
+				rw_any = (int)i;
+		}
+		if (ma[i])
+			mutex_rules |= 1ull << i;
+		if (ra[i])
+			rw_rules |= 1ull << i;
+	}
+	const struct ls_algo *serial = (dflt->caps & LS_CAP_PASSTHROUGH) ? NULL : dflt;
+	any_map = true;
+	verbose = verb;
+	if (!mutex_rules) { /* every mutex as LOCKSWAP_ALGO says, as without a map */
+		if (verbose)
+			ls_say("lockswap: map: %u rule%s from %s%s%s, none for mutexes", n, n == 1 ? "" : "s",
+			       origin, file ? " " : "", file ? file : "");
+		return ls_rwmap_configure(ra, n, rw_rules, rw_any, serial, verb, err, len);
+	}
+
 	glibc = ls_real; /* before an observer wraps it */
-	nbind = ls_match_count() + 1;
+	nbind = n + 1;
 	size_t size = (nbind * sizeof *table + 4095) & ~(size_t)4095;
 	bool near;
-	table = map_table(size, &near);
+	table = ls_map_table(size, &near);
 	bound = mmap(NULL, nbind * sizeof *bound, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!table || bound == MAP_FAILED) {
 		snprintf(err, len, "%s: no memory for the rules' table", origin);
@@ -488,24 +579,17 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	bias = near ? 0 : (uintptr_t)table - sizeof *table;
 	for (unsigned i = 0; i + 1 < nbind; i++) {
 		const struct ls_rule *r = ls_match_rule(i);
-		char why[1300];
-		const struct ls_algo *a =
-		    ls_algo_resolve(r->target, why, sizeof why); /* NAME or NAME+WRAPPER */
 		snprintf(msg, sizeof msg, "%s: rule '%.100s'", r->where, r->text);
-		if (!a) {
-			snprintf(err, len, "%s: %s", msg, why);
-			return -1;
-		}
-		if (fill(&table[i], a, (int)i, msg, err, len))
+		/* a rule of rwlocks only: never chosen for a mutex */
+		if (fill(&table[i], ma[i] ? ma[i] : dflt, ma[i] ? (int)i : LS_MATCH_NONE, msg, err, len))
 			return -1;
 	}
 	snprintf(msg, sizeof msg, "%s: LOCKSWAP_ALGO (the algorithm of mutexes no rule names)", origin);
 	if (fill(&table[nbind - 1], dflt, LS_MATCH_NONE, msg, err, len))
 		return -1;
 	mprotect(table, size, PROT_READ);
-	int any = ls_match_any();
+	int any = mutex_any;
 	dflt_name = (any == LS_MATCH_NONE ? dflt : table[any].algo)->name;
-	verbose = verb;
 	ls_g.map = true;
 	ls_g.passthrough = false; /* LOCKSWAP_ALGO=pthread: glibc's mutex for the mutexes no rule names */
 	ls_g.algo = &map_algo;
@@ -514,15 +598,15 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	ls_g.trylock = near ? near_trylock : far_trylock;
 	ls_g.unlock = near ? near_unlock : far_unlock;
 	if (verbose) {
-		ls_say("lockswap: map: %u rule%s from %s%s%s; dispatch %s", nbind - 1, nbind == 2 ? "" : "s",
-		       origin, file ? " " : "", file ? file : "",
+		ls_say("lockswap: map: %u rule%s from %s%s%s; dispatch %s", n, n == 1 ? "" : "s", origin,
+		       file ? " " : "", file ? file : "",
 		       near ? "by address (table below 4 GiB)"
 			    : "by offset (no room below 4 GiB: one instruction more per call)");
 		for (unsigned i = 0; i < nbind; i++)
-			if (table[i].rule != LS_MATCH_NONE || any == LS_MATCH_NONE)
+			if (i + 1 < nbind ? (mutex_rules >> i & 1) : any == LS_MATCH_NONE)
 				say_entry(&table[i]);
 	}
-	return 0;
+	return rw_rules ? ls_rwmap_configure(ra, n, rw_rules, rw_any, serial, verb, err, len) : 0;
 }
 
 void ls_map_published(void)
@@ -543,37 +627,58 @@ int ls_map_start(char *err, size_t len)
 }
 
 /* Under LOCKSWAP_VERBOSE, at exit: what each rule chose, and why a rule
- * chose nothing. */
+ * chose nothing (a rule of both families: no mutex and no rwlock). */
 void ls_map_report(void)
 {
 	struct ls_match_stats st;
-	uint64_t total = 0;
+	uint64_t total = 0, rwtotal = 0;
+	const char *ra;
 	for (unsigned i = 0; i < nbind; i++)
 		total += atomic_load_explicit(&bound[i], memory_order_relaxed);
+	for (unsigned i = 0; i < ls_match_count(); i++)
+		rwtotal += ls_rwmap_bound((int)i, &ra);
+	rwtotal += ls_rwmap_bound(LS_MATCH_NONE, &ra);
 	ls_match_stats(&st);
-	ls_say(
-	    "lockswap: map: %llu mutexes bound, %llu stack walks, %llu without a walk, %llu return addresses "
-	    "resolved",
-	    (unsigned long long)total, (unsigned long long)st.walks, (unsigned long long)st.unwalked,
-	    (unsigned long long)st.resolved);
-	for (unsigned i = 0; i < nbind; i++) {
-		const struct ls_bind *b = &table[i];
-		uint64_t n = atomic_load_explicit(&bound[i], memory_order_relaxed);
-		if (b->rule == LS_MATCH_NONE) {
-			if (n)
-				ls_say("lockswap: map: no rule: %llu mutexes -> %s", (unsigned long long)n,
-				       b->algo->name);
-			continue;
-		}
-		const char *text = ls_match_rule((unsigned)b->rule)->text;
-		if (n) {
+	char rws[64] = "";
+	if (ls_rwg.map)
+		snprintf(rws, sizeof rws, ", %llu rwlocks bound", (unsigned long long)rwtotal);
+	ls_say("lockswap: map: %llu mutexes bound%s, %llu stack walks, %llu without a walk, %llu return "
+	       "addresses resolved",
+	       (unsigned long long)total, rws, (unsigned long long)st.walks, (unsigned long long)st.unwalked,
+	       (unsigned long long)st.resolved);
+	for (unsigned i = 0; i < ls_match_count(); i++) {
+		const char *text = ls_match_rule(i)->text;
+		bool m = mutex_rules >> i & 1;
+		uint64_t n = m ? atomic_load_explicit(&bound[i], memory_order_relaxed) : 0;
+		ra = NULL;
+		uint64_t nr = ls_rwmap_bound((int)i, &ra);
+		if (n)
 			ls_say("lockswap: map: rule '%s': %llu mutexes -> %s", text, (unsigned long long)n,
-			       b->algo->name);
-		} else {
-			char why[512];
-			ls_match_why_not((unsigned)b->rule, why, sizeof why);
-			ls_say("lockswap: map: rule '%s' matched no mutex%s%s%s", text, why[0] ? " (" : "",
-			       why, why[0] ? ")" : "");
-		}
+			       table[i].algo->name);
+		if (nr)
+			ls_say("lockswap: map: rule '%s': %llu rwlocks -> %s", text, (unsigned long long)nr,
+			       ra);
+		if (n || nr || (!m && !ra))
+			continue; /* (!m && !ra: an rwlock rule while every rwlock is glibc's anyway) */
+		char why[512];
+		ls_match_why_not(i, why, sizeof why);
+		ls_say("lockswap: map: rule '%s' matched no %s%s%s%s", text,
+		       m && ra ? "mutex or rwlock"
+		       : m     ? "mutex"
+			       : "rwlock",
+		       why[0] ? " (" : "", why, why[0] ? ")" : "");
 	}
+	uint64_t n = nbind ? atomic_load_explicit(&bound[nbind - 1], memory_order_relaxed) : 0;
+	if (n)
+		ls_say("lockswap: map: no rule: %llu mutexes -> %s", (unsigned long long)n,
+		       table[nbind - 1].algo->name);
+	ra = NULL;
+	n = ls_rwmap_bound(LS_MATCH_NONE, &ra);
+	if (n)
+		ls_say("lockswap: map: no rule: %llu rwlocks -> %s", (unsigned long long)n, ra);
+}
+
+bool ls_map_any(void)
+{
+	return any_map;
 }

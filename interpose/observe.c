@@ -23,12 +23,14 @@ int ls_observe_setup(char *err, size_t errlen)
 	struct ls_observe ob = {
 	    .algo = ls_g.map ? ls_map_default_name() : ls_g.algo->name,
 	    .passthrough = ls_g.passthrough,
-	    .rwalgo = ls_rwg.rw->name,
+	    .rwalgo = ls_rwg.map ? ls_rwmap_default_name() : ls_rwg.rw->name,
 	    .spinalgo = ls_rwg.spin->name,
 	    .rw_passthrough = !ls_rwg.rw_on,
 	    .spin_passthrough = !ls_rwg.spin_on,
 	    .algo_of = ls_g.map ? ls_map_algo_of : NULL,
 	    .rule_of = ls_g.map ? ls_map_rule_of : NULL,
+	    .rw_algo_of = ls_rwg.map ? ls_rwmap_algo_of : NULL,
+	    .rw_rule_of = ls_rwg.map ? ls_rwmap_rule_of : NULL,
 	    .mutex = {ls_g.lock, ls_g.trylock, ls_g.unlock, ls_g.timedlock},
 	    .glibc = ls_real,
 	};

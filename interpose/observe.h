@@ -51,7 +51,9 @@
  * An algorithm per mutex (LOCKSWAP_ALGO_MAP, interpose/map.c): `mutex` stays
  * the operations the entry points call, which dispatch by mutex below the
  * observer's wrappers, so wrappers work unchanged; `algo` is the algorithm
- * of the mutexes no rule names, and algo_of/rule_of name each mutex's.
+ * of the mutexes no rule names, and algo_of/rule_of name each mutex's;
+ * rw_algo_of/rw_rule_of the same for rwlocks (whose calls the observer
+ * wraps whole, above the dispatch).
  *
  * A new field is zero for an observer that does not know it, and a NULL
  * hook or an untouched operation is always valid.
@@ -177,6 +179,11 @@ struct ls_observe {
 	 * none yet (a stack walk): ask once per mutex. */
 	const char *(*algo_of)(const pthread_mutex_t *m);
 	const char *(*rule_of)(const pthread_mutex_t *m);
+	/* The same for rwlocks, under a map with rwlock rules (NULL without
+	 * one; then rwalgo is every lockswap rwlock's algorithm, else the
+	 * algorithm of the rwlocks no rule names). */
+	const char *(*rw_algo_of)(const pthread_rwlock_t *rw);
+	const char *(*rw_rule_of)(const pthread_rwlock_t *rw);
 	/* The operations the shim will call: wrap by replacing them. */
 	struct ls_mutex_ops mutex;
 	struct ls_glibc glibc;

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "rwlock/rwlock.h"
 #include "shim.h"
@@ -38,6 +39,8 @@ struct ls_rwglobal {
 	void (*wrunlock)(void *);
 	const struct ls_algo *spin;
 	size_t rw_size; /* rw->state_size, final once started */
+	bool map;	/* an algorithm per rwlock (rwlock.c): rw is the map's dispatcher */
+	bool map_near;	/* its table is below 4 GiB: the map's own fast entries */
 } __attribute__((aligned(LS_CACHELINE)));
 /* hidden: the fast paths call through it with one instruction */
 extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
@@ -47,6 +50,23 @@ extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
  * Returns 0, or -1 with one line in msg (a configuration error). */
 void ls_rw_resolve_glibc(void);
 int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len);
+
+/* An algorithm per rwlock (rwlock.c), for the rules of an algorithm map
+ * whose algorithm is an rwlock algorithm (map.c sorts them): after
+ * ls_rw_configure, with the rules' algorithms (rules[i], for each i in the
+ * mask `among` of n rules), their '*' rule (`any`, or LS_MATCH_NONE: then
+ * LOCKSWAP_RWALGO's) and the mutex algorithm for the mutex-serialised mode
+ * (NULL: pthread). Sets ls_rwg.map, unless every rwlock would be glibc's
+ * anyway; 0, or -1 with one line in err. The rest: for the observer, the
+ * algorithm and rule of an rwlock (NULL if it is glibc's, or without the
+ * map), and for the report at exit, how many rwlocks a rule (or
+ * LS_MATCH_NONE: none) chose and its algorithm. */
+int ls_rwmap_configure(const struct ls_rwalgo *const *rules, unsigned n, uint64_t among, int any,
+		       const struct ls_algo *mutex, bool verbose, char *err, size_t len);
+const char *ls_rwmap_default_name(void);
+const char *ls_rwmap_algo_of(const pthread_rwlock_t *rw);
+const char *ls_rwmap_rule_of(const pthread_rwlock_t *rw);
+uint64_t ls_rwmap_bound(int rule, const char **algo);
 
 /* The targets of the exported entry points, once configured (rwlock.c,
  * spin.c): ls_*_entries gives the family's functions (glibc's under the

@@ -245,8 +245,12 @@ void ls_map_published(void);
 int ls_map_start(char *err, size_t errlen);
 const char *ls_map_default_name(void); /* the algorithm of mutexes no rule names */
 void ls_map_report(void);	       /* at exit, under LOCKSWAP_VERBOSE */
+bool ls_map_any(void);		       /* rules were read: of mutexes (ls_g.map), rwlocks or both */
 int ls_map_init(struct ls_mutex *m, int type);
 int ls_map_destroy(struct ls_mutex *m);
+/* A rules' table of size bytes (read-write, zeroed): below 4 GiB (*near)
+ * if the kernel has room there, else anywhere; NULL without memory. */
+void *ls_map_table(size_t size, bool *near);
 /* The observer's queries (observe.h). */
 const char *ls_map_algo_of(const pthread_mutex_t *m);
 const char *ls_map_rule_of(const pthread_mutex_t *m);

@@ -50,8 +50,8 @@
 
 static struct ls_rule rules[LS_MATCH_MAX];
 static unsigned nrules;
-static int any_rule = LS_MATCH_NONE;
 static bool need_stack, need_syms, need_lines;
+static uint64_t any_mask; /* the '*' rules */
 static _Atomic bool started;
 static char exe[PATH_MAX];
 
@@ -162,7 +162,7 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 	}
 	if (strchr(target, '/')) {
 		snprintf(err, len,
-			 "%s: rule '%.100s': a waiting policy per mutex is not supported (the policy is read "
+			 "%s: rule '%.100s': a waiting policy per lock is not supported (the policy is read "
 			 "inside every algorithm's waiting loops, for the whole process): set LOCKSWAP_WAIT",
 			 where, r->text);
 		return -1;
@@ -171,13 +171,9 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 	r->pattern = pat;
 	char *colon = strrchr(pat, ':'), *plus = strstr(pat, "+0x");
 	if (!strcmp(pat, "*")) {
-		if (any_rule != LS_MATCH_NONE) {
-			snprintf(err, len, "%s: rule '%.100s': a second '*' rule (the first: '%.100s')",
-				 where, r->text, rules[any_rule].text);
-			return -1;
-		}
+		/* one per family of locks: the shim, which knows the
+		 * families, refuses a second (map.c) */
 		r->kind = LS_RULE_ANY;
-		any_rule = (int)nrules;
 	} else if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
 		unsigned long line = strtoul(colon + 1, NULL, 10);
 		if (colon == pat || line == 0 || line > 100000000ul) {
@@ -202,6 +198,8 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 		r->kind = LS_RULE_FUNC;
 	}
 	need_stack |= r->kind != LS_RULE_ANY;
+	if (r->kind == LS_RULE_ANY)
+		any_mask |= 1ull << nrules;
 	need_syms |= r->kind == LS_RULE_FUNC;
 	need_lines |= r->kind == LS_RULE_LINE;
 	nrules++;
@@ -298,11 +296,6 @@ unsigned ls_match_count(void)
 const struct ls_rule *ls_match_rule(unsigned i)
 {
 	return i < nrules ? &rules[i] : NULL;
-}
-
-int ls_match_any(void)
-{
-	return any_rule;
 }
 
 /* ---- the lock, the cache, the modules ---- */
@@ -483,13 +476,13 @@ int ls_match_start(char *err, size_t len)
 	return 0;
 }
 
-int ls_match_caller(void)
+int ls_match_caller(uint64_t among, int any)
 {
-	if (!need_stack)
-		return any_rule;
+	if (!need_stack || !(among & ~any_mask))
+		return any;
 	if (!atomic_load_explicit(&started, memory_order_acquire) || matching || ls_stack_walking()) {
 		atomic_fetch_add_explicit(&n_unwalked, 1, memory_order_relaxed);
-		return any_rule;
+		return any;
 	}
 	matching = true;
 	/* A pending cancel must not act here, inside a mutex call: the
@@ -512,7 +505,8 @@ int ls_match_caller(void)
 	}
 	pthread_setcancelstate(cancel, &cancel);
 	matching = false;
-	return mask ? __builtin_ctzll(mask) : any_rule;
+	mask &= among;
+	return mask ? __builtin_ctzll(mask) : any;
 }
 
 void ls_match_stats(struct ls_match_stats *out)
@@ -578,7 +572,7 @@ void ls_match_why_not(unsigned i, char *buf, size_t len)
 		else if (!l.found)
 			snprintf(buf, len, "no module %s is loaded", r->pattern);
 		else if (r->kind == LS_RULE_OFFSET)
-			snprintf(buf, len, "no mutex was created by a call that returns to %s+0x%llx",
+			snprintf(buf, len, "no lock was created by a call that returns to %s+0x%llx",
 				 r->pattern, (unsigned long long)r->offset);
 	}
 	unlock();

@@ -1,9 +1,9 @@
 /*
- * match.h - per-mutex rules (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): which rule
- * a mutex's creation stack matches. The matcher knows rules, stacks and
- * symbols; it never sees a mutex or an algorithm (the shim,
- * interpose/map.c, turns a rule's target into an algorithm and keeps each
- * mutex's choice).
+ * match.h - per-lock rules (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): which rule
+ * a mutex's or rwlock's creation stack matches. The matcher knows rules,
+ * stacks and symbols; it never sees a lock or an algorithm (the shim,
+ * interpose/map.c, turns a rule's target into an algorithm, and so into a
+ * family of locks, and keeps each lock's choice: map.c, rwlock.c).
  *
  * Rules, in the order written, separated by commas or newlines:
  *	FUNCTION=TARGET		a function on the creation stack (its ELF
@@ -19,15 +19,16 @@
  *	MODULE+0xOFFSET=TARGET	the call that returns to that offset of a module
  *				(any module name: app+0x1bc00), as a profile
  *				names a frame of a program without symbols
- *	*=TARGET		every other mutex
- * A mutex takes the first rule that names any frame of its creation stack
- * (the innermost LS_MATCH_FRAMES frames above lockswap: for a mutex
- * initialised with pthread_mutex_init, the stack of that call; for a static
- * initialiser or zeroed memory, the stack of its first use), else the '*'
- * rule, else none (the shim's default).
+ *	*=TARGET		every other lock of the target's family
+ * A lock takes the first rule of its family (the shim says which rules
+ * those are: map.c) that names any frame of its creation stack (the
+ * innermost LS_MATCH_FRAMES frames above lockswap: for a lock initialised
+ * with pthread_*_init, the stack of that call; for a static initialiser or
+ * zeroed memory, the stack of its first use), else its family's '*' rule,
+ * else none (the shim's default).
  *
  * A TARGET is opaque here (an algorithm name for the shim), except that a
- * waiting policy (TARGET/POLICY) is refused: the policy is read inside
+ * waiting policy (TARGET/POLICY) is refused, for either family: the policy is read inside
  * every algorithm's waiting loops, process-wide (locks/common/wait.h), and
  * a per-mutex one would cost every lock call a thread-local store.
  */
@@ -64,19 +65,20 @@ int ls_match_parse_file(const char *path, char *err, size_t len);
 
 unsigned ls_match_count(void);
 const struct ls_rule *ls_match_rule(unsigned i);
-int ls_match_any(void); /* the '*' rule's index, or LS_MATCH_NONE */
 
 /* After the shim's initialisation (may dlopen, allocate, lock): loads
  * libunwind if a rule needs stacks, and libdw if one needs lines. 0, or -1
  * with one line in err. */
 int ls_match_start(char *err, size_t len);
 
-/* The rule for the mutex the caller is creating (or using first): see the
- * file comment. At most one stack walk; any thread, concurrently. Before
- * ls_match_start, and for the mutexes the matcher's own work uses (called
+/* The rule for the lock the caller is creating (or using first): the first
+ * of the rules in `among` (a mask of rule indices: one family's) that names
+ * a frame of the caller's stack, else `any` (that family's '*' rule, or
+ * LS_MATCH_NONE). At most one stack walk; any thread, concurrently. Before
+ * ls_match_start, and for the locks the matcher's own work uses (called
  * again from inside the matcher or the unwinder on the same thread), no
- * walk: the '*' rule (counted in `unwalked`). */
-int ls_match_caller(void);
+ * walk: `any` (counted in `unwalked`). */
+int ls_match_caller(uint64_t among, int any);
 
 struct ls_match_stats {
 	uint64_t walks;	   /* stacks taken */

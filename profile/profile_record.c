@@ -445,6 +445,7 @@ static void map_del(struct grec *g)
 /* Under a map (observe.h): the algorithm and rule of a lockswap mutex, or
  * NULLs. Asked without the global lock (it may walk the stack). */
 static const char *(*algo_of)(const pthread_mutex_t *), *(*rule_of)(const pthread_mutex_t *);
+static const char *(*rw_algo_of)(const pthread_rwlock_t *), *(*rw_rule_of)(const pthread_rwlock_t *);
 struct chosen {
 	const char *algo, *rule;
 };
@@ -454,6 +455,9 @@ static struct chosen chosen_of(uintptr_t addr, int kind, bool glibc)
 	if (kind == PK_MUTEX && !glibc && algo_of) {
 		c.algo = algo_of((const pthread_mutex_t *)addr);
 		c.rule = rule_of((const pthread_mutex_t *)addr);
+	} else if (kind == PK_RWLOCK && !glibc && rw_algo_of) {
+		c.algo = rw_algo_of((const pthread_rwlock_t *)addr);
+		c.rule = rw_rule_of((const pthread_rwlock_t *)addr);
 	}
 	return c;
 }
@@ -1627,6 +1631,8 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	ls_prof.spin_passthrough = ob->spin_passthrough;
 	algo_of = ob->algo_of;
 	rule_of = ob->rule_of;
+	rw_algo_of = ob->rw_algo_of;
+	rw_rule_of = ob->rw_rule_of;
 	ls_prof.pid = (int)getpid();
 	ls_prof.start_ns = now();
 	cpu_set_t cpus;

@@ -351,8 +351,12 @@ static void head_out(struct ls_out *o, const struct ls_prof *p)
 	ls_out_str(o, ", wait ");
 	ls_out_str(o, h->wait ? h->wait : "?");
 	if (h->nrwlock && h->rwalgo) {
-		ls_out_str(o, ", rwlocks ");
+		bool rwmap = false;
+		for (unsigned i = 0; i < h->nrwlock && !rwmap; i++)
+			rwmap = p->rwlock[i].algo != NULL;
+		ls_out_str(o, rwmap ? ", algorithm per rwlock (rules; no rule: " : ", rwlocks ");
 		ls_out_str(o, h->rwalgo);
+		ls_out_str(o, rwmap ? ")" : "");
 	}
 	if (h->nspin && h->spinalgo) {
 		ls_out_str(o, ", spinlocks ");
@@ -786,7 +790,7 @@ static const char csv_header[] =
     "record,id,address,type,glibc,origin,ended,where,lock,trylock,timedlock,contended,trylock_failed,"
     "timeouts,handoffs,max_waiters,wait_ns,wait_max_ns,hold_ns,hold_max_ns,waits,signals,broadcasts,"
     "stack,wait_hist,hold_hist,read_lock,read_trylock,read_timedlock,read_contended,read_trylock_failed,"
-    "read_timeouts,read_wait_ns,read_hold_ns,mode\n";
+    "read_timeouts,read_wait_ns,read_hold_ns,mode,algorithm,rule\n";
 
 /* a field that may hold commas or quotes */
 static void csv_quoted_stack(struct ls_out *o, const struct ls_prof *p, unsigned stack, bool whole)
@@ -899,7 +903,18 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 			if (!r->cond)
 				csv_hist(o, r->hold_h);
 			csv_reads(o, r);
-			ls_out_str(o, ",\n");
+			/* mode (sites only); under an algorithm map, the
+			 * lock's algorithm and rule (a rule has no comma) */
+			ls_out_str(o, ",,");
+			if (r->algo) {
+				ls_out_str(o, r->algo);
+				ls_out_str(o, ",\"");
+				ls_out_str(o, r->rule ? r->rule : "?");
+				ls_out_str(o, "\"");
+			} else {
+				ls_out_str(o, ",");
+			}
+			ls_out_str(o, "\n");
 			for (unsigned s = 0; s < r->nsites; s++) {
 				const struct ls_prof_site *st = &r->sites[s];
 				ls_out_str(o, "site,");
@@ -916,7 +931,7 @@ void ls_prof_csv(struct ls_out *o, const struct ls_prof *p)
 				csv_quoted_stack(o, p, st->stack, true);
 				ls_out_str(o, ",,");
 				csv_reads(o, NULL);
-				ls_out_str(o, r->rwlock ? (st->read ? ",read\n" : ",write\n") : ",\n");
+				ls_out_str(o, r->rwlock ? (st->read ? ",read,,\n" : ",write,,\n") : ",,,\n");
 			}
 		}
 	}

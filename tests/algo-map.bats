@@ -170,17 +170,23 @@ mapped() {
   [ "$walks" -eq 100000 ] && [ "$resolved" -lt 64 ] || { echo "walks=$walks resolved=$resolved"; false; }
 }
 
-# instructions per lock+unlock pair of bench-pairs (callgrind, N=10000 and 110000)
-pair_cost() {
-  local t n s=()
+# instructions per lock+unlock pair of bench-pairs (callgrind, N=10000 and
+# 110000): lock_pair_cost KIND (mutex, rd, wr) VAR=VALUE...
+lock_pair_cost() {
+  local kind=$1 t n s=()
+  shift
   t=$(mktemp -d)
   for n in 10000 110000; do
-    env LD_PRELOAD="$LIB" "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
-      "$B/bench-pairs" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
+    env LD_PRELOAD="$LIB" LOCKSWAP_CLUSTER=thread:1 "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
+      "$B/bench-pairs" --lock "$kind" "$n" >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
     s+=("$(sed -n 's/^summary: //p' "$t/cg")")
   done
   rm -rf "$t"
   echo $(( (s[1] - s[0] + 50000) / 100000 ))
+}
+
+pair_cost() {
+  lock_pair_cost mutex "$@"
 }
 
 @test "cost: a bound mutex's uncontended pair costs at most 5 instructions more than the same algorithm alone, and no matching runs per call" {
@@ -231,7 +237,7 @@ pair_cost() {
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='foo=nosuch' "$PROGS/hello"
   assert_equal "${stderr%% (valid*}" "lockswap: LOCKSWAP_ALGO_MAP: rule 'foo=nosuch': unknown algorithm 'nosuch'"
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='foo=mcs/spin' "$PROGS/hello"
-  [[ "$stderr" == *"a waiting policy per mutex is not supported"*"LOCKSWAP_WAIT" ]]
+  [[ "$stderr" == *"a waiting policy per lock is not supported"*"LOCKSWAP_WAIT" ]]
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='*=mcs' LOCKSWAP_CONFIG=/dev/null "$PROGS/hello"
   [ "$status" -eq 2 ] && [ "$stderr" = "lockswap: LOCKSWAP_ALGO_MAP and LOCKSWAP_CONFIG are both set (valid: one of them)" ]
 }
@@ -276,4 +282,183 @@ pair_cost() {
   run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 "${line//\'/}" "$P" functions
   assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
   assert_line "lockswap: map: rule 'make_cold=mcs': 5 mutexes -> mcs"
+}
+
+# ---- rwlocks (tests/progs/rwlock_map.c): a rule's algorithm decides the
+# family it applies to (rwlock names: lockswap --names rwlock; pthread: both)
+RW="$PROGS/rwlock_map"
+
+@test "rwlocks: glibc itself passes every rwlock_map case (the program is the specification)" {
+  local c
+  for c in functions static lines fork; do
+    run timeout "$(hang_timeout 20)" "$RW" "$c"
+    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
+  done
+  timeout "$(hang_timeout 20)" "$RW" module "$DL" >/dev/null
+}
+
+@test "rwlocks: FUNCTION rules choose the rwlock algorithm of the rwlocks made there, for every rwlock algorithm; mutex rules beside them in one program; '*' per family" {
+  local a
+  for a in $(rwalgos); do
+    [ "$a" != pthread ] || continue # (below: glibc's rwlock, as every other rwlock)
+    run mapped "rw_make_hot=$a,mx_make=mcs,*=ttas" "$RW" functions
+    assert_success
+    assert_line "lockswap: map: rule 'rw_make_hot=$a': 2 rwlocks -> $a"
+    assert_line "lockswap: map: rule 'mx_make=mcs': 2 mutexes -> mcs"
+    # '*=ttas' is the mutexes' default only: the other rwlocks keep
+    # LOCKSWAP_RWALGO's (pthread: glibc's rwlock, per rwlock)
+    refute_line --partial "rwlocks -> ttas"
+    assert_line "lockswap: map: no rule: 3 rwlocks -> pthread"
+  done
+  # an rwlock rule and a mutex rule for one place, and a '*' for each family
+  run mapped 'rw_make_cold=mcs,rw_make_cold=pf-t,*=mcs-rw,*=tas' "$RW" functions
+  assert_success
+  assert_line "lockswap: map: rule 'rw_make_cold=pf-t': 3 rwlocks -> pf-t"
+  assert_line "lockswap: map: rule 'rw_make_cold=mcs' matched no mutex"
+  assert_line "lockswap: map: rule '*=mcs-rw': 2 rwlocks -> mcs-rw"
+  assert_line --regexp "^lockswap: map: rule '\*=tas': [2-9] mutexes -> tas$"
+  # pthread is both families' name: glibc's own lock for either
+  run mapped 'rw_make_hot=pthread,*=pf-t' LOCKSWAP_RWALGO=central "$RW" functions
+  assert_success
+  assert_line "lockswap: map: rule 'rw_make_hot=pthread': 2 rwlocks -> pthread"
+  assert_line "lockswap: map: rule '*=pf-t': 3 rwlocks -> pf-t"
+  # without '*': LOCKSWAP_RWALGO's algorithm
+  run mapped 'rw_make_hot=pf-t' LOCKSWAP_RWALGO=central "$RW" functions
+  assert_line "lockswap: map: no rule: 3 rwlocks -> central"
+  # no rwlock rule, or only pthread ones while LOCKSWAP_RWALGO is glibc's:
+  # the rwlocks run as without a map
+  run mapped 'mx_make=mcs' "$RW" functions
+  assert_success
+  refute_line --partial "rwlocks"
+  run mapped 'rw_make_hot=pthread' "$RW" functions
+  assert_success
+  assert_line "lockswap: map: every rwlock rule names pthread, as LOCKSWAP_RWALGO does: every rwlock is glibc's"
+  refute_line --partial "rwlocks bound"
+}
+
+@test "rwlocks: every rwlock_semantics case (the rwlock specification) passes with its rwlocks bound by a rule, for every rwlock algorithm, and for glibc's rwlock per rwlock" {
+  local a arg failed=() excl
+  excl=" $(rwalgos exclusive | tr '\n' ' ') "
+  for a in $(rwalgos); do
+    arg=all
+    [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
+    # pthread: glibc's rwlock, kept out of line, behind the shim (the
+    # others' default central, so that the map is on)
+    run timeout "$(hang_timeout 30)" env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=central LOCKSWAP_ALGO_MAP="*=$a" \
+      "$PROGS/rwlock_semantics" "$arg"
+    [ "$status" -eq 0 ] || { failed+=("$a"); echo "=== $a: $output" | tail -n 5; }
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; false; }
+}
+
+@test "rwlocks: FILE:LINE and MODULE rules (a dlopen'ed library's rwlocks, a program by path)" {
+  local line
+  line=$("$RW" lines | sed -n 's/^line: //p')
+  [ -n "$line" ]
+  run mapped "rwlock_map.c:$line=mcs-rw" "$RW" lines
+  assert_success
+  assert_line "lockswap: map: rule 'rwlock_map.c:$line=mcs-rw': 1 rwlocks -> mcs-rw"
+  run mapped "rwlock_map.c:$((line + 1))=mcs-rw" "$RW" lines
+  assert_line --partial "lockswap: map: rule 'rwlock_map.c:$((line + 1))=mcs-rw' matched no rwlock"
+  run mapped 'libalgo_map_dl.so=c-rw-wp,rw_make_hot=central-wp' "$RW" module "$DL"
+  assert_success
+  assert_line "lockswap: map: rule 'libalgo_map_dl.so=c-rw-wp': 4 rwlocks -> c-rw-wp"
+  assert_line "lockswap: map: rule 'rw_make_hot=central-wp': 1 rwlocks -> central-wp"
+  # a program by path
+  run mapped 'progs/rwlock_map=pf-t+bravo' "$RW" functions
+  assert_line "lockswap: map: rule 'progs/rwlock_map=pf-t+bravo': 5 rwlocks -> pf-t+bravo"
+}
+
+@test "rwlocks: static initialisers and zeroed memory are matched at their first use (rdlock, tryrdlock)" {
+  run mapped 'rw_use_hot=mcs-rw+bravo,rw_use_cold=central' "$RW" static
+  assert_success
+  assert_line "lockswap: map: rule 'rw_use_hot=mcs-rw+bravo': 2 rwlocks -> mcs-rw+bravo"
+  assert_line "lockswap: map: rule 'rw_use_cold=central': 3 rwlocks -> central"
+}
+
+@test "rwlocks: fork: the child keeps its parent's bindings and matches the rwlocks it makes" {
+  run mapped 'rw_make_hot=pf-t,rw_use_cold=mcs-rw' "$RW" fork
+  assert_success
+  # the parent's report, then the child's (it exits through exit(): its own
+  # report at exit, with the parent's binding counted before the fork)
+  assert_line "lockswap: map: rule 'rw_make_hot=pf-t': 3 rwlocks -> pf-t"
+  assert_line "lockswap: map: rule 'rw_use_cold=mcs-rw': 1 rwlocks -> mcs-rw"
+  assert_line "lockswap: map: rule 'rw_make_hot=pf-t': 1 rwlocks -> pf-t"
+}
+
+@test "rwlocks cost: a bound rwlock's uncontended rdlock+unlock and wrlock+unlock pairs cost at most 5 instructions more than the same algorithm alone" {
+  command -v valgrind >/dev/null || skip "valgrind is not installed"
+  local a k alone map
+  for a in pf-t mcs-rw; do
+    for k in rd wr; do
+      alone=$(lock_pair_cost "$k" LOCKSWAP_RWALGO="$a")
+      map=$(lock_pair_cost "$k" LOCKSWAP_ALGO_MAP="main=$a")
+      echo "$a $k: alone $alone, mapped $map"
+      [ "$map" -gt "$alone" ] && [ "$map" -le $((alone + 5)) ]
+    done
+  done
+}
+
+@test "rwlocks: no room below 4 GiB for their table: they dispatch by offset through the general entries, and work (the rwlock specification too)" {
+  local low="$B/algo-map/liblowfill.so" c
+  for c in functions static; do
+    run timeout "$(hang_timeout 30)" env LD_PRELOAD="$LIB $low" LOCKSWAP_VERBOSE=1 \
+      LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw+bravo,rw_make_cold=pf-t,rw_use_hot=c-rw-wp,rw_use_cold=central' "$RW" "$c"
+    assert_success
+    assert_line "lockswap: map: rwlocks dispatch by offset (no room below 4 GiB: more instructions per call)"
+  done
+  assert_line "lockswap: map: rule 'rw_use_cold=central': 3 rwlocks -> central"
+  run timeout "$(hang_timeout 30)" env LD_PRELOAD="$LIB $low" LOCKSWAP_RWALGO=central LOCKSWAP_ALGO_MAP='*=mcs-rw+bravo' \
+    "$PROGS/rwlock_semantics" all
+  assert_success
+}
+
+@test "rwlocks: bad rules: a spinlock algorithm, an unknown name (both families listed), a second '*' of a family, the other family's wrapper: one line, exit 2 before main" {
+  local m
+  for m in 'x=ticket16' 'x=nosuch' '*=pf-t,*=mcs-rw' '*=pthread,*=central' 'x=mcs+bravo' 'x=pf-t+gcr' 'x=bravo' 'x=pf-t/spin'; do
+    run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$PROGS/hello"
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "${#stderr_lines[@]}" -eq 1 ] ||
+      { echo "[$m] status $status: $output / $stderr"; false; }
+    [[ "$stderr" == "lockswap: LOCKSWAP_ALGO_MAP: rule '"* ]]
+  done
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='x=ticket16' "$PROGS/hello"
+  assert_equal "$stderr" "lockswap: LOCKSWAP_ALGO_MAP: rule 'x=ticket16': ticket16 is a spinlock algorithm, and spinlocks take no rules (a pthread_spinlock_t has 4 bytes, all the lock's: no room for a binding; LOCKSWAP_SPINALGO chooses for every spinlock)"
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='x=nosuch' "$PROGS/hello"
+  [[ "$stderr" == *"unknown algorithm 'nosuch' (valid: mutexes: pthread, auto, "*"; rwlocks: pthread, mutex, "*"pf-t"* ]]
+  run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP='*=pthread,*=central' "$PROGS/hello"
+  assert_equal "$stderr" "lockswap: LOCKSWAP_ALGO_MAP: rule '*=central': a second '*' rule for rwlocks (the first: '*=pthread')"
+  # a mutex algorithm that is also a spinlock's (ttas) is a mutex rule
+  run mapped 'x=ttas' "$PROGS/hello"
+  assert_success
+}
+
+@test "rwlocks visible: the profile (table, JSON, CSV) names each rwlock's algorithm and rule; lockswap report --map proposes rwlock rules that work" {
+  local j="$BATS_TEST_TMPDIR/p.json" c="$BATS_TEST_TMPDIR/p.csv"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw,mx_make=mcs,*=pf-t' "$RW" functions
+  assert_success
+  [ "$(grep -o '"algorithm":"mcs-rw","rule":"rw_make_hot=mcs-rw"' "$j" | wc -l)" -eq 2 ]
+  [ "$(grep -o '"algorithm":"pf-t","rule":"\*=pf-t"' "$j" | wc -l)" -eq 3 ]
+  run "$B/lockswap-report" "$j" --top 0
+  assert_output --partial "algorithm per rwlock (rules; no rule: pf-t)"
+  assert_output --partial "init, mcs-rw by rule rw_make_hot=mcs-rw"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_OUT="$c" LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw' "$RW" functions
+  [ "$(grep -c '^rwlock,.*,mcs-rw,"rw_make_hot=mcs-rw"$' "$c")" -eq 2 ]
+  [ "$(grep -c '^rwlock,.*,pthread,"(default)"$' "$c")" -eq 3 ]
+  # from a profile of `timeouts` (every rwlock contended, whatever the timing)
+  run env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=pthread LOCKSWAP_RWALGO=central LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$j" "$RW" timeouts
+  assert_success
+  run "$B/lockswap-report" "$j" --map --rwalgo mcs-rw
+  assert_success
+  assert_line "# and 5 contended rwlocks of 5, by wait time"
+  assert_line "LOCKSWAP_ALGO_MAP='rw_make_hot=mcs-rw,rw_make_cold=mcs-rw,*=central,*=pthread'" ||
+    assert_line "LOCKSWAP_ALGO_MAP='rw_make_cold=mcs-rw,rw_make_hot=mcs-rw,*=central,*=pthread'"
+  local line
+  line=$(tail -1 <<<"$output")
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 "${line//\'/}" "$RW" functions
+  assert_success
+  assert_line "lockswap: map: rule 'rw_make_hot=mcs-rw': 2 rwlocks -> mcs-rw"
+  assert_line "lockswap: map: rule 'rw_make_cold=mcs-rw': 3 rwlocks -> mcs-rw"
+  # without --rwalgo: chosen from the counts (one read per write: pf-t)
+  run "$B/lockswap-report" "$j" --map
+  assert_line --regexp "^# rwlock #[0-9]+: .*: rw_make_(hot|cold)=pf-t$"
 }

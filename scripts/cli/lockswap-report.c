@@ -43,7 +43,7 @@
 
 static const char usage[] =
     "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT |\n"
-    "                             --map [--algo ALGO]]\n"
+    "                             --map [--algo ALGO] [--rwalgo RWALGO]]\n"
     "\n"
     "Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
     "the top N mutexes (and condvars, rwlocks, spinlocks) with where each was created,\n"
@@ -68,12 +68,15 @@ static const char usage[] =
     "  --svg OUT    flame graphs as one SVG file OUT (opens in a browser): wait time by call\n"
     "               stack for the whole program and for each top lock, hold time by lock\n"
     "  --map        a ready LOCKSWAP_ALGO_MAP line instead: a rule for each of the top N\n"
-    "               contended mutexes (by --sort), naming a function or FILE:LINE of its\n"
-    "               creation stack that no other mutex's has, then * for the others with\n"
-    "               the profile's algorithm; one comment line per mutex says why\n"
+    "               contended mutexes and rwlocks (by --sort), naming a function or\n"
+    "               FILE:LINE of its creation stack that no other lock of its family has,\n"
+    "               then * for the others with the profile's algorithms; one comment line\n"
+    "               per lock says why\n"
     "  --algo ALGO  with --map: the algorithm of every rule (default: chosen per mutex from\n"
     "               its counts: mutexee when threads outnumber CPUs, mcs for queues of 3\n"
     "               or more, else ttas; lockswap compare --per-lock measures)\n"
+    "  --rwalgo RWALGO  with --map: the algorithm of every rwlock rule (default: pf-t+bravo\n"
+    "               for an rwlock read 4 times as often as written, else pf-t)\n"
     "  -h, --help   this text\n"
     "\n"
     "Exit status: 0, 1 if the output could not be written, 2 for bad options or a file\n"
@@ -691,16 +694,22 @@ static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"sort", required_argument, NULL, 'S'},   {"top", required_argument, NULL, 'T'},
-	    {"csv", no_argument, NULL, 'C'},	      {"folded", no_argument, NULL, 'F'},
-	    {"weight", required_argument, NULL, 'W'}, {"svg", required_argument, NULL, 'G'},
-	    {"map", no_argument, NULL, 'M'},	      {"algo", required_argument, NULL, 'A'},
-	    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
+	    {"sort", required_argument, NULL, 'S'},
+	    {"top", required_argument, NULL, 'T'},
+	    {"csv", no_argument, NULL, 'C'},
+	    {"folded", no_argument, NULL, 'F'},
+	    {"weight", required_argument, NULL, 'W'},
+	    {"svg", required_argument, NULL, 'G'},
+	    {"map", no_argument, NULL, 'M'},
+	    {"algo", required_argument, NULL, 'A'},
+	    {"rwalgo", required_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int key = LS_SORT_WAIT, c;
 	unsigned long top = 10;
 	bool csv = false, fold = false, weight_set = false, map = false;
-	const char *map_algo = NULL;
+	const char *map_algo = NULL, *map_rwalgo = NULL;
 	enum flame_weight weight = FLAME_WAIT;
 	const char *svg = NULL;
 	opterr = 0;
@@ -754,6 +763,13 @@ int main(int argc, char **argv)
 				die("--algo: '%s' is not an algorithm name (see lockswap --list)", optarg);
 			map_algo = optarg;
 			break;
+		case 'R':
+			if (!*optarg || strpbrk(optarg, ",=/ "))
+				die("--rwalgo: '%s' is not an rwlock algorithm name (see lockswap --names "
+				    "rwlock)",
+				    optarg);
+			map_rwalgo = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -768,8 +784,8 @@ int main(int argc, char **argv)
 	if (csv + fold + (svg != NULL) + map > 1)
 		die("%s",
 		    "--csv, --folded, --svg and --map: one of them at a time (see lockswap report --help)");
-	if (map_algo && !map)
-		die("%s", "--algo is only meaningful with --map");
+	if ((map_algo || map_rwalgo) && !map)
+		die("%s", "--algo and --rwalgo are only meaningful with --map");
 	if (weight_set && !fold)
 		die("%s", "--weight is only meaningful with --folded");
 	file_name = argv[optind];
@@ -867,7 +883,7 @@ int main(int argc, char **argv)
 
 	if (map) {
 		if (report_map(stdout, &p, (const char *const *const *)syms, top ? (unsigned)top : UINT32_MAX,
-			       map_algo, p.h.cpus) != 0 ||
+			       map_algo, map_rwalgo, p.h.cpus) != 0 ||
 		    fflush(stdout) != 0) {
 			fprintf(stderr, "lockswap report: cannot write the map: %s\n", strerror(errno));
 			return 1;

@@ -51,9 +51,11 @@ static const char usage[] =
     "--spinalgo one).\n"
     "\n"
     "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
-    "  -m, --map RULES    an algorithm per mutex, by where it is created (LOCKSWAP_ALGO_MAP):\n"
-    "                     PATTERN=ALGO,... with FUNCTION, FILE:LINE, MODULE.so or * (the\n"
-    "                     rest; without it, -a's algorithm); see --list\n"
+    "  -m, --map RULES    an algorithm per mutex or rwlock, by where it is created\n"
+    "                     (LOCKSWAP_ALGO_MAP): PATTERN=ALGO,... with FUNCTION, FILE:LINE,\n"
+    "                     MODULE.so or * (the rest; without it, -a's or -r's algorithm); an\n"
+    "                     rwlock algorithm's rule applies to rwlocks, a mutex algorithm's to\n"
+    "                     mutexes: -m 'cache_get=mcs-rw+bravo,*=auto'; see --list\n"
     "      --config FILE  the same rules from a file, one or more per line, # comments\n"
     "                     (LOCKSWAP_CONFIG)\n"
     "  -r, --rwalgo ALGO  reader-writer lock algorithm, or NAME+WRAPPER (LOCKSWAP_RWALGO;\n"
@@ -180,18 +182,25 @@ static void list(void)
 	list_spin();
 	/* indented, so that no reader of the list takes a line for an
 	 * algorithm row or a tunable (man/algorithms.awk) */
-	printf("\nAn algorithm per mutex (LOCKSWAP_ALGO_MAP, lockswap -m; or a file: LOCKSWAP_CONFIG):\n"
-	       "  rules PATTERN=ALGO, separated by commas; a mutex takes the first rule that names\n"
-	       "  a frame of the stack that created it (pthread_mutex_init, or the first use of a\n"
-	       "  static initialiser), else * (else LOCKSWAP_ALGO):\n"
+	printf("\nAn algorithm per mutex or rwlock (LOCKSWAP_ALGO_MAP, lockswap -m; or a file:\n"
+	       "LOCKSWAP_CONFIG):\n"
+	       "  rules PATTERN=ALGO, separated by commas. ALGO decides the family: a mutex\n"
+	       "  algorithm's rule applies to mutexes, an rwlock algorithm's to rwlocks, pthread's\n"
+	       "  to both; spinlocks take none (4 bytes: no room for a binding). A lock takes the\n"
+	       "  first rule of its family that names a frame of the stack that created it\n"
+	       "  (pthread_*_init, or the first use of a static initialiser), else its family's *\n"
+	       "  (else LOCKSWAP_ALGO, LOCKSWAP_RWALGO):\n"
 	       "    FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
 	       "    FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
 	       "    MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
 	       "    MODULE+0xOFFSET=ALGO  the call that returns there (a stripped program's frame)\n"
-	       "    *=ALGO          every other mutex\n"
-	       "  pthread as ALGO: glibc's own mutex for those mutexes. Example:\n"
+	       "    *=ALGO          every other lock of ALGO's family\n"
+	       "  pthread as ALGO: glibc's own lock for those mutexes and rwlocks. Examples:\n"
 	       "    lockswap -m 'queue_push=mcs-tp,libfoo.so=ttas,*=pthread' -- ./app\n"
-	       "  lockswap report --map proposes rules for a profile's most contended mutexes.\n");
+	       "    lockswap -m 'cache_get=mcs-rw+bravo,*=auto' -- ./app  (rwlocks made in\n"
+	       "      cache_get: mcs-rw+bravo; other rwlocks: LOCKSWAP_RWALGO's; mutexes: auto)\n"
+	       "  lockswap report --map proposes rules for a profile's most contended mutexes\n"
+	       "  and rwlocks.\n");
 }
 
 /* The capabilities of a selectable name, as its composition would have
