@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # After the store that releases a lock, unlock touches neither the lock's
 # memory nor its out-of-line block, or destroy waits for it (issue 26;
-# locks/lock.h, "After the release"). tests/unit/after_release.c stops the
+# locks/lock.h, "After the release"; issue 25 item 2 for reader-writer locks
+# and spinlocks, locks/rwlock/rwlock.h). tests/unit/after_release.c stops the
 # unlocker at a test point right after its release store, lets the other
 # threads of the scenario take and release the lock, then trylock (which
 # must succeed: the lock is free), unlock, destroy, and unmaps the lock's
@@ -23,6 +24,24 @@ all_ok() {
 @test "every lock, every policy: an unlocker stopped right after its release writes and reads nothing of the lock once it is destroyed and unmapped or reused" {
   run timeout -k 5 300 "$A" -a all -W 120
   all_ok $(($(algos | grep -cvx pthread) * 3))
+}
+
+@test "every rwlock, every policy: a read or a write unlocker stopped right after its release touches nothing of the lock once it is destroyed and unmapped or its block or lines reused (c-rw-wp's cohort writer released its local lock after the global one)" {
+  run timeout -k 5 300 "$A" -f rwlock -a all -W 120
+  all_ok $(($("$LOCKSWAP" --names rwlock --cap lock | grep -cv +) * 3))
+}
+
+@test "every NAME+bravo composition, every policy: the same (a biased reader's slot, the inner lock's releases)" {
+  local a
+  for a in $(rwalgos lock wrapper); do
+    run timeout -k 5 120 "$A" -f rwlock -a "$a" -W 60
+    all_ok 3 || return 1
+  done
+}
+
+@test "every spinlock, every policy: the same (tas, ttas, backoff, ticket16 in a pthread_spinlock_t's 4 bytes)" {
+  run timeout -k 5 120 "$A" -a spin -W 60
+  all_ok $(($(spinalgos lock | wc -l) * 3))
 }
 
 @test "trylock of a free lock while its last unlocker has not returned: never EBUSY (hmcs, hclh: no fast-path flag; shfl: no-steal bit)" {
@@ -62,4 +81,14 @@ all_ok() {
   run "$A" -w nap
   [ "$status" -eq 2 ]
   [[ "$output" == *"(valid: spin, yield, park, all)"* ]]
+  run "$A" -f rw
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown family 'rw' (valid: mutex, rwlock)"* ]]
+  run "$A" -f rwlock -a nosuch
+  [ "$status" -eq 2 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"(valid: pthread, mutex, "* ]]
+  run "$A" -f rwlock -a mutex -m c-tkt-tkt
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"keeps per-cluster lines"* ]]
 }

@@ -10,6 +10,11 @@
 #            locality on a fake topology (thread:2) and its pass bound; with
 #            no address space left, no lines and no wait for memory
 #            (tests/unit/rw_nomem.c, for every rwlock with capability hier);
+#   central (and every other rwlock) under park: a release wakes only
+#            the waiters it lets in (pf-t: the last reader's release only;
+#            tests/unit/rw_wake.c: a writer out every reader and the next
+#            writer, the last reader out the writer; a sleeper woken for
+#            nothing sleeps again and its count of sleeps grows);
 #   bravo    a slow reader sets the bias, a writer revokes it and waits for
 #            the visible readers, a revocation that gives up leaves them to
 #            the next writer, and the bias comes back after the inhibition.
@@ -18,6 +23,7 @@
 load helpers
 TEST_TIMEOUT=60
 ORDER="$UNIT/rw_order"
+WAKE="$UNIT/rw_wake"
 REVOKE="$UNIT/bravo_revoke"
 # c-rw-wp's readers wait this long (10 s) before they hold writers back:
 # in the order tests below, never
@@ -32,6 +38,27 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
     assert_success
     assert_line "order: w0 r0 w0 r0 r0 w0 r0 w0 w0 r0 r0"
   done
+}
+
+@test "every rwlock under park: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {
+  local a c
+  for a in $(rwalgos lock); do
+    for c in writer-out reader-out; do
+      # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
+      [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
+      run order "$PATIENT" "$WAKE" -a "$a" -T "$(hang_timeout 50)" "$c"
+      assert_success
+    done
+  done
+}
+
+@test "rw_wake: bad usage is one line and exit 2" {
+  run "$WAKE" -a central nosuch
+  [ "$status" -eq 2 ]
+  assert_output "rw_wake: unknown case 'nosuch' (valid: writer-out, reader-out)"
+  run "$WAKE" -a pthread writer-out
+  [ "$status" -eq 2 ]
+  [ "${#lines[@]}" -eq 1 ]
 }
 
 @test "the FIFO check catches a lock that lets a writer pass a reader (c-rw-wp)" {

@@ -45,7 +45,7 @@ P="$PROGS/rwlock_semantics"
   [ "$status" -ne 0 ]
 }
 
-@test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
+@test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, unlocks too many after a hand-over to a blocked reader or writer, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
   local c
   for c in $("$P" 2>&1 | sed -n 's/^lockswap-cases://p'); do
     each_rwalgo lock -- "$P" "$c" || return 1

@@ -6,7 +6,9 @@
 # glibc returns. tests/progs/misuse.c is the specification (it passes
 # natively), run under every algorithm through the shim;
 # tests/unit/unlock_misuse.c runs each misuse on every algorithm under
-# every policy and then checks exclusion, FIFO order and queue nodes.
+# every policy and then checks exclusion, FIFO order and queue nodes; for
+# the spinlock family too (rwlocks: the shim answers every misuse itself,
+# tests/rwlock.bats).
 load helpers
 P="$PROGS/misuse"
 U="$UNIT/unlock_misuse"
@@ -19,6 +21,12 @@ U="$UNIT/unlock_misuse"
   run timeout -k 5 300 "$U" -a all -W 120
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
   [ "$(grep -c '^unlock_misuse: OK ' <<<"$output")" -eq $(($(algos | grep -cvx pthread) * 3)) ] || { echo "$output"; return 1; }
+}
+
+@test "every spinlock, every policy: the same misuses at the algorithm level (tas, ttas, backoff, ticket16), then exclusion and ticket16's FIFO order" {
+  run timeout -k 5 120 "$U" -a spin -W 60
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [ "$(grep -c '^unlock_misuse: OK ' <<<"$output")" -eq $(($(spinalgos lock | wc -l) * 3)) ] || { echo "$output"; return 1; }
 }
 
 @test "NORMAL (static, zeroed, default, normal, adaptive): unlock of an unlocked mutex returns 0 and it works on, every algorithm" {

@@ -38,25 +38,34 @@
  * ls_tkt, 64 bits:
  *	bits 0-7	sleepers: bit (ticket mod 8) set: a waiter of that class
  *			may sleep
- *	bits 8-31	pending: tickets handed out and not yet released, the
- *			holder's included (0: free). 24 bits: more than the
+ *	bits 8-30	pending: tickets handed out and not yet released, the
+ *			holder's included (0: free). 23 bits: more than the
  *			threads Linux can run at once (pid_max is at most 2^22).
+ *	bit 31		LS_TKT_IDLERS: a thread that holds no ticket sleeps
+ *			until the lock is free (c-rw-wp's readers, which wait
+ *			for the global lock to go idle). Nothing here sets or
+ *			clears it, and every operation here keeps it (no
+ *			ticket taken or released carries into it); a user
+ *			that sets it releases with a CAS of its own (the value
+ *			ls_tkt_released gives, with the bit cleared when
+ *			pending reaches 0) and then wakes the futex bit
+ *			LS_TKT_IDLERS on the low half (rwlock/c_rw_wp.c).
  *	bits 32-63	turn: the ticket being served, modulo 2^32
  *   The next ticket is turn + pending. A ticket is one fetch_add of
- *   PENDING1 (pending never reaches 2^24, so nothing carries into turn); it
+ *   PENDING1 (pending never reaches 2^23, so nothing carries out of it); it
  *   holds the lock at once if pending was 0 (the fast path reads nothing
  *   else). A release is a CAS that adds one to turn, takes one from pending
  *   and clears the class bit of the turn it begins, only if pending is not
  *   0: an unlock of a free lock does nothing (lock.h, misuse), and of two
- *   racing unlocks of one held lock only one releases. The futex half is
- *   the high one, turn: every release changes it, and only releases clear
- *   sleeper bits (the waiters of the cleared class, woken, set their bits
- *   again if their turn has not come), so a waiter between its RMW and its
- *   sleep never misses a release. (The futex half used to be the low one,
- *   pending and sleepers, with holders clearing bits: a release and a new
- *   ticket restored it, and a waiter whose turn that release began slept
- *   through its only wake-up.) All-zero is free, any copy of a free word
- *   is free, and a held word is never 0.
+ *   racing unlocks of one held lock only one releases. The futex half of
+ *   the ticket waiters is the high one, turn: every release changes it, and
+ *   only releases clear sleeper bits (the waiters of the cleared class,
+ *   woken, set their bits again if their turn has not come), so a waiter
+ *   between its RMW and its sleep never misses a release. (It used to be
+ *   the low one, pending and sleepers, with holders clearing bits: a
+ *   release and a new ticket restored it, and a waiter whose turn that
+ *   release began slept through its only wake-up.) All-zero is free, any
+ *   copy of a free word is free, and a held word is never 0.
  *
  * ls_slot, 64 bits:
  *	bits 0-31	go: the last ticket allowed to proceed among those of
@@ -98,7 +107,8 @@ static inline _Atomic uint32_t *ls_half(_Atomic uint64_t *w, bool hi)
 #define LS_TKT_CLASSES 8u
 #define LS_TKT_SLEEPERS 0xffull
 #define LS_TKT_PENDING1 0x100ull
-#define LS_TKT_PENDING 0xffffff00ull
+#define LS_TKT_PENDING 0x7fffff00ull
+#define LS_TKT_IDLERS 0x80000000ull /* in the word and as the futex bit */
 #define LS_TKT_TURN1 (1ull << 32)
 
 static inline uint32_t ls_tkt_pending(uint64_t v)
@@ -184,6 +194,14 @@ void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old);
  * kernel, may follow. `last`: this release makes the whole lock available
  * (the test point; c-tkt-tkt releases its local lock before its global
  * one, and only the second is the lock's release). */
+/* The value a release of v stores: the next turn, one ticket fewer, and
+ * the class bit of the turn it begins cleared (its sleepers are woken:
+ * ls_tkt_wake). */
+static inline uint64_t ls_tkt_released(uint64_t v)
+{
+	return (v + LS_TKT_TURN1 - LS_TKT_PENDING1) & ~(uint64_t)ls_tkt_bit(ls_tkt_turn(v) + 1);
+}
+
 static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic uint64_t *w, uint64_t v,
 								      bool last)
 {
@@ -193,9 +211,8 @@ static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic ui
 		LS_INJECT();
 		/* release: pairs with the acquire of the take, try or wait that
 		 * sees the new turn */
-	} while (!atomic_compare_exchange_weak_explicit(
-		w, &v, (v + LS_TKT_TURN1 - LS_TKT_PENDING1) & ~(uint64_t)ls_tkt_bit(ls_tkt_turn(v) + 1),
-		memory_order_release, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(w, &v, ls_tkt_released(v), memory_order_release,
+							memory_order_relaxed));
 	if (last)
 		LS_TEST_POINT(LS_POINT_RELEASED);
 	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS))

@@ -63,6 +63,13 @@
  * the first slot still held (try); a revocation that gives up sets the bias
  * again, so that the next writer revokes the readers still in the table.
  * Nothing to allocate, nothing to free.
+ *
+ * After the release (lock.h, rwlock.h): a fast reader's unlock is the
+ * store that clears its slot, in the process-wide table, never freed; it
+ * touches the lock no more (a revoking writer that sees the slot clear may
+ * take the lock, release it and free it at once). Every other release is
+ * the inner lock's, and keeps the inner algorithm's rule: the wrapper adds
+ * nothing after it.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -200,6 +207,7 @@ static void bravo_rdunlock(void *state, void *token)
 		LS_INJECT();
 		/* (C) release: pairs with (D) */
 		atomic_store_explicit((void *_Atomic *)token, NULL, memory_order_release);
+		LS_TEST_POINT(LS_POINT_RELEASED);
 		return;
 	}
 	inner->rdunlock(in(state), token);

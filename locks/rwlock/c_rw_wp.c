@@ -27,14 +27,16 @@
  * while one waits, at most LOCKSWAP_COHORT_PASSES times in a row.
  *
  * The cohort lock (Dice, Marathe & Shavit, PPoPP 2012: c_tkt_tkt.c is the
- * same idea as a mutex): a global ticket lock (inline, so that readers
- * test it with two loads) and a local ticket lock per cluster. "Held" for
- * readers is the global lock's: it stays held across local passes, so a
- * cohort of writers runs as one batch. A writer that finds the global lock
- * free with no ticket out takes it alone (hier.h's fast path,
- * LOCKSWAP_HIER_FASTPATH), holding no local lock.
+ * same idea as a mutex): a global ticket lock (inline, one word, so that
+ * readers test it with one load) and a local ticket lock per cluster, both
+ * queue/turn.h's ls_tkt. "Held" for readers is the global lock's (a ticket
+ * out): it stays held across local passes, so a cohort of writers runs as
+ * one batch. A writer that finds the global lock free with no ticket out
+ * takes it alone (hier.h's fast path, LOCKSWAP_HIER_FASTPATH), holding no
+ * local lock.
  *
- *	inline:	global		the global ticket lock (ticket_word.h)
+ *	inline:	global		the global ticket lock (ls_tkt), with
+ *				LS_TKT_IDLERS: a reader sleeps until it is idle
  *		lines		the block of hier.h: head, then one line per
  *				cluster
  *		barrier		readers out of patience (count | LS_PARKED)
@@ -51,30 +53,48 @@
  * again] -> holds (token: which indicator it counted in) -> depart. Of a
  * writer: [barrier: wait] -> local lock -> (granted: the global lock with
  * it; else take a global ticket and wait) -> every indicator drained ->
- * holds -> release: pass (granted = 1) or release the global lock; then the
- * local lock. Only the holder writes holder, passes and granted.
+ * holds -> release: pass (granted = 1, then the local lock), or the local
+ * lock, then the global one. Only the holder writes holder, passes and
+ * granted.
  *
  * Ordering pairs: (A) a reader's arrival (seq_cst RMW) then its read of the
- * global lock (seq_cst loads) / (B) a writer's global ticket (seq_cst RMW)
+ * global lock (a seq_cst load) / (B) a writer's global ticket (seq_cst RMW)
  * then its reads of the indicators (seq_cst loads): a Dekker pair, so
  * either the reader sees the lock held or the writer sees the reader.
  * (C) release of a reader's departure / (D) acquire of the writer's scan:
  * the read critical section before the write. (E) release of the global
- * and local ticket locks / (F) their acquire (ticket_word.h).
+ * and local ticket locks / (F) their acquire (turn.h).
  *
- * Waiting policy: readers wait on the global lock's owner word (it changes
- * at every release of the global lock, never at a local pass); writers on
- * the ticket locks' owner words, on the barrier, and on an indicator with
- * WWAIT: a writer that would sleep sets WWAIT and sleeps on the
- * indicator; the departure that leaves it empty with WWAIT set wakes it
- * (the writer clears WWAIT itself: a departed reader writes the line no
- * more, it only issues the futex wake, which on a block freed meanwhile is
- * a spurious wake-up, ls_ext memory being type-stable). Timed reads are
+ * Waiting policy: readers wait for the global lock to go idle (no ticket
+ * out: the only state in which they may enter), spinning and yielding on
+ * its word, then sleeping on it with LS_TKT_IDLERS set (turn.h): the
+ * release that leaves it idle clears the bit in its own CAS and wakes them,
+ * together; a release that hands the global lock to the next writer, or a
+ * local pass, wakes no reader. Writers wait as turn.h's ticket waiters
+ * (a release wakes only the writer whose ticket comes), on the barrier, and
+ * on an indicator with WWAIT: a writer that would sleep sets WWAIT and
+ * sleeps on the indicator; the departure that leaves it empty with WWAIT
+ * set wakes it (the writer clears WWAIT itself). Timed reads are
  * native (a reader that gives up has departed, and lowers the barrier if
  * it raised it); writers cannot give back a ticket, so timed writes use
  * the family's fallback (trywrlock polled). Under LS_RW_PREFER_WRITER
  * readers never raise the barrier: writers may then starve readers, as
  * glibc's writer-preferring kind allows.
+ *
+ * After the release (rwlock.h, lock.h). A reader's departure (one RMW of
+ * its indicator) is its release: afterwards it only issues the futex wake
+ * of a writer sleeping on that indicator, which passes the address to the
+ * kernel (a spurious wake-up if the block was freed and reused meanwhile,
+ * ls_ext memory being type-stable). A writer's release of the global lock
+ * is one CAS of its word, after which only futex wakes on its address
+ * follow; it comes LAST: a cohort writer that does not pass releases its
+ * local lock first (the paper's order is the reverse, and its late write to
+ * the local line, after a destroy had freed the lines block, landed in
+ * another lock's). A pass hands over the local lock with the global one
+ * held: that local release (one CAS, then a futex wake) is the lock's
+ * release. Misuse never reaches an rwlock algorithm (rwlock.h: the shim
+ * answers an unlock by a thread that holds nothing), so the releases need
+ * no check for a free lock.
  *
  * No address space (hier.h): a lock that gets no block is the global
  * ticket lock for writers and the inline `flat` indicator for readers
@@ -87,8 +107,8 @@
 #include <stddef.h>
 
 #include "hier/hier.h"
-#include "hier/ticket_word.h"
 #include "lock.h"
+#include "queue/turn.h"
 #include "rwlock.h"
 #include "wait.h"
 
@@ -99,7 +119,7 @@
 struct line {
 	_Atomic uint32_t readers;
 	_Atomic uint32_t granted;
-	struct ls_ticket local;
+	_Atomic uint64_t local; /* ls_tkt */
 	char pad[LS_CACHELINE - 16];
 };
 _Static_assert(sizeof(struct line) == LS_CACHELINE, "one line per cluster");
@@ -111,7 +131,7 @@ struct head {
 };
 
 struct crw {
-	struct ls_ticket global;
+	_Atomic uint64_t global; /* ls_tkt, with LS_TKT_IDLERS */
 	ls_hier_lines_t lines;
 	_Atomic uint32_t barrier;
 	_Atomic uint32_t flat;
@@ -136,23 +156,96 @@ static inline _Atomic uint32_t *indicator(struct crw *l, struct ls_hier_head *h,
 	return i ? &line(h, i)->readers : &l->flat;
 }
 
-/* Is the global lock held? owner first: a value of next equal to it was
- * free at the moment next was read (owner never passes next). (A) */
+/* Is the global lock held (or queued for)? (A) */
 static inline bool held(struct crw *l)
 {
-	uint32_t o = atomic_load_explicit(&l->global.owner, memory_order_seq_cst) & LS_TICKET_MASK;
-	return (atomic_load_explicit(&l->global.next, memory_order_seq_cst) & LS_TICKET_MASK) != o;
+	return ls_tkt_held(atomic_load_explicit(&l->global, memory_order_seq_cst));
+}
+
+/* ---- the global lock ---- */
+
+/* Out of line: wakes the writer whose ticket the release of old began, and
+ * the readers if it left the lock idle (n) with LS_TKT_IDLERS set. Touches
+ * only the kernel. */
+static __attribute__((noinline)) void global_wake(_Atomic uint64_t *w, uint64_t old, uint64_t n)
+{
+	if (old & LS_TKT_SLEEPERS)
+		ls_tkt_wake(w, old);
+	if ((old & ~n) & LS_TKT_IDLERS)
+		ls_futex_wake_bits(ls_half(w, false), INT_MAX, (uint32_t)LS_TKT_IDLERS);
+}
+
+/* Releases the global lock, which the caller holds: one CAS, which also
+ * clears LS_TKT_IDLERS if the lock is left idle; then only futex wakes on
+ * its address. `last`: this is the lock's release (the test point). (E) */
+static inline __attribute__((always_inline)) void global_release(struct crw *l, bool last)
+{
+	/* relaxed: the CAS below releases, and a stale value only fails it */
+	uint64_t v = atomic_load_explicit(&l->global, memory_order_relaxed), n;
+	do {
+		n = ls_tkt_released(v);
+		if (!(n & LS_TKT_PENDING))
+			n &= ~LS_TKT_IDLERS; /* idle: the readers may go */
+		LS_INJECT();
+		/* (E) release: pairs with (F) and with the readers' (A) */
+	} while (!atomic_compare_exchange_weak_explicit(&l->global, &v, n, memory_order_release,
+							memory_order_relaxed));
+	if (last)
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY(v & (LS_TKT_SLEEPERS | LS_TKT_IDLERS)))
+		global_wake(&l->global, v, n);
 }
 
 /* ---- readers ---- */
 
-static inline void depart(_Atomic uint32_t *r)
+/* A reader leaves indicator r; `release`: in its unlock (the test point). */
+static inline __attribute__((always_inline)) void depart_as(_Atomic uint32_t *r, bool release)
 {
 	LS_INJECT();
 	/* (C) release: pairs with (D) */
 	uint32_t old = atomic_fetch_sub_explicit(r, ARRIVE, memory_order_release);
+	if (release)
+		LS_TEST_POINT(LS_POINT_RELEASED);
 	if (LS_UNLIKELY(old == (ARRIVE | WWAIT)))
 		ls_futex_wake(r, INT_MAX); /* the last one out: a writer sleeps on it */
+}
+
+static inline void depart(_Atomic uint32_t *r)
+{
+	depart_as(r, false);
+}
+
+/* Waits, by the policy, until the global lock is idle (no ticket out), or
+ * `until` passes (0: no limit): 0 or ETIMEDOUT. */
+static int wait_idle(struct crw *l, uint64_t until)
+{
+	struct ls_spin s = LS_SPIN_INIT;
+	for (unsigned i = 1;; i++) {
+		LS_INJECT();
+		/* relaxed: a hint; the arrival that follows decides (A) */
+		uint64_t v = atomic_load_explicit(&l->global, memory_order_relaxed);
+		if (!ls_tkt_held(v))
+			return 0;
+		if (until && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= until)
+			return ETIMEDOUT;
+		if (!ls_spin_step(&s))
+			continue;
+		/* Mark the held word, then sleep on the half that has the mark:
+		 * the release that leaves the lock idle clears it (so a sleeper
+		 * not yet asleep finds the half changed) and wakes the mark's
+		 * sleepers; any other change of the half only makes us look
+		 * again. relaxed: the word's modification order alone orders
+		 * the mark and the release. */
+		if (!(v & LS_TKT_IDLERS) &&
+		    !atomic_compare_exchange_strong_explicit(&l->global, &v, v | LS_TKT_IDLERS,
+							     memory_order_relaxed, memory_order_relaxed))
+			continue;
+		LS_INJECT();
+		if (ls_futex_wait_bits(ls_half(&l->global, false), (uint32_t)(v | LS_TKT_IDLERS), until,
+				       (uint32_t)LS_TKT_IDLERS) == ETIMEDOUT)
+			return ETIMEDOUT;
+		s = (struct ls_spin)LS_SPIN_INIT;
+	}
 }
 
 static void barrier_lower(struct crw *l)
@@ -200,20 +293,13 @@ static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum
 			ret = EBUSY;
 			break;
 		}
-		/* Wait for a release of the global lock. */
-		uint32_t o = atomic_load_explicit(&l->global.owner, memory_order_relaxed) & LS_TICKET_MASK;
-		if (!held(l))
-			continue;
+		/* Wait until the global lock is idle. */
 		if (patient && !raised && !out_of_patience)
 			out_of_patience = ls_now_ns() + patience_us * 1000;
 		uint64_t until = patient && !raised ? out_of_patience : 0;
 		if (mode == TIMED && (!until || deadline < until))
 			until = deadline;
-		if (!until) {
-			ls_wait_while_eq(&l->global.owner, o);
-			continue;
-		}
-		if (ls_wait_while_eq_until(&l->global.owner, o, until, NULL) != ETIMEDOUT)
+		if (wait_idle(l, until) != ETIMEDOUT)
 			continue;
 		if (mode == TIMED && ls_now_ns() >= deadline) {
 			ret = ETIMEDOUT;
@@ -272,7 +358,9 @@ static void crw_rdunlock(void *state, void *token)
 	struct crw *l = state;
 	unsigned i = (unsigned)(uintptr_t)token - 1;
 	/* relaxed: our acquisition loaded the block */
-	depart(indicator(l, (struct ls_hier_head *)atomic_load_explicit(&l->lines, memory_order_relaxed), i));
+	depart_as(
+	    indicator(l, (struct ls_hier_head *)atomic_load_explicit(&l->lines, memory_order_relaxed), i),
+	    true);
 }
 
 /* ---- writers ---- */
@@ -319,24 +407,27 @@ static inline void drain(struct crw *l, struct ls_hier_head *h)
 			wait_empty(&line(h, i)->readers);
 }
 
-/* Takes the global lock if it is free with no ticket out. (B): seq_cst. */
+/* Takes the global lock if it is free with no ticket out (ls_tkt_try with
+ * (B)'s order). */
 static inline bool global_try(struct crw *l)
 {
-	/* (F) acquire */
-	uint32_t o = atomic_load_explicit(&l->global.owner, memory_order_acquire) & LS_TICKET_MASK;
-	uint32_t n = atomic_load_explicit(&l->global.next, memory_order_relaxed);
-	if ((n & LS_TICKET_MASK) != o)
+	/* relaxed: the CAS below acquires */
+	uint64_t v = atomic_load_explicit(&l->global, memory_order_relaxed);
+	if (ls_tkt_held(v))
 		return false;
 	LS_INJECT();
-	return atomic_compare_exchange_strong_explicit(&l->global.next, &n, n + 1, memory_order_seq_cst,
-						       memory_order_relaxed);
+	/* (F) acquire; (B) seq_cst: a reader that arrives after it sees the
+	 * lock held */
+	return atomic_compare_exchange_strong_explicit(&l->global, &v, v + LS_TKT_PENDING1,
+						       memory_order_seq_cst, memory_order_relaxed);
 }
 
 static inline void global_acquire(struct crw *l)
 {
-	/* (B) seq_cst: a reader that arrives after it sees the lock held */
-	uint32_t t = atomic_fetch_add_explicit(&l->global.next, 1, memory_order_seq_cst) & LS_TICKET_MASK;
-	ls_ticket_wait(&l->global, t); /* (F) */
+	/* (B) seq_cst, as above; (F) acquire when it holds at once */
+	uint64_t old = atomic_fetch_add_explicit(&l->global, LS_TKT_PENDING1, memory_order_seq_cst);
+	if (ls_tkt_held(old))
+		ls_tkt_wait(&l->global, ls_tkt_turn(old) + ls_tkt_pending(old)); /* (F) */
 }
 
 static void wait_barrier(struct crw *l)
@@ -363,7 +454,7 @@ static __attribute__((noinline)) void write_cohort(struct crw *l, struct head *h
 	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct line *s = line(&h->h, 1 + c);
-	ls_ticket_acquire(&s->local); /* (F) */
+	ls_tkt_lock(&s->local); /* (F) */
 	/* relaxed: written by the previous holder before its local release */
 	if (!atomic_load_explicit(&s->granted, memory_order_relaxed)) {
 		global_acquire(l);
@@ -409,22 +500,29 @@ static int crw_trywrlock(void *state, unsigned how)
 	h->holder = LS_HIER_FAST;
 	return 0;
 busy:
-	ls_ticket_release(&l->global); /* (E) */
+	global_release(l, false); /* (E) */
 	return EBUSY;
 }
 
 static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct head *h)
 {
 	struct line *s = line(&h->h, 1 + h->holder);
-	if (ls_ticket_waiters(&s->local) && h->passes < ls_cohort_passes) {
+	/* relaxed: we hold the local lock; a waiter's ticket seen late only
+	 * makes us release the global lock instead of passing it */
+	if (ls_tkt_waiters(atomic_load_explicit(&s->local, memory_order_relaxed)) &&
+	    h->passes < ls_cohort_passes) {
 		/* A writer of our cluster waits: it gets the global lock with
-		 * the local one, and readers keep waiting. */
+		 * the local one, and readers keep waiting. Published by the
+		 * local release. */
 		h->passes++;
 		atomic_store_explicit(&s->granted, 1, memory_order_relaxed);
-	} else {
-		ls_ticket_release(&l->global); /* (E) */
+		ls_tkt_release(&s->local, true); /* (E), with the global lock: the release */
+		return;
 	}
-	ls_ticket_release(&s->local); /* (E) */
+	/* The local lock first: a writer of our cluster that takes it then
+	 * queues for the global lock, which is still ours. */
+	ls_tkt_release(&s->local, false); /* (E) */
+	global_release(l, true);	  /* (E), the last access: see the header */
 }
 
 static void crw_wrunlock(void *state)
@@ -436,9 +534,7 @@ static void crw_wrunlock(void *state)
 		write_release_cohort(l, h);
 		return;
 	}
-	/* (E) */
-	if (LS_UNLIKELY(ls_ticket_serve_next(&l->global)))
-		ls_futex_wake(&l->global.owner, INT_MAX);
+	global_release(l, true);
 }
 
 static void crw_destroy(void *state)

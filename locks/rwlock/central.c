@@ -20,10 +20,12 @@
  * central-wp's writer preference cannot deadlock a recursive reader there.
  *
  * Word (32 bits):
- *	bits 0-27	R: readers inside (at most 2^28 - 1, then EAGAIN)
+ *	bits 0-26	R: readers inside (at most 2^27 - 1, then EAGAIN)
+ *	bit 27		DSLEEP: the claiming writer sleeps until R is 0
  *	bit 28		WANT: a writer has claimed the lock (it drains or holds)
  *	bit 29		HELD: the writer holds it (WANT is set too)
- *	bit 31		LS_PARKED: a waiter may be asleep on the word
+ *	bit 30		RSLEEP: a reader sleeps until it may come in
+ *	bit 31		WSLEEP: a writer sleeps until it may claim the lock
  * Transitions (R, WANT, HELD):
  *	reader in	(r, w, 0) -> (r+1, w, 0), if w = 0 or reader preference
  *	reader out	(r, *, *) -> (r-1, *, *)
@@ -33,17 +35,28 @@
  *			claim: (r, 1, 0) -> (r, 0, 0)
  * All-zero is unlocked and any copy of an unlocked word is unlocked.
  *
- * Waking: a waiter whose budgets are spent sets LS_PARKED with a CAS on
- * the value it saw and sleeps on the word (wait.h's protocol). The
- * transitions that can let a sleeper in clear the bit in the same atomic
- * step that makes them (the last reader out, the writer out, a writer
- * giving up its claim) and then wake every sleeper: the only access to the
- * lock after the releasing step is that futex wake on its address, which is
- * safe even if the lock has been destroyed meanwhile. Readers who cannot
- * get in yet go back to sleep. Native timeouts: a timed reader has changed
- * nothing until it gets in; a timed writer that has claimed the lock gives
- * the claim back (and wakes the readers it kept out). No queue nodes, no
- * token; the state is 4 bytes, inline.
+ * Waking: a waiter whose budgets are spent sets the sleep bit of what it
+ * waits for with a CAS on the value it saw, and sleeps on the word with
+ * that bit as its futex bitset (wait.h's protocol, one bit per class). A
+ * transition that lets a class in clears the class's bit in the same
+ * atomic step that makes it and then wakes only that class: the writer
+ * out and a writer giving up its claim wake every sleeping reader (all may
+ * enter) and ONE sleeping writer (one may claim); the last reader out
+ * wakes the claiming writer, the only one it lets in (the readers kept out
+ * by a claim, and the writers waiting to claim, sleep on). A woken writer
+ * may have taken the only wake-up of the writers still asleep, whose bit
+ * the release cleared: so a writer that has set WSLEEP once claims with
+ * WSLEEP set (its own release or give-up then wakes the next; Drepper's
+ * "Futexes are tricky", mutex3), and a timed one that gives up after it
+ * passes one wake-up on. Every waiter re-checks after a wake-up.
+ *
+ * After the release (lock.h, rwlock.h): the releasing step is one atomic
+ * RMW of the word (the CAS of the reader out, the fetch_and of the writer
+ * out); the only access after it is a futex wake on the word's address,
+ * which the kernel tolerates on memory freed meanwhile. Native timeouts: a
+ * timed reader has changed nothing until it gets in; a timed writer that
+ * has claimed the lock gives the claim back (and wakes the readers it kept
+ * out). No queue nodes, no token; the state is 4 bytes, inline.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -52,9 +65,13 @@
 #include "rwlock.h"
 #include "wait.h"
 
-#define R_MASK 0x0fffffffu
+#define R_MASK 0x07ffffffu
+#define DSLEEP (1u << 27)
 #define WANT (1u << 28)
 #define HELD (1u << 29)
+#define RSLEEP (1u << 30)
+#define WSLEEP (1u << 31)
+#define SLEEPERS (DSLEEP | RSLEEP | WSLEEP)
 
 struct central {
 	_Atomic uint32_t word;
@@ -67,22 +84,31 @@ static inline uint32_t blockers(unsigned how)
 	return how & LS_RW_PREFER_WRITER ? WANT | HELD : HELD;
 }
 
-/* Sleeps on the word seen as v (LS_PARKED set first). Returns ETIMEDOUT
- * only if the deadline (0: none) passed; 0 when woken or the word moved. */
-static int park(struct central *l, uint32_t v, uint64_t deadline)
+/* Sleeps on the word seen as v, as one of the class of `bit` (DSLEEP,
+ * RSLEEP, WSLEEP), after setting the bit. Returns ETIMEDOUT only if the
+ * deadline (0: none) passed; 0 when woken or the word moved. */
+static int park(struct central *l, uint32_t v, uint32_t bit, uint64_t deadline)
 {
 	/* The CAS orders us against the releasing step, which clears the
-	 * bit: either it sees the bit and wakes us, or we fail here. */
-	if (!(v & LS_PARKED) && !atomic_compare_exchange_strong_explicit(
-				    &l->word, &v, v | LS_PARKED, memory_order_relaxed, memory_order_relaxed))
+	 * bit: either it sees the bit and wakes us, or we fail here.
+	 * relaxed: the word's modification order alone orders the two. */
+	if (!(v & bit) && !atomic_compare_exchange_strong_explicit(
+			      &l->word, &v, v | bit, memory_order_relaxed, memory_order_relaxed))
 		return 0;
 	LS_INJECT();
-	return ls_futex_wait(&l->word, v | LS_PARKED, deadline) == ETIMEDOUT ? ETIMEDOUT : 0;
+	return ls_futex_wait_bits(&l->word, v | bit, deadline, bit) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
-static inline void wake_all(struct central *l)
+/* Out of line: wakes those whom a step that cleared the bits of `old` lets
+ * in: every reader, one writer, the claimer. Touches only the kernel. */
+static __attribute__((noinline)) void wake(struct central *l, uint32_t old)
 {
-	ls_futex_wake(&l->word, 0x7fffffff);
+	if (old & RSLEEP)
+		ls_futex_wake_bits(&l->word, 0x7fffffff, RSLEEP);
+	if (old & WSLEEP)
+		ls_futex_wake_bits(&l->word, 1, WSLEEP);
+	if (old & DSLEEP)
+		ls_futex_wake_bits(&l->word, 1, DSLEEP);
 }
 
 /* ---- readers ---- */
@@ -91,6 +117,7 @@ static inline void wake_all(struct central *l)
  * value that decided. Retries only when another reader moved the word. */
 static inline int rd_try(struct central *l, uint32_t block, uint32_t *seen)
 {
+	/* relaxed: the CAS below acquires; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
 		*seen = v;
@@ -117,7 +144,7 @@ static __attribute__((noinline)) int rd_wait(struct central *l, uint32_t block, 
 		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
 			return ETIMEDOUT;
 		if (ls_spin_step(&s)) {
-			if (park(l, v, deadline) == ETIMEDOUT)
+			if (park(l, v, RSLEEP, deadline) == ETIMEDOUT)
 				return ETIMEDOUT;
 			s = (struct ls_spin)LS_SPIN_INIT;
 		}
@@ -128,19 +155,21 @@ static void rd_unlock(void *st, void *token)
 {
 	struct central *l = st;
 	(void)token;
+	/* relaxed: the CAS below releases, and a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), n;
 	do {
 		n = v - 1;
-		/* the last reader out may let a sleeping writer in: it clears
-		 * the bit in this same step, and wakes */
+		/* the last reader out lets the claiming writer in: it clears
+		 * that writer's bit in this same step, and wakes it */
 		if ((v & R_MASK) == 1)
-			n &= ~LS_PARKED;
+			n &= ~DSLEEP;
 		LS_INJECT();
 		/* (C) release: pairs with (D) in wr_wait */
 	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, n, memory_order_release,
 							memory_order_relaxed));
-	if ((v & R_MASK) == 1 && (v & LS_PARKED))
-		wake_all(l);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY((v & R_MASK) == 1 && (v & DSLEEP)))
+		wake(l, DSLEEP);
 }
 
 /* ---- writers ---- */
@@ -148,23 +177,29 @@ static void rd_unlock(void *st, void *token)
 static void wr_unlock(void *st)
 {
 	struct central *l = st;
-	/* (B) release: pairs with (A) and (D) */
-	uint32_t old = atomic_fetch_and_explicit(&l->word, ~(WANT | HELD | LS_PARKED), memory_order_release);
+	/* (B) release: pairs with (A) and (D). DSLEEP is clear: only the
+	 * claimer sets it, and it is us. */
+	uint32_t old =
+	    atomic_fetch_and_explicit(&l->word, ~(WANT | HELD | RSLEEP | WSLEEP), memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	LS_INJECT();
-	if (old & LS_PARKED)
-		wake_all(l);
+	if (LS_UNLIKELY(old & (RSLEEP | WSLEEP)))
+		wake(l, old);
 }
 
 static __attribute__((noinline)) int wr_wait(struct central *l, uint64_t deadline)
 {
 	struct ls_spin s = LS_SPIN_INIT;
 	bool claimed = false;
+	uint32_t carry = 0; /* WSLEEP once we have set it (see the header) */
 	for (unsigned i = 1;; i++) {
+		/* relaxed: a hint; the CASs below decide (and (D) acquires) */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (!claimed && !(v & WANT)) {
 			LS_INJECT();
+			/* relaxed: the claim orders nothing; (D) does */
 			claimed = atomic_compare_exchange_strong_explicit(
-			    &l->word, &v, v | WANT, memory_order_relaxed, memory_order_relaxed);
+			    &l->word, &v, v | WANT | carry, memory_order_relaxed, memory_order_relaxed);
 			continue;
 		}
 		if (claimed && !(v & R_MASK)) {
@@ -178,26 +213,36 @@ static __attribute__((noinline)) int wr_wait(struct central *l, uint64_t deadlin
 		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline)
 			break;
 		if (ls_spin_step(&s)) {
-			if (park(l, v, deadline) == ETIMEDOUT)
+			/* the claimer waits for the readers; the others for the
+			 * claim to go */
+			uint32_t bit = claimed ? DSLEEP : WSLEEP;
+			if (!claimed)
+				carry = WSLEEP;
+			if (park(l, v, bit, deadline) == ETIMEDOUT)
 				break;
 			s = (struct ls_spin)LS_SPIN_INIT;
 		}
 	}
 	if (claimed) {
-		/* Give the claim back: the readers it kept out, and the
-		 * writers waiting to claim, may go. */
-		uint32_t old = atomic_fetch_and_explicit(&l->word, ~(WANT | LS_PARKED), memory_order_release);
-		if (old & LS_PARKED)
-			wake_all(l);
+		/* Give the claim back: the readers it kept out, and a writer
+		 * waiting to claim, may go. */
+		uint32_t old = atomic_fetch_and_explicit(&l->word, ~(WANT | DSLEEP | RSLEEP | WSLEEP),
+							 memory_order_release);
+		if (old & (RSLEEP | WSLEEP))
+			wake(l, old);
+	} else if (carry) {
+		/* we may have taken the only wake-up of the writers asleep */
+		wake(l, WSLEEP);
 	}
 	return ETIMEDOUT;
 }
 
 static inline bool wr_try(struct central *l)
 {
+	/* relaxed: the CAS below acquires */
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	/* free, perhaps with a sleeper's bit: (0, 0, 0) -> (0, 1, 1) */
-	return !(v & ~LS_PARKED) &&
+	/* free, perhaps with sleepers' bits: (0, 0, 0) -> (0, 1, 1) */
+	return !(v & ~SLEEPERS) &&
 	       atomic_compare_exchange_strong_explicit(&l->word, &v, v | WANT | HELD, memory_order_acquire,
 						       memory_order_relaxed);
 }

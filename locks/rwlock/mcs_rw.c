@@ -80,6 +80,19 @@
  * family's fallback (polled try operations, not FIFO). Counts cannot
  * overflow: each queued reader holds a node, each try-reader a hold in the
  * shim, and 2^39 of either do not fit in memory; no EAGAIN.
+ *
+ * After the release (lock.h, rwlock.h). Each unlock ends with one atomic
+ * step that lets another thread in, after which it touches neither the
+ * lock nor anything of it: a reader's decrement of rc (reader_out, or
+ * read_handover's WFLAG - READER), or the unblock of the writer that the
+ * last reader out hands the lock to (it reads wr before that unblock, while
+ * the writer still waits for it); a writer's CAS of tail to NULL, or the
+ * unblock of its successor. What may follow is the futex wake of the
+ * unblocked node's owner and the free of the unlocker's own node: queue
+ * nodes are type-stable (pool.h), not the lock's memory, and a late wake
+ * of a node reused meanwhile is a spurious wake-up. A reader that is not
+ * the last one out still stops at its decrement: the last one's may come
+ * at once, and the writer after it may free the lock.
  */
 #include <errno.h>
 #include <limits.h>
@@ -131,14 +144,22 @@ static inline void node_init(struct node *n, uint32_t class)
 }
 
 /* Clears BLOCKED in n->state (keeping the successor's class) and wakes its
- * owner if it sleeps. Returns the old state. */
-static inline uint32_t unblock(struct node *n)
+ * owner if it sleeps. Returns the old state. `release`: in an unlock, the
+ * step that lets n's owner in (the test point). */
+static inline __attribute__((always_inline)) uint32_t unblock_as(struct node *n, bool release)
 {
 	/* (B) release: pairs with (A) */
 	uint32_t old = atomic_fetch_and_explicit(&n->state, ~(BLOCKED | LS_PARKED), memory_order_acq_rel);
+	if (release)
+		LS_TEST_POINT(LS_POINT_RELEASED);
 	if (LS_UNLIKELY(old & LS_PARKED))
 		ls_futex_wake(&n->state, INT_MAX);
 	return old;
+}
+
+static inline uint32_t unblock(struct node *n)
+{
+	return unblock_as(n, false);
 }
 
 /* Waits, by the policy, until n is unblocked; returns its state then. The
@@ -179,17 +200,21 @@ static inline bool linked_now(struct node *n)
 	return (atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED) != 0;
 }
 
-/* A reader leaves the count: the last one with a writer waiting (WFLAG)
- * hands it the lock. */
+/* A reader leaves the count, in its unlock: the last one with a writer
+ * waiting (WFLAG) hands it the lock. */
 static inline void reader_out(struct mcsrw *l)
 {
 	LS_INJECT();
 	/* (E) release: the critical section before the writer's (F) */
 	uint64_t old = atomic_fetch_sub_explicit(&l->rc, READER, memory_order_acq_rel);
-	if (LS_UNLIKELY(READERS(old) == 1 && (old & WFLAG)))
+	if (LS_UNLIKELY(READERS(old) == 1 && (old & WFLAG))) {
 		/* (F): our fetch_sub read the WFLAG of whoever set wr before
-		 * it; the lock is still held (that writer waits for us) */
-		unblock(atomic_load_explicit(&l->wr, memory_order_relaxed));
+		 * it; the lock is still held (that writer waits for us).
+		 * relaxed: wr was published by (E), the RMW we read WFLAG from */
+		unblock_as(atomic_load_explicit(&l->wr, memory_order_relaxed), true);
+		return;
+	}
+	LS_TEST_POINT(LS_POINT_RELEASED); /* the last one out, or not: our last access */
 }
 
 /* ---- readers ---- */
@@ -310,8 +335,11 @@ static __attribute__((noinline)) void read_handover(struct mcsrw *l, struct node
 	 * first writer behind a run of readers sets it). (E) release, and
 	 * release of wr to the last reader's (F). */
 	uint64_t old = atomic_fetch_add_explicit(&l->rc, WFLAG - READER, memory_order_acq_rel);
-	if (READERS(old) == 1)
-		unblock(s); /* we were the last: the writer's turn */
+	if (READERS(old) == 1) {
+		unblock_as(s, true); /* we were the last: the writer's turn */
+		return;
+	}
+	LS_TEST_POINT(LS_POINT_RELEASED); /* the last reader out hands over */
 }
 
 static void mcsrw_rdunlock(void *state, void *token)
@@ -450,7 +478,7 @@ static __attribute__((noinline)) void write_handover(struct mcsrw *l, struct nod
 	if (s->class == READING) /* published by (C) */
 		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
 	ls_node_free(n);
-	unblock(s); /* (B) */
+	unblock_as(s, true); /* (B) */
 }
 
 static void mcsrw_wrunlock(void *state)
@@ -463,7 +491,8 @@ static void mcsrw_wrunlock(void *state)
 		 * of the next swap or CAS that reads NULL. */
 		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
 			&l->tail, &expected, NULL, memory_order_release, memory_order_relaxed))) {
-			ls_node_free(n);
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			ls_node_free(n); /* our node, not the lock's memory */
 			return;
 		}
 	}

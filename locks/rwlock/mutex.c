@@ -25,6 +25,11 @@
  *
  * LOCKSWAP_ALGO=pthread (glibc's mutex) cannot serve here: the rwlock
  * family sees only lockswap's algorithms (a configuration error at start).
+ *
+ * After the release (lock.h, rwlock.h): both unlocks are the mutex
+ * algorithm's unlock and return right after it, so what follows its
+ * release is what the mutex algorithm's header says (only a futex wake, or
+ * mutexee's destroy waiting for its unlockers).
  */
 #include <stdio.h>
 

@@ -37,7 +37,17 @@
  * on its addresses follow, which the kernel tolerates on freed memory).
  * With wout advanced first, the next writer could otherwise add its bits
  * to ours, so a writer waits for the previous writer's PRES to leave rin
- * before it adds its own; nothing else changes.
+ * before it adds its own; nothing else changes. After the release (lock.h,
+ * rwlock.h): a writer's is the fetch_and of rin, a reader's its CAS of
+ * rout (LS_POINT_RELEASED after each); only futex wakes follow.
+ *
+ * Writers waiting for their ticket all sleep on wout and are all woken by
+ * each writer's release (the next one goes, the others sleep again). Not
+ * queue/turn.h's one-word ticket lock, which would wake only the next: its
+ * futex half (pending and sleepers) can come back to the value a waiter
+ * read after a release and a new ticket (release, then take), so that a
+ * waiter whose turn has come sleeps through the one wake-up meant for it.
+ * wout only grows: a sleeper's value never comes back.
  *
  * Waiting follows the policy; sleepers say so with a bit in the word they
  * watch (wait.h's parked-bit protocol, on three words): RPARK in rin
@@ -166,6 +176,7 @@ static void pft_rdunlock(void *st, void *token)
 	while (!atomic_compare_exchange_weak_explicit(&l->rout, &v, (v + RINC) & ~WPARK, memory_order_release,
 						      memory_order_relaxed))
 		;
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	if (v & WPARK)
 		wake_all(&l->rout);
 }
@@ -244,6 +255,7 @@ static void pft_wrunlock(void *st)
 	/* (B) release: the readers of our phase and the next writer go;
 	 * after this the lock may be destroyed: only wakes follow */
 	uint32_t old = atomic_fetch_and_explicit(&l->rin, ~(WBITS | RPARK), memory_order_release);
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	if (wpark)
 		wake_all(&l->wout);
 	if (old & RPARK)

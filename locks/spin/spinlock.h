@@ -33,6 +33,13 @@
  * (glibc's spins for ever); LOCKSWAP_WAIT=spin gives glibc's behaviour.
  * There is no timed spinlock operation, so the algorithms' timedlock is
  * never called.
+ *
+ * lock.h's rules hold here as for mutexes: after the store that releases a
+ * spinlock the unlock touches nothing of it but, at most, a futex wake on
+ * its address (tas, ttas, backoff: one exchange; ticket16: one CAS), and an
+ * unlock of a free spinlock leaves it free and usable; both are tested by
+ * after_release and unlock_misuse with -a spin (tests/after-release.bats,
+ * tests/unlock-misuse.bats).
  */
 #ifndef LS_SPINLOCK_H
 #define LS_SPINLOCK_H

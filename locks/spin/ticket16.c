@@ -28,6 +28,14 @@
  * advanced owner past next would hand the next ticket out as already
  * served. Waiting follows the policy (park: LS_PARKED-style bit, futex on
  * the word). No timed operation (spinlocks have none); no queue nodes.
+ *
+ * After the release (lock.h): the CAS that serves the next ticket is the
+ * unlock's last access to the word; the futex wake that may follow passes
+ * its address to the kernel only (a wake on memory freed or reused
+ * meanwhile wakes nobody, or a waiter that re-checks). An unlock too many
+ * that races with a hand-over (the holder's next ticket served again
+ * before its waiter saw its turn) makes that waiter wait for a turn that
+ * has passed: the racing misuse of README's Known limits.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -105,6 +113,7 @@ static void t16_unlock(void *state)
 		/* (B) release: pairs with (A) */
 	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, n, memory_order_release,
 							memory_order_relaxed));
+	LS_TEST_POINT(LS_POINT_RELEASED);
 	if (v & PARKED)
 		ls_futex_wake(&l->word, 0x7fffffff);
 }

@@ -698,6 +698,39 @@ static void ls_foreign_read(void)
 	usable(&l);
 }
 
+/* Unlocks too many by a writer whose unlock handed the lock to a blocked
+ * reader (write = 1), and by a reader whose unlock handed it to a blocked
+ * writer (write = 0): they change nothing (glibc takes each as a read
+ * unlock, and releases the new holder's hold or drives its reader count
+ * below zero). */
+static void handover(int write)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	CHECK_RC(write ? pthread_rwlock_wrlock(&l) : pthread_rwlock_rdlock(&l), 0);
+	struct holder h;
+	hold(&h, &l, !write, 0);
+	await_blocked(&h);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	await_at_least(&h.held, 1);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	CHECK_RC(pthread_rwlock_unlock(&l), 0);
+	/* the new holder still holds it */
+	CHECK_RC(write ? other_trywr(&l) : other_tryrd(&l), EBUSY);
+	unhold(&h);
+	CHECK_RC(other_trywr(&l), 0); /* free again (glibc: its count is below zero) */
+	usable(&l);
+}
+
+static void ls_handover_write(void)
+{
+	handover(1);
+}
+
+static void ls_handover_read(void)
+{
+	handover(0);
+}
+
 /* A waiter that is asynchronously cancelable is cancelled inside rdlock
  * or wrlock: it goes, and the lock works fully afterwards (under glibc a
  * cancelled reader stays counted and later writers wait for ever). */
@@ -769,6 +802,8 @@ static const struct test_case ls_cases[] = {
     {"lockswap-foreign-write-writer", ls_foreign_write_writer},
     {"lockswap-foreign-read", ls_foreign_read},
     {"lockswap-async-cancel", ls_async_cancel},
+    {"lockswap-handover-write", ls_handover_write},
+    {"lockswap-handover-read", ls_handover_read},
     {NULL, NULL},
 };
 
@@ -803,6 +838,6 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"lockswap-cases: lockswap-unheld-writer lockswap-double-read-writer "
 			"lockswap-double-write-usable lockswap-foreign-write-writer lockswap-foreign-read "
-			"lockswap-async-cancel\n");
+			"lockswap-async-cancel lockswap-handover-write lockswap-handover-read\n");
 	return run_case(glibc_cases, argc, argv);
 }

@@ -49,10 +49,25 @@ static void init(void)
 }
 
 /* Misuse glibc tolerates (issue 25): an unlock of a free spinlock, a
- * double unlock, an unlock by another thread; destroy of a held one. */
+ * double unlock, an unlock by another thread, unlocks too many after a
+ * hand-over to a thread blocked in pthread_spin_lock (which took the lock
+ * and released it); destroy of a held one. */
 static void *spin_unlock_fn(void *p)
 {
 	return (void *)(intptr_t)pthread_spin_unlock(p);
+}
+struct spin_blocked {
+	pthread_spinlock_t *s;
+	atomic_int started, got;
+};
+static void *spin_blocked_fn(void *p)
+{
+	struct spin_blocked *b = p;
+	atomic_store(&b->started, 1);
+	CHECK_RC(pthread_spin_lock(b->s), 0);
+	atomic_store(&b->got, 1);
+	CHECK_RC(pthread_spin_unlock(b->s), 0);
+	return NULL;
 }
 static void misuse(void)
 {
@@ -67,6 +82,16 @@ static void misuse(void)
 	CHECK_RC(pthread_spin_lock(&s), 0);
 	CHECK_RC(in_thread(spin_unlock_fn, (void *)&s), 0); /* glibc: any thread releases */
 	CHECK_RC(other_try(&s), 0);
+	usable(&s);
+	struct spin_blocked b = {.s = &s};
+	CHECK_RC(pthread_spin_lock(&s), 0);
+	pthread_t t = spawn(spin_blocked_fn, &b);
+	await_at_least(&b.started, 1);
+	CHECK_RC(pthread_spin_unlock(&s), 0);
+	join(t);
+	CHECK_EQ(atomic_load(&b.got), 1);
+	CHECK_RC(pthread_spin_unlock(&s), 0);
+	CHECK_RC(pthread_spin_unlock(&s), 0);
 	usable(&s);
 	CHECK_RC(pthread_spin_lock(&s), 0);
 	CHECK_RC(pthread_spin_destroy(&s), 0);

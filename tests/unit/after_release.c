@@ -1,22 +1,32 @@
 /*
  * after_release.c - once unlock has made the lock available, the unlocker
  * touches neither the lock's memory nor its out-of-line block (issue 26,
- * locks/lock.h "After the release"); and trylock of a free lock is never
- * EBUSY for want of a step an unlocker has still to take.
+ * locks/lock.h "After the release"; issue 25 item 2 for reader-writer locks
+ * and spinlocks, locks/rwlock/rwlock.h); and trylock of a free lock is
+ * never EBUSY for want of a step an unlocker has still to take.
  *
- *   after_release [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] [-W SECONDS] [-v]
+ *   after_release [-f mutex|rwlock] [-a ALGO[,ALGO...]|all|spin] [-m MUTEX]
+ *                 [-w spin|yield|park|all] [-W SECONDS]
+ *
+ * -f mutex (the default): lock.h's algorithms, the mutex family's (-a all)
+ * or the spinlock family's (-a spin: those that fit 4 bytes and the
+ * spin-only ones; a name of either). -f rwlock: rwlock.h's, any name
+ * `lockswap --names rwlock` prints (-a all: every base algorithm; a
+ * NAME+WRAPPER composition alone, as a process composes a wrapper once),
+ * `mutex` over -m's lock (default mcs; not one with per-cluster lines).
  *
  * Links build/liblocks-tpoint.a (mk/unlock.mk): the unlocker under test, U,
  * stops at LS_POINT_RELEASED, right after its release store. Meanwhile the
  * other threads of the scenario take the lock in turn and release it (a
  * waiter asleep for a wake-up that U has still to make is woken by signals
  * instead: every waiting loop re-checks after an interrupted futex wait),
- * then main takes it with trylock (which must succeed: the lock is free),
- * unlocks, destroys it and frees its memory: the page of an inline state is
- * unmapped, so any later access faults; an out-of-line block (the state of
- * alock, ptl, cal, cal-fp, clh-tp, as the shim keeps it, or the per-cluster
- * lines of c-bo-mcs, c-tkt-tkt, hclh, hmcs) goes back to the pool and is
- * either filled with a pattern of non-canonical pointers (a late read of a
+ * then main takes it with trylock (trywrlock: it must succeed, the lock is
+ * free), unlocks, destroys it and frees its memory: the page of an inline
+ * state is unmapped, so any later access faults; an out-of-line block (the
+ * state of alock, ptl, cal, cal-fp, clh-tp, or of an rwlock that does not
+ * fit 24 bytes, as the shim keeps it, or the per-cluster lines of c-bo-mcs,
+ * c-tkt-tkt, hclh, hmcs, c-rw-wp) goes back to the pool and is either
+ * filled with a pattern of non-canonical pointers (a late read of a
  * pointer faults, a late write changes the pattern) or reused at once by a
  * fresh lock (a late write changes its bytes; the fresh lock must work).
  * Only then is U let go; it must return, and the memory must be as it was.
@@ -24,16 +34,19 @@
  * LS_POINT_DESTROY_WAITS in main: U is let go there.
  *
  * Scenarios, one thread per token, in queue order: a role (U the unlocker
- * under test, P a holder before it, W a waiter behind it) and a cluster
- * (LOCKSWAP_CLUSTER=thread:4/2 semantics: 4 clusters in 2 groups, for the
- * hierarchical locks; others ignore it). The first token takes the lock,
- * each next one starts once the previous one waits (spins: LS_POINT_WAITING;
- * under park, sleeps: LS_POINT_PARKING), and the first releases once all
- * wait. LOCKSWAP_COHORT_PASSES (and hmcs's group bound) is 1, so that U
- * meets the pass bound; the hierarchical locks run with their fast path on
- * and off. "barge" (the barging locks, under park): W has slept, been
- * woken once (shfl's head then disables stealing) and sleeps again when U
- * releases; a trylock at U's stop must succeed: the lock is free.
+ * under test, P a holder before it, W a waiter behind it), for rwlocks a
+ * mode (r read, w write), and a cluster (LOCKSWAP_CLUSTER=thread:4/2
+ * semantics: 4 clusters in 2 groups, for the hierarchical locks; others
+ * ignore it). The first token takes the lock, each next one starts once
+ * the previous one waits (spins: LS_POINT_WAITING; under park, sleeps:
+ * LS_POINT_PARKING) or holds (a reader beside readers), and once all wait
+ * the holders release: each after the holders it found when it got the
+ * lock, except U, which releases at once. LOCKSWAP_COHORT_PASSES (and
+ * hmcs's group bound) is 1, so that U meets the pass bound; the
+ * hierarchical locks run with their fast path on and off. "barge" (the
+ * barging mutexes, under park): W has slept, been woken once (shfl's head
+ * then disables stealing) and sleeps again when U releases; a trylock at
+ * U's stop must succeed: the lock is free.
  *
  * Output: one line per algorithm and policy ("after_release: OK algo=...
  * wait=... runs=N") and exit 0; "after_release: FAIL ..." and exit 1 (a
@@ -57,6 +70,7 @@
 #include "hier/topo.h"
 #include "lock.h"
 #include "pool.h"
+#include "rwlock/rwlock.h"
 #include "wait.h"
 
 #include "fail.h"
@@ -68,17 +82,102 @@
 
 enum role { MAIN, UNL, OTHER };
 
+/* ---- the lock under test: a mutex or spinlock (lock.h), or an rwlock ---- */
+
+static const struct ls_algo *algo;     /* -f mutex */
+static const struct ls_rwalgo *rwalgo; /* -f rwlock */
+
+static const char *lock_name(void)
+{
+	return rwalgo ? rwalgo->name : algo ? algo->name : "?";
+}
+
+static size_t state_size(void)
+{
+	return rwalgo ? rwalgo->state_size : algo->state_size;
+}
+
+static bool inline_state(void)
+{
+	return state_size() <= (rwalgo ? LS_RW_INLINE_STATE : LS_INLINE_STATE);
+}
+
+static bool hier(void)
+{
+	return rwalgo ? (rwalgo->caps & LS_RWCAP_HIER) != 0 : (algo->caps & LS_CAP_HIER) != 0;
+}
+
+/* Where the lock keeps its per-cluster lines (hier.h), or -1: the
+ * hierarchical mutexes but hbo and cna, which keep none; c-rw-wp, also
+ * behind a wrapper's word (c-rw-wp+bravo: bravo's 8 bytes, rwlock.h); not
+ * the mutex-serialised mode (main refuses a mutex with lines for it). */
+static long lines_at(void)
+{
+	if (rwalgo) {
+		if (!(rwalgo->caps & LS_RWCAP_HIER) || !strncmp(rwalgo->name, "mutex", 5))
+			return -1;
+		return ((rwalgo->caps & LS_RWCAP_WRAPPER) ? 8 : 0) + LS_HIER_LINES_AT;
+	}
+	return (algo->caps & LS_CAP_HIER) && strcmp(algo->name, "hbo") && strcmp(algo->name, "cna")
+		   ? LS_HIER_LINES_AT
+		   : -1;
+}
+
+static void x_init(void *st)
+{
+	if (rwalgo && rwalgo->init)
+		rwalgo->init(st);
+	else if (!rwalgo && algo->init)
+		algo->init(st);
+}
+
+static void x_destroy(void *st)
+{
+	if (rwalgo && rwalgo->destroy)
+		rwalgo->destroy(st);
+	else if (!rwalgo && algo->destroy)
+		algo->destroy(st);
+}
+
+/* Takes the lock (write: for writing); *token: a read hold's token. */
+static void x_lock(void *st, bool write, void **token)
+{
+	*token = NULL;
+	if (!rwalgo)
+		algo->lock(st);
+	else if (write)
+		rwalgo->wrlock(st, 0);
+	else if (rwalgo->rdlock(st, 0, token))
+		fail("rdlock failed");
+}
+
+static void x_unlock(void *st, bool write, void *token)
+{
+	if (!rwalgo)
+		algo->unlock(st);
+	else if (write)
+		rwalgo->wrunlock(st);
+	else
+		rwalgo->rdunlock(st, token);
+}
+
+/* trylock, trywrlock for an rwlock: 0 or EBUSY. */
+static int x_trylock(void *st)
+{
+	return rwalgo ? rwalgo->trywrlock(st, 0) : algo->trylock(st);
+}
+
 /* ---- the scenario being run ---- */
 
 struct thr {
 	char role; /* 'U', 'P', 'W' */
+	bool write;
 	unsigned cluster;
 	pthread_t t;
 	_Atomic pid_t tid;
 	_Atomic int waiting, parked, done, got;
 };
 
-static const struct ls_algo *algo;
 static const char *wait_name, *scen_name, *mem_name;
 static void *L;		  /* the lock's state */
 static char *page;	  /* inline: the mapped page that holds L */
@@ -89,7 +188,8 @@ static size_t lines_size; /* ... and its size */
 static struct thr th[MAXT];
 static int nth;
 static bool barge;
-static _Atomic int occupant = -1;
+#define WRITER (1u << 30)
+static _Atomic unsigned occupancy; /* readers inside, | WRITER */
 
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER; /* not preloaded: glibc's */
 static pthread_cond_t ev_cv = PTHREAD_COND_INITIALIZER;
@@ -107,8 +207,8 @@ static void on_alarm(int sig)
 	char msg[1024], ts[256] = "";
 	size_t k = 0;
 	for (int i = 0; i < nth && k < sizeof ts; i++)
-		k += (size_t)snprintf(ts + k, sizeof ts - k, "%s%c%u:%s", i ? " " : "", th[i].role,
-				      th[i].cluster,
+		k += (size_t)snprintf(ts + k, sizeof ts - k, "%s%c%s%u:%s", i ? " " : "", th[i].role,
+				      rwalgo ? (th[i].write ? "w" : "r") : "", th[i].cluster,
 				      atomic_load(&th[i].done)	    ? "done"
 				      : atomic_load(&th[i].got)	    ? "holds or releases"
 				      : atomic_load(&th[i].parked)  ? "asleep"
@@ -117,7 +217,7 @@ static void on_alarm(int sig)
 	int n = snprintf(msg, sizeof msg,
 			 "after_release: FAIL algo=%s wait=%s scenario=\"%s\" memory=%s: watchdog expired; "
 			 "unlocker: %s; main: %s; threads: %s\n",
-			 algo ? algo->name : "?", wait_name, scen_name, mem_name, where_u, where_main, ts);
+			 lock_name(), wait_name, scen_name, mem_name, where_u, where_main, ts);
 	if (write(1, msg, (size_t)n) < 0) {
 	}
 	_exit(1);
@@ -130,7 +230,7 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	int n = snprintf(msg, sizeof msg,
 			 "after_release: FAIL algo=%s wait=%s scenario=%s memory=%s: signal %d at %p in the "
 			 "%s (unlocker: %s)%s\n",
-			 algo ? algo->name : "?", wait_name, scen_name, mem_name, sig, si->si_addr,
+			 lock_name(), wait_name, scen_name, mem_name, sig, si->si_addr,
 			 role == UNL	? "unlocker"
 			 : role == MAIN ? "main thread"
 					: "another thread",
@@ -193,17 +293,21 @@ void ls_test_point(enum ls_test_point id)
 		atomic_store(&th[my].parked, atomic_load(&th[my].parked) + 1);
 }
 
-static void enter(int who)
+/* Exclusion: a writer alone, readers only beside readers. */
+static void enter(int who, bool write)
 {
-	int o = atomic_exchange(&occupant, who);
-	if (o != -1)
-		fail("mutual exclusion: thread %d got the lock while %d held it", who, o);
+	unsigned o = write ? atomic_exchange(&occupancy, WRITER) : atomic_fetch_add(&occupancy, 1);
+	if (write ? o != 0 : (o & WRITER) != 0)
+		fail("exclusion: thread %d got the lock for %s beside %s", who, write ? "writing" : "reading",
+		     o & WRITER ? "a writer" : "readers");
 }
 
-static void leave(int who)
+static void leave(bool write)
 {
-	atomic_store(&occupant, -1);
-	(void)who;
+	if (write)
+		atomic_store(&occupancy, 0);
+	else
+		atomic_fetch_sub(&occupancy, 1);
 }
 
 /* Whether thread i waits for the lock, as the scenario needs it to. */
@@ -224,15 +328,26 @@ static void *run_thread(void *arg)
 	atomic_store(&th[i].tid, gettid());
 	if (role == UNL)
 		where_u = "locking";
-	algo->lock(L);
+	void *token;
+	x_lock(L, th[i].write, &token);
+	/* the holders before us (readers beside which we got in) release
+	 * first, except U (it stops in its unlock) */
+	bool before[MAXT] = {false};
+	for (int j = 0; j < i; j++)
+		before[j] = th[j].role != 'U' && atomic_load(&th[j].got) && !atomic_load(&th[j].done);
 	atomic_store(&th[i].got, 1);
-	enter(i);
-	if (i == 0)
-		await(EV_GO); /* every other thread waits by now */
-	leave(i);
+	enter(i, th[i].write);
+	await(EV_GO); /* every other thread waits or holds by now */
+	for (int j = 0; j < i; j++)
+		if (before[j])
+			POLL(atomic_load(&th[j].done));
+	leave(th[i].write);
 	if (role == UNL)
 		where_u = "unlocking";
-	algo->unlock(L);
+	x_unlock(L, th[i].write, token);
+	if (role == UNL && !atomic_load(&u_paused_once))
+		fail("the unlocker returned without passing LS_POINT_RELEASED (lock.h: each release path "
+		     "has it)");
 	if (role == UNL) {
 		where_u = "returned from unlock";
 		post(EV_UDONE);
@@ -243,42 +358,31 @@ static void *run_thread(void *arg)
 
 /* ---- memory ---- */
 
-static bool inline_state(void)
-{
-	return algo->state_size <= LS_INLINE_STATE;
-}
-
-/* The hierarchical locks that keep per-cluster lines (hier.h). */
-static bool has_lines(void)
-{
-	return (algo->caps & LS_CAP_HIER) && strcmp(algo->name, "hbo") && strcmp(algo->name, "cna");
-}
-
 static void *new_state(void)
 {
 	if (inline_state()) {
 		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (page == MAP_FAILED)
 			fail("mmap: %s", strerror(errno));
-		L = page + 24; /* where the shim puts it in a pthread_mutex_t */
+		/* where the shim puts it: offset 24 of a pthread_mutex_t (a
+		 * spinlock is its state), 0 of a pthread_rwlock_t */
+		L = page + (rwalgo ? 64 : 24);
 	} else {
 		/* as the shim: a header line, then the state (zero-filled) */
-		block_size = LS_CACHELINE + algo->state_size;
+		block_size = LS_CACHELINE + state_size();
 		block = ls_ext_alloc(block_size);
 		if (!block)
 			fail("ls_ext_alloc failed");
 		L = block + LS_CACHELINE;
 	}
-	if (algo->init)
-		algo->init(L);
+	x_init(L);
 	return L;
 }
 
 /* Destroys the lock of new_state() and frees its memory. */
 static void drop_state(void)
 {
-	if (algo->destroy)
-		algo->destroy(L);
+	x_destroy(L);
 	if (inline_state())
 		munmap(page, 4096);
 	else
@@ -289,9 +393,10 @@ static void drop_state(void)
 static void note_lines(void)
 {
 	lines = NULL;
-	if (!has_lines())
+	long at = lines_at();
+	if (at < 0)
 		return;
-	struct ls_hier_head *h = *(struct ls_hier_head **)((char *)L + LS_HIER_LINES_AT);
+	struct ls_hier_head *h = *(struct ls_hier_head **)((char *)L + at);
 	if (!h || ls_hier_is_flat(h))
 		return;
 	lines = (char *)h;
@@ -312,16 +417,20 @@ static void check_pattern(const char *what, char *p, size_t n)
 			     i, what, (unsigned char)p[i], PATTERN);
 }
 
-/* Later use of a lock: two threads, a plain counter. */
+/* Later use of a lock: two threads, a plain counter (rwlocks: writes, and
+ * reads that see no writer). */
 static void *user(void *arg)
 {
 	long *got = arg;
 	for (int i = 0; i < 100; i++) {
-		algo->lock(L);
-		enter(100);
-		(*got)++;
-		leave(100);
-		algo->unlock(L);
+		bool write = !rwalgo || i % 2 == 0;
+		void *token;
+		x_lock(L, write, &token);
+		enter(100, write);
+		if (write)
+			(*got)++;
+		leave(write);
+		x_unlock(L, write, token);
 	}
 	return NULL;
 }
@@ -335,9 +444,9 @@ static void later_use(void)
 			fail("pthread_create");
 	for (int i = 0; i < 2; i++)
 		pthread_join(u[i], NULL);
-	if (algo->trylock(L) != 0)
+	if (x_trylock(L) != 0)
 		fail("the reused block's lock is not free after later use");
-	algo->unlock(L);
+	x_unlock(L, true, NULL);
 }
 
 /* ---- one run ---- */
@@ -349,19 +458,25 @@ static void kick_others(void)
 			pthread_kill(th[i].t, SIGUSR1);
 }
 
+/* "U0 W1" (lock.h's families) or "Uw0 Wr1" (rwlocks): role, mode,
+ * cluster. */
 static void parse(const char *spec)
 {
 	nth = 0;
 	for (const char *s = spec; *s; s++) {
 		if (*s == ' ')
 			continue;
-		if (nth == MAXT || !strchr("UPW", s[0]) || s[1] < '0' || s[1] > '3')
+		if (nth == MAXT || !strchr("UPW", s[0]))
 			fail("bad scenario '%s'", spec);
 		memset(&th[nth], 0, sizeof th[nth]);
-		th[nth].role = s[0];
-		th[nth].cluster = (unsigned)(s[1] - '0');
+		th[nth].role = *s++;
+		th[nth].write = true;
+		if (rwalgo && (*s == 'r' || *s == 'w'))
+			th[nth].write = *s++ == 'w';
+		if (*s < '0' || *s > '3')
+			fail("bad scenario '%s'", spec);
+		th[nth].cluster = (unsigned)(*s - '0');
 		nth++;
-		s++;
 	}
 }
 
@@ -371,23 +486,24 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 	barge = barge_mode;
 	mem_name = inline_state() ? (lines_reuse ? "unmap+lines-reuse" : "unmap+lines-pattern")
 				  : (lines_reuse ? "block-reuse" : "block-pattern");
-	if (!has_lines() && inline_state())
+	if (lines_at() < 0 && inline_state())
 		mem_name = "unmap";
 	parse(spec);
 	static char prefix[256];
 	snprintf(prefix, sizeof prefix,
-		 "after_release: FAIL algo=%s wait=%s scenario=\"%s\" memory=%s: ", algo->name, wait_name,
+		 "after_release: FAIL algo=%s wait=%s scenario=\"%s\" memory=%s: ", lock_name(), wait_name,
 		 spec, mem_name);
 	fail_prefix = prefix;
 	events = 0;
 	atomic_store(&u_paused_once, 0);
-	atomic_store(&occupant, -1);
+	atomic_store(&occupancy, 0);
 	new_state();
 	role = MAIN;
 	/* a first use: the hierarchical locks attach their lines, so that U's
 	 * acquisition may take their fast path */
-	algo->lock(L);
-	algo->unlock(L);
+	void *token;
+	x_lock(L, true, &token);
+	x_unlock(L, true, token);
 	where_main = "starting the threads";
 	for (int i = 0; i < nth; i++) {
 		if (pthread_create(&th[i].t, NULL, run_thread, (void *)(intptr_t)i))
@@ -411,10 +527,10 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 	where_main = "waiting for the unlocker to stop after its release";
 	post(EV_GO);
 	await(EV_PAUSED);
-	if (barge && algo->trylock(L) != 0)
+	if (barge && x_trylock(L) != 0)
 		fail("trylock returned EBUSY while the lock was free (a woken waiter had not taken it yet)");
 	else if (barge)
-		algo->unlock(L);
+		x_unlock(L, true, NULL);
 	where_main = "waiting for the other threads (waking sleepers with signals)";
 	for (;;) {
 		bool all = true;
@@ -431,13 +547,12 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 		if (th[i].role != 'U')
 			pthread_join(th[i].t, NULL);
 	where_main = "trylock of the free lock";
-	if (algo->trylock(L) != 0)
+	if (x_trylock(L) != 0)
 		fail("trylock returned EBUSY with the lock free and nobody waiting, while the unlocker was "
 		     "stopped after its release");
-	algo->unlock(L);
+	x_unlock(L, true, NULL);
 	where_main = "destroying the lock";
-	if (algo->destroy)
-		algo->destroy(L);
+	x_destroy(L);
 	where_main = "freeing its memory";
 	char *reused = NULL;
 	unsigned char *snap = NULL;
@@ -452,8 +567,8 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 			 * page is mapped first: it must not be the old one) */
 			char *old_lines = lines;
 			L2 = new_state();
-			algo->lock(L2);
-			algo->unlock(L2);
+			x_lock(L2, true, &token);
+			x_unlock(L2, true, token);
 			note_lines();
 			if (lines != old_lines)
 				fail("the pool did not hand the freed lines block out again (test set-up)");
@@ -510,29 +625,48 @@ static const char *const hier_scenarios[] = {"U0",	 "U0 W0",    "U0 W0 W0", "U0 
 					     "U0 W1",	 "U0 W2",    "P0 U0 W0", "P0 U0 W1",
 					     "P1 U0 W0", "P0 U1 W2", "P0 U0 W2", NULL};
 static const char *const flat_scenarios[] = {"U0", "U0 W0", "U0 W0 W0", "P0 U0 W0", NULL};
+/* rwlocks: a read or a write unlock, letting in readers, a writer, or
+ * nobody yet (a reader that is not the last one out) */
+static const char *const rw_scenarios[] = {
+    "Uw0",	   "Ur0",	  "Uw0 Ww0",	 "Uw0 Wr0",	"Uw0 Wr0 Wr0", "Uw0 Wr0 Ww0", "Ur0 Ww0",
+    "Pr0 Ur0 Ww0", "Ur0 Pr0 Ww0", "Pw0 Ur0 Wr0", "Pw0 Ur0 Ww0", "Pw0 Uw0 Wr0", "Pw0 Uw0 Ww0", NULL};
+/* and with clusters, for c-rw-wp's cohort: a pass inside the cluster, the
+ * pass bound, the global lock to another cluster's writer or to readers */
+static const char *const rw_hier_scenarios[] = {
+    "Pw0 Uw0",	       "Pw0 Uw0 Ww1", "Pw1 Uw0 Ww0", "Pw0 Uw1 Ww2", "Pw0 Uw0 Wr1", "Pw0 Uw0 Ww0 Ww0",
+    "Pw0 Uw0 Wr0 Ww1", "Pr0 Ur1 Ww2", "Ur0 Pr1 Ww1", "Pw0 Ur1 Wr2", NULL};
 
 /* The locks a free word makes free to anybody (no hand-over to a waiter). */
 static bool barging(void)
 {
 	static const char *const names[] = {"tas", "ttas", "backoff", "auto", "hbo", "mutexee", "shfl", NULL};
-	for (int i = 0; names[i]; i++)
+	for (int i = 0; names[i] && !rwalgo; i++)
 		if (!strcmp(names[i], algo->name))
 			return true;
 	return false;
 }
 
+static int run_list(const char *const *sc)
+{
+	int runs = 0;
+	for (int s = 0; sc[s]; s++)
+		for (int reuse = 0; reuse < ((lines_at() >= 0 || !inline_state()) ? 2 : 1); reuse++) {
+			run(sc[s], reuse, false);
+			runs++;
+		}
+	return runs;
+}
+
 static int run_algo(int policy)
 {
-	const char *const *sc = (algo->caps & LS_CAP_HIER) ? hier_scenarios : flat_scenarios;
+	const char *const *sc = rwalgo ? rw_scenarios : hier() ? hier_scenarios : flat_scenarios;
 	int runs = 0;
 	ls_wait_cfg.policy = (enum ls_policy)policy;
-	for (int fp = 0; fp < ((algo->caps & LS_CAP_HIER) ? 2 : 1); fp++) {
+	for (int fp = 0; fp < (hier() ? 2 : 1); fp++) {
 		ls_hier_fastpath = (uint64_t)!fp;
-		for (int s = 0; sc[s]; s++)
-			for (int reuse = 0; reuse < ((has_lines() || !inline_state()) ? 2 : 1); reuse++) {
-				run(sc[s], reuse, false);
-				runs++;
-			}
+		runs += run_list(sc);
+		if (rwalgo && hier())
+			runs += run_list(rw_hier_scenarios);
 	}
 	ls_hier_fastpath = 1;
 	if (policy == LS_WAIT_PARK && barging()) {
@@ -542,21 +676,66 @@ static int run_algo(int policy)
 	return runs;
 }
 
-static void set_param(const char *env, uint64_t v)
+static void set_params(const struct ls_param *p, const char *env, uint64_t v)
 {
-	for (const struct ls_param *p = algo->params; p && p->env; p++)
+	for (; p && p->env; p++)
 		if (!strcmp(p->env, env))
 			*p->value = v;
 }
 
+static void set_param(const char *env, uint64_t v)
+{
+	if (!rwalgo) {
+		set_params(algo->params, env, v);
+		return;
+	}
+	for (size_t i = 0; i < ls_rwalgo_count(); i++)
+		set_params(ls_rwalgo_at(i)->params, env, v);
+}
+
+/* -a for -f rwlock: names (each checked), or "all" (every base algorithm),
+ * into list; the mutex-serialised mode over `mutex`. */
+static void rw_list(const char *names, const struct ls_algo *mutex, char *list, size_t len)
+{
+	char err[1024];
+	list[0] = 0;
+	if (!strcmp(names, "all")) {
+		for (size_t i = 0; i < ls_rwalgo_count(); i++) {
+			const struct ls_rwalgo *a = ls_rwalgo_at(i);
+			if (!(a->caps & (LS_RWCAP_PASSTHROUGH | LS_RWCAP_WRAPPER)))
+				snprintf(list + strlen(list), len - strlen(list), "%s%s", list[0] ? "," : "",
+					 a->name);
+		}
+	} else {
+		snprintf(list, len, "%s", names);
+	}
+	char *copy = strdup(list), *save = NULL;
+	for (char *a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+		const struct ls_rwalgo *r = ls_rwalgo_lookup(a, err, sizeof err);
+		if (!r)
+			opt_error("-a: %s", err);
+		if (r->caps & LS_RWCAP_PASSTHROUGH)
+			opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", a);
+		if (ls_rwalgo_start(r, mutex, err, sizeof err))
+			opt_error("-a: %s", err);
+	}
+	free(copy);
+}
+
 int main(int argc, char **argv)
 {
-	const char *names = "all", *wait = "all";
+	const char *names = "all", *wait = "all", *family = "mutex", *mname = "mcs";
 	int c, watchdog = 120;
-	while ((c = getopt(argc, argv, "a:w:W:")) != -1) {
+	while ((c = getopt(argc, argv, "f:a:m:w:W:")) != -1) {
 		switch (c) {
+		case 'f':
+			family = optarg;
+			break;
 		case 'a':
 			names = optarg;
+			break;
+		case 'm':
+			mname = optarg;
 			break;
 		case 'w':
 			wait = optarg;
@@ -565,14 +744,24 @@ int main(int argc, char **argv)
 			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
-			opt_error("usage: after_release [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
-				  "[-W SECONDS]");
+			opt_error("usage: after_release [-f mutex|rwlock] [-a ALGO[,ALGO...]|all|spin] [-m "
+				  "MUTEX] [-w spin|yield|park|all] [-W SECONDS]");
 		}
 	}
+	static const char *const families[] = {"mutex", "rwlock"};
+	bool rw = opt_choose("f", "family", family, families, 2) == 1;
 	enum ls_policy p0, p1;
 	opt_policy_range(wait, &p0, &p1);
-	char list[1024];
-	opt_algo_list(names, list, sizeof list);
+	const struct ls_algo *mutex = opt_algo(mname);
+	if ((mutex->caps & LS_CAP_HIER) && strcmp(mutex->name, "hbo") && strcmp(mutex->name, "cna"))
+		opt_error("-m: '%s' keeps per-cluster lines; the mutex-serialised mode is tested over "
+			  "another lock (after_release -a %s tests it as a mutex)",
+			  mname, mname);
+	char list[2048];
+	if (rw)
+		rw_list(names, mutex, list, sizeof list);
+	else
+		opt_algo_list(names, list, sizeof list);
 
 	char err[256];
 	if (ls_topo_setup("thread:4/2", NULL, err, sizeof err))
@@ -592,7 +781,10 @@ int main(int argc, char **argv)
 	ls_cohort_passes = 1;
 
 	for (char *a = strtok(list, ","); a; a = strtok(NULL, ",")) {
-		algo = ls_algo_find(a);
+		if (rw)
+			rwalgo = ls_rwalgo_find(a);
+		else
+			algo = opt_lock_find(a);
 		set_param("LOCKSWAP_HMCS_GROUP_PASSES", 1);
 		/* Time-published locks: no waiter times out or looks preempted,
 		 * so that each is granted the lock in turn and none waits for
@@ -601,10 +793,13 @@ int main(int argc, char **argv)
 		set_param("LOCKSWAP_TP_PATIENCE_NS", 1000000000);
 		set_param("LOCKSWAP_TP_UPDATE_DELAY_NS", 1000000000);
 		set_param("LOCKSWAP_TP_MAX_CS_NS", 1000000000);
+		/* c-rw-wp: no reader runs out of patience (the queue order of
+		 * a scenario stays the one it sets up) */
+		set_param("LOCKSWAP_CRWWP_PATIENCE", 10000000);
 		for (int p = (int)p0; p <= (int)p1; p++) {
 			static char prefix[256];
 			wait_name = opt_policy_name((enum ls_policy)p);
-			snprintf(prefix, sizeof prefix, "after_release: FAIL algo=%s wait=%s: ", algo->name,
+			snprintf(prefix, sizeof prefix, "after_release: FAIL algo=%s wait=%s: ", lock_name(),
 				 wait_name);
 			fail_prefix = prefix;
 			alarm((unsigned)watchdog);
@@ -613,10 +808,13 @@ int main(int argc, char **argv)
 			role = MAIN;
 			new_state();
 			for (int k = 0; k < 2; k++) {
-				algo->lock(L);
-				algo->unlock(L);
-				if (algo->trylock(L) == 0)
-					algo->unlock(L);
+				void *token;
+				for (int w = 0; w < (rwalgo ? 2 : 1); w++) {
+					x_lock(L, w == 0, &token);
+					x_unlock(L, w == 0, token);
+				}
+				if (x_trylock(L) == 0)
+					x_unlock(L, true, NULL);
 			}
 			drop_state();
 			struct ls_node_stats before, after;
@@ -625,7 +823,7 @@ int main(int argc, char **argv)
 			ls_node_stats(&after);
 			if (after.in_use != before.in_use)
 				fail("%ld queue node(s) leaked", after.in_use - before.in_use);
-			printf("after_release: OK algo=%s wait=%s runs=%d\n", algo->name, wait_name, runs);
+			printf("after_release: OK algo=%s wait=%s runs=%d\n", lock_name(), wait_name, runs);
 			fflush(stdout);
 		}
 	}

@@ -21,6 +21,8 @@
 
 #include "lock.h"
 #include "pool.h"
+#include "rwlock/rwlock.h"
+#include "spin/spinlock.h"
 #include "wait.h"
 
 /* A bad option (or a failed set-up): "PROG: message" on stderr, exit 2. */
@@ -106,23 +108,54 @@ static inline const struct ls_algo *opt_algo(const char *s)
 	return a;
 }
 
-/* -a ALGO[,ALGO...]|all into `list` (comma-separated; all: every lock, not
- * the passthrough), each checked as opt_algo does. */
+/* A lock.h algorithm by name: the mutex family's, or else a spin-only one
+ * of the spinlock family's (spin/spinlock.h: ticket16); NULL if neither. */
+static inline const struct ls_algo *opt_lock_find(const char *s)
+{
+	const struct ls_algo *a = ls_algo_find(s);
+	return a ? a : ls_spinalgo_find(s);
+}
+
+/* -a ALGO[,ALGO...]|all|spin into `list` (comma-separated; all: every lock
+ * of the mutex family, not the passthrough; spin: every lock of the
+ * spinlock family), each name checked as opt_algo does (a spin-only name
+ * too: look them up with opt_lock_find). */
 static inline void opt_algo_list(const char *s, char *list, size_t len)
 {
-	if (strcmp(s, "all")) {
+	bool spin = !strcmp(s, "spin");
+	if (strcmp(s, "all") && !spin) {
 		snprintf(list, len, "%s", s);
 		char *copy = strdup(list), *save = NULL;
 		for (char *a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save))
-			opt_algo(a);
+			if (ls_algo_find(a) || !ls_spinalgo_find(a))
+				opt_algo(a);
 		free(copy);
 		return;
 	}
 	list[0] = 0;
-	for (size_t i = 0; i < ls_algo_count(); i++)
-		if (!(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH))
+	size_t n = spin ? ls_spinalgo_count() : ls_algo_count();
+	for (size_t i = 0; i < n; i++) {
+		const struct ls_algo *a = spin ? ls_spinalgo_at(i) : ls_algo_at(i);
+		if (!(a->caps & LS_CAP_PASSTHROUGH))
 			snprintf(list + strlen(list), len - strlen(list), "%s%s", list[0] ? "," : "",
-				 ls_algo_at(i)->name);
+				 a->name);
+	}
+}
+
+/* The rwlock family's tunables from the environment, as the shim reads
+ * them (every algorithm's: a composition's inner ones too). */
+static inline void opt_rwparams_env(void)
+{
+	char err[512];
+	for (size_t i = 0; i < ls_rwalgo_count(); i++)
+		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++) {
+			const char *v = getenv(p->env);
+			uint64_t x;
+			if (v && ls_param_parse(p, v, &x, err, sizeof err))
+				opt_error("%s", err);
+			if (v)
+				*p->value = x;
+		}
 }
 
 /* -w POLICY|all: the range of policies [*first, *last] to run. */

@@ -55,6 +55,8 @@
 
 #define FAIL_PREFIX "rw_order: FAIL "
 #include "fail.h"
+#define OPT_PROG "rw_order"
+#include "opts.h"
 #include "proctask.h"
 
 #define MAX_WAITERS 32
@@ -114,19 +116,12 @@ static unsigned number(const char *s)
 	return (unsigned)v;
 }
 
-/* The tunables, as the shim would set them (every algorithm's, so a
- * composition's inner ones too), then the test's own. */
+/* The tunables, as the shim would set them (opts.h), then the test's own. */
 static void params(long passes)
 {
-	char err[512];
+	opt_rwparams_env();
 	for (size_t i = 0; i < ls_rwalgo_count(); i++)
 		for (const struct ls_param *p = ls_rwalgo_at(i)->params; p && p->env; p++) {
-			const char *v = getenv(p->env);
-			uint64_t x;
-			if (v && ls_param_parse(p, v, &x, err, sizeof err))
-				usage(err);
-			if (v)
-				*p->value = x;
 			if (!strcmp(p->env, "LOCKSWAP_COHORT_PASSES") && passes >= 0)
 				*p->value = (uint64_t)(passes ? passes : 1);
 			if (!strcmp(p->env, "LOCKSWAP_HIER_FASTPATH"))

@@ -3,8 +3,11 @@
  * return and leave the lock fully usable, under every algorithm and waiting
  * policy (issue 25; locks/lock.h, "Misuse that glibc tolerates").
  *
- *   unlock_misuse [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] [-c CASE[,CASE...]]
+ *   unlock_misuse [-a ALGO[,ALGO...]|all|spin] [-w spin|yield|park|all] [-c CASE[,CASE...]]
  *                 [-W SECONDS]
+ *
+ * -a all: the mutex family; -a spin: the spinlock family (the mutex
+ * algorithms that fit 4 bytes, and the spin-only ones); a name of either.
  *
  * Links build/liblocks-tpoint.a (mk/unlock.mk) for one test point only:
  * LS_POINT_WAITING / LS_POINT_PARKING tell that a waiter waits, so that
@@ -312,8 +315,9 @@ int main(int argc, char **argv)
 			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
-			opt_error("usage: unlock_misuse [-a ALGO[,ALGO...]|all] [-w spin|yield|park|all] "
-				  "[-c CASE[,CASE...]] [-W SECONDS]");
+			opt_error(
+			    "usage: unlock_misuse [-a ALGO[,ALGO...]|all|spin] [-w spin|yield|park|all] "
+			    "[-c CASE[,CASE...]] [-W SECONDS]");
 		}
 	}
 	for (int k = 0; k < NCASES; k++)
@@ -340,7 +344,7 @@ int main(int argc, char **argv)
 	ls_wait_cfg.yield = 2;
 
 	for (char *a = strtok(list, ","); a; a = strtok(NULL, ",")) {
-		algo = ls_algo_find(a);
+		algo = opt_lock_find(a);
 		for (int p = (int)p0; p <= (int)p1; p++) {
 			wait_name = opt_policy_name((enum ls_policy)p);
 			alarm((unsigned)watchdog);
