@@ -17,7 +17,7 @@ P="$PROGS/rwlock_semantics"
 @test "the lockswap-only cases fail under glibc: they check what lockswap does better after a misuse" {
   local c
   for c in $("$P" 2>&1 | sed -n 's/^lockswap-cases://p'); do
-    run timeout 10 "$P" "$c"
+    run timeout 3 "$P" "$c" # glibc deadlocks in three of them: a hang is a failure too
     [ "$status" -ne 0 ] || { echo "$c passes natively: it checks nothing glibc lacks"; return 1; }
   done
 }
