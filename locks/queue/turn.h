@@ -140,10 +140,16 @@ static inline uint32_t ls_tkt_bit(uint32_t t)
 /* Takes a ticket; true if it holds the lock at once (then nothing else
  * needs doing), else *t is the ticket to wait for (ls_tkt_wait).
  * acquire: pairs with the release CAS of ls_tkt_unlock. */
+/* The ticket a take that returned old got. */
+static inline uint32_t ls_tkt_ticket(uint64_t old)
+{
+	return ls_tkt_turn(old) + ls_tkt_pending(old);
+}
+
 static inline bool ls_tkt_take(_Atomic uint64_t *w, uint32_t *t)
 {
 	uint64_t old = atomic_fetch_add_explicit(w, LS_TKT_PENDING1, memory_order_acquire);
-	*t = ls_tkt_turn(old) + ls_tkt_pending(old);
+	*t = ls_tkt_ticket(old);
 	return !(old & LS_TKT_PENDING);
 }
 
@@ -199,7 +205,10 @@ void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old);
  * ls_tkt_wake). */
 static inline uint64_t ls_tkt_released(uint64_t v)
 {
-	return (v + LS_TKT_TURN1 - LS_TKT_PENDING1) & ~(uint64_t)ls_tkt_bit(ls_tkt_turn(v) + 1);
+	uint64_t n = v + (LS_TKT_TURN1 - LS_TKT_PENDING1);
+	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS)) /* no bit to clear: one add */
+		n &= ~(uint64_t)ls_tkt_bit(ls_tkt_turn(v) + 1);
+	return n;
 }
 
 static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic uint64_t *w, uint64_t v,

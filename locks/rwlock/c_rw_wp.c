@@ -427,7 +427,7 @@ static inline void global_acquire(struct crw *l)
 	/* (B) seq_cst, as above; (F) acquire when it holds at once */
 	uint64_t old = atomic_fetch_add_explicit(&l->global, LS_TKT_PENDING1, memory_order_seq_cst);
 	if (ls_tkt_held(old))
-		ls_tkt_wait(&l->global, ls_tkt_turn(old) + ls_tkt_pending(old)); /* (F) */
+		ls_tkt_wait(&l->global, ls_tkt_ticket(old)); /* (F) */
 }
 
 static void wait_barrier(struct crw *l)
