@@ -696,14 +696,7 @@ static int auto_timedlock(void *state, uint64_t deadline)
 
 static int auto_trylock(void *state)
 {
-	struct autolock *l = state;
-	/* relaxed: the CAS below orders; a stale value only fails it */
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	while (!(v & LOCKED))
-		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
-							  memory_order_relaxed))
-			return 0;
-	return EBUSY;
+	return ls_word_try_set(&((struct autolock *)state)->word, LOCKED) ? 0 : EBUSY;
 }
 
 /* Holding LOCKED, QLOCK and WOKEN, from a release that overtakes the head:

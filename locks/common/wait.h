@@ -128,6 +128,20 @@ uint32_t ls_wait_while_eq(_Atomic uint32_t *w, uint32_t val);
  * changed (*out receives the new value) or ETIMEDOUT. */
 int ls_wait_while_eq_until(_Atomic uint32_t *w, uint32_t val, uint64_t deadline_ns, uint32_t *out);
 
+/* Sets `bit` in a word where it is clear, keeping the other bits: the
+ * trylock of a lock whose word is LOCKED plus waiter bits (auto, shfl).
+ * True if this thread set it. relaxed load: the CAS orders (acquire, pairing
+ * with the lock's release), and a stale value only fails it. */
+static inline bool ls_word_try_set(_Atomic uint32_t *w, uint32_t bit)
+{
+	uint32_t v = atomic_load_explicit(w, memory_order_relaxed);
+	while (!(v & bit))
+		if (atomic_compare_exchange_weak_explicit(w, &v, v | bit, memory_order_acquire,
+							  memory_order_relaxed))
+			return true;
+	return false;
+}
+
 /* Release side: store `val` with release ordering (as part of a seq_cst
  * exchange) and wake all parked waiters if any. Returns the old value
  * without LS_PARKED. */

@@ -89,12 +89,6 @@ struct local {
 };
 _Static_assert(sizeof(struct local) == LS_CACHELINE, "one line per cluster");
 
-struct head {
-	struct ls_hier_head h;
-	uint32_t holder; /* cluster, or LS_HIER_FAST */
-	uint32_t passes;
-};
-
 struct ctt {
 	_Atomic uint64_t global;
 	ls_hier_lines_t lines;
@@ -104,15 +98,15 @@ _Static_assert(offsetof(struct ctt, lines) == LS_HIER_LINES_AT, "hier.h");
 
 /* The marker of a lock without a block (hier.h): its unlock is the fast
  * path's. */
-static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
+static const struct ls_cohort_head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
 
 /* ---- the cohort lock ---- */
 
 /* The papers' acquisition: the local lock of the caller's cluster, then
  * the global lock unless it came with the local one. */
-static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct head *h)
+static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct ls_cohort_head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
+	if (!h && (h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
 		ls_tkt_lock(&l->global);
 		return;
 	}
@@ -136,7 +130,7 @@ static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct head
 static void ctt_lock(void *state)
 {
 	struct ctt *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && ls_tkt_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;
@@ -147,8 +141,9 @@ static void ctt_lock(void *state)
 static int ctt_trylock(void *state)
 {
 	struct ctt *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat)
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	if (LS_UNLIKELY(!h) &&
+	    (h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat)
 		return ls_tkt_try(&l->global) ? 0 : EBUSY;
 	if (!ls_tkt_try(&l->global))
 		return EBUSY;
@@ -156,7 +151,7 @@ static int ctt_trylock(void *state)
 	return 0;
 }
 
-static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct head *h)
+static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct ls_cohort_head *h)
 {
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
 	/* relaxed: we hold the local lock; a waiter's ticket seen late only
@@ -188,7 +183,8 @@ static void ctt_unlock(void *state)
 	if (LS_UNLIKELY(!ls_tkt_held(v)))
 		return; /* free: an unlock too many (lock.h), before the block is read */
 	/* relaxed: the lock attached it, and this thread holds the lock */
-	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	struct ls_cohort_head *h =
+	    (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
 		ctt_unlock_cohort(l, h);
 		return;

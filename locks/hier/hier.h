@@ -118,6 +118,15 @@ struct ls_hier_head {
 
 typedef ls_ext_word_t ls_hier_lines_t;
 
+/* The block head of a cohort lock over ticket locks (c-tkt-tkt, and
+ * c-rw-wp's writer lock): which cluster holds the global lock and how many
+ * local passes it has made. Only the holder writes them. */
+struct ls_cohort_head {
+	struct ls_hier_head h;
+	uint32_t holder; /* cluster, or LS_HIER_FAST */
+	uint32_t passes;
+};
+
 /* Where the lines word is in the inline state of every lock that has one
  * (each file asserts it), so that a test can tell a flat lock from one
  * with a block (ls_hier_load, ls_hier_is_flat). */

@@ -220,15 +220,7 @@ static void shfl_lock(void *state)
  * trylock of a free mutex is never EBUSY (lock.h); it keeps the bits. */
 static int shfl_trylock(void *state)
 {
-	struct shfl *l = state;
-	/* relaxed: the CAS below acquires */
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	while (!(v & LOCKED))
-		/* acquire: pairs with the release in unlock */
-		if (atomic_compare_exchange_weak_explicit(&l->word, &v, v | LOCKED, memory_order_acquire,
-							  memory_order_relaxed))
-			return 0;
-	return EBUSY;
+	return ls_word_try_set(&((struct shfl *)state)->word, LOCKED) ? 0 : EBUSY;
 }
 
 static __attribute__((noinline)) void shfl_unlock_slow(struct shfl *l)

@@ -124,12 +124,6 @@ struct line {
 };
 _Static_assert(sizeof(struct line) == LS_CACHELINE, "one line per cluster");
 
-struct head {
-	struct ls_hier_head h;
-	uint32_t holder; /* cluster, or LS_HIER_FAST */
-	uint32_t passes;
-};
-
 struct crw {
 	_Atomic uint64_t global; /* ls_tkt, with LS_TKT_IDLERS */
 	ls_hier_lines_t lines;
@@ -143,7 +137,7 @@ static uint64_t patience_us = 1000;
 
 /* The marker of a lock without a block (hier.h): its wrunlock releases the
  * global lock alone, as after the fast path. */
-static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
+static const struct ls_cohort_head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
 
 static inline struct line *line(struct ls_hier_head *h, unsigned i)
 {
@@ -442,10 +436,10 @@ static void wait_barrier(struct crw *l)
 
 /* The cohort path: barrier, local lock, then the global lock unless it
  * came with the local one; then the readers. */
-static __attribute__((noinline)) void write_cohort(struct crw *l, struct head *h)
+static __attribute__((noinline)) void write_cohort(struct crw *l, struct ls_cohort_head *h)
 {
 	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL);
+		h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
 	wait_barrier(l);
 	if (h == &flat) {
 		global_acquire(l);
@@ -469,7 +463,7 @@ static void crw_wrlock(void *state, unsigned how)
 {
 	(void)how;
 	struct crw *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && !atomic_load_explicit(&l->barrier, memory_order_relaxed) &&
 	    global_try(l)) {
 		h->holder = LS_HIER_FAST;
@@ -483,9 +477,9 @@ static int crw_trywrlock(void *state, unsigned how)
 {
 	(void)how;
 	struct crw *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
 	if (!h)
-		h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL);
+		h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
 	if (atomic_load_explicit(&l->barrier, memory_order_relaxed) || !global_try(l))
 		return EBUSY;
 	/* (B) then (D): any reader still counted makes us give the lock back */
@@ -504,7 +498,7 @@ busy:
 	return EBUSY;
 }
 
-static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct head *h)
+static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct ls_cohort_head *h)
 {
 	struct line *s = line(&h->h, 1 + h->holder);
 	/* relaxed: we hold the local lock; a waiter's ticket seen late only
@@ -529,7 +523,8 @@ static void crw_wrunlock(void *state)
 {
 	struct crw *l = state;
 	/* relaxed: our acquisition loaded (or attached) it */
-	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	struct ls_cohort_head *h =
+	    (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
 		write_release_cohort(l, h);
 		return;
