@@ -206,7 +206,8 @@ void ls_tkt_wake(_Atomic uint64_t *w, uint64_t old);
 static inline uint64_t ls_tkt_released(uint64_t v)
 {
 	uint64_t n = v + (LS_TKT_TURN1 - LS_TKT_PENDING1);
-	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS)) /* no bit to clear: one add */
+	/* with no sleeper bit set, the release is one add */
+	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS))
 		n &= ~(uint64_t)ls_tkt_bit(ls_tkt_turn(v) + 1);
 	return n;
 }
