@@ -123,6 +123,11 @@ preempt() {
   BUILDS="$P" preempt holder-no-yield spin
 }
 
+@test "preemption: a lock handed to a stopped waiter makes the waiters behind it yield (the hand-over looks like a stalled holder)" {
+  # Plain build only: the -inject build's random delays call sched_yield too.
+  BUILDS="$P" preempt grantee-yields spin
+}
+
 @test "preemption: timedlock times out (never early) past a stopped holder and a stopped waiter; then the lock works" {
   preempt timeouts spin yield park
 }

@@ -72,10 +72,11 @@
  * (the CAS of a successor's status to AVAILABLE), is the last access to the
  * lock; marking passed-over nodes FAILED, the deferred wake-ups and the
  * free of the holder's node come after it, on nodes only. Misuse: the
- * holder field is NULL in a lock never locked and after a hand-over (the
- * release clears it before it scans), and stale only after a release that
- * emptied the queue, where the CAS finds NULL: an unlock of a free lock
- * returns.
+ * holder field is NULL in a lock never locked and after a release that
+ * emptied the queue (cleared just before the CAS), and names the grantee
+ * from just before a grant (see publish()): an unlock of a free lock
+ * returns, and an unlock too many after a hand-over is an unlock of a
+ * lock another thread holds, as with glibc's NORMAL mutex.
  */
 #include <errno.h>
 #include <limits.h>
@@ -432,16 +433,45 @@ static void fail_range(struct node *from, struct node *to, struct wakes *wk)
 	}
 }
 
+/*
+ * The holder field names the releaser for the whole scan, and the waiter
+ * granted the lock from just before the grant: a waiter that is removed or
+ * times out yields while the holder looks preempted (holder_stalled), and
+ * with more threads than CPUs both the releaser in its scan and the granted
+ * waiter before it runs are often preempted. (Cleared at the start of the
+ * scan until the granted waiter wrote its own, the field said nothing in
+ * those windows, the removed waiters spun against a preempted holder, and
+ * mcs-tp fell from 0.3x glibc to 0.01-0.05x in make demo's configuration.)
+ * So the releaser publishes the grantee, its critical section starting now,
+ * before the store that grants it the lock, and itself again if that store
+ * did not happen (the grantee timed out), the lock still being ours then;
+ * before the store that empties the queue it clears the field (free: an
+ * unlock too many then finds NULL and returns, lock.h, misuse). Never
+ * written after the store that releases.
+ */
+static void publish(struct mcstp *l, struct node *n, uint64_t now)
+{
+	/* relaxed: a hint for waiters, and unlock's, which runs after the
+	 * acquire that the grant's release store pairs with */
+	if (n)
+		atomic_store_explicit(&n->cs_start, now, memory_order_relaxed);
+	atomic_store_explicit(&l->holder, n, memory_order_relaxed);
+}
+
 /* Grants the lock to n if it is WAITING and, if `live`, its time is fresh
  * (a sleeper's time goes stale once it has slept UPDATE_DELAY). */
-static bool grant(struct node *n, bool live)
+static bool grant(struct mcstp *l, struct node *I, struct node *n, bool live)
 {
 	uint32_t s = atomic_load_explicit(&n->status, memory_order_acquire);
+	bool published = false;
 	while ((s & ~LS_PARKED) == WAITING) {
 		/* relaxed: a timestamp; ordered enough by the acquire of the status above */
 		if (live && ls_tp_older(atomic_load_explicit(&n->time, memory_order_relaxed), ls_tp_now(),
 					ls_tp_update_delay_ns))
-			return false; /* seems preempted, or asleep */
+			break; /* seems preempted, or asleep */
+		if (!published)
+			publish(l, n, ls_tp_now());
+		published = true;
 		/* (B) release: our critical section happens before the
 		 * successor's; pairs with (A) */
 		if (atomic_compare_exchange_weak_explicit(&n->status, &s, AVAILABLE, memory_order_acq_rel,
@@ -452,6 +482,8 @@ static bool grant(struct node *n, bool live)
 			return true;
 		}
 	}
+	if (published)
+		publish(l, I, atomic_load_explicit(&I->cs_start, memory_order_relaxed));
 	return false;
 }
 
@@ -483,8 +515,6 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 	/* relaxed: the holder's own swap made it non-NULL */
 	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return; /* free: I is stale (lock.h, misuse) */
-	/* until the next holder writes its own; waiters read it for a hint */
-	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	struct node *cur = I, *hold = NULL, *sleeper = NULL, *before = NULL;
 	bool others = false; /* a waiter not asleep was passed over after `sleeper` */
 	uint64_t scanned = 0;
@@ -497,7 +527,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 			if (sleeper && !others) {
 				if (hold != sleeper)
 					fail_range(hold, before, &wk);
-				if (grant(sleeper, false))
+				if (grant(l, I, sleeper, false))
 					break;
 				/* it timed out meanwhile: pass over it too */
 				hold = sleeper;
@@ -505,6 +535,8 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 				continue;
 			}
 			struct node *e = cur;
+			uint64_t began = atomic_load_explicit(&I->cs_start, memory_order_relaxed);
+			publish(l, NULL, 0);
 			/* release: the next holder's exchange acquires it */
 			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
 								    memory_order_relaxed)) {
@@ -516,6 +548,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 					mark_failed(cur, &wk);
 				break;
 			}
+			publish(l, I, began);
 			/* A successor has swapped itself in; wait for its link. */
 			struct ls_spin sp = LS_SPIN_INIT;
 			while (!(succ = atomic_load_explicit(&cur->next, memory_order_acquire)))
@@ -529,7 +562,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 		} else if (!hold) {
 			hold = cur; /* treadmill: stop removing until the end */
 		}
-		if (grant(succ, true)) {
+		if (grant(l, I, succ, true)) {
 			if (hold)
 				fail_range(hold, cur, &wk);
 			break;

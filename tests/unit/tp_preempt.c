@@ -25,6 +25,17 @@
  *                    nothing else yields there.
  *   holder-no-yield  the same with MAXIMUM_CS_TIME 1 hour: for 200 ms (some
  *                    200 timeouts each) no waiter may yield.
+ *   grantee-yields   H holds; W queues and is stopped with a fresh
+ *                    timestamp (UPDATE_DELAY 1 hour: it looks live); V
+ *                    queues behind W; H releases, and the lock goes to W,
+ *                    which cannot run. With MAXIMUM_CS_TIME 100 us and
+ *                    patience 1 ms for V (1 hour for W, which must stay
+ *                    queued), V must call sched_yield at least 3 times
+ *                    after H's unlock returned: the hand-over to a waiter
+ *                    that has not run yet looks like a stalled holder (an
+ *                    mcs-tp that cleared the holder field during the
+ *                    hand-over said nothing then, and V spun against the
+ *                    preempted grantee). Under "spin" only.
  *   timeouts         H holds and is stopped, W queues and is stopped; two
  *                    threads make 10 timedlock calls each with a 20 ms
  *                    deadline: every one returns ETIMEDOUT, never before its
@@ -357,6 +368,37 @@ static void t_holder(bool expect_yields)
 	       opt_policy_name(ls_wait_cfg.policy), y1, y2);
 }
 
+static void t_grantee(void)
+{
+	ls_tp_update_delay_ns = 3600000000000ull; /* 1 hour: a stopped W looks live */
+	ls_tp_patience_ns = 3600000000000ull;	  /* W's attempt never times out */
+	ls_tp_max_cs_ns = 100000;
+	start(0, holder);
+	await(&th[0].held, 1, "holder taking the lock");
+	uint64_t tail_h = word(0);
+	start(1, waiter_once);
+	await_queued(tail_h);
+	uint64_t tail_w = word(0);
+	stop_thread(1);
+	ls_tp_patience_ns = 1000000; /* V's attempts: 1 ms each */
+	start(2, waiter_once);
+	await_queued(tail_w); /* V waits behind W */
+	atomic_store(&th[0].go, 1);
+	await(&th[0].done, 1, "the holder's unlock returning");
+	unsigned long y0 = atomic_load(&yields[2]);
+	phase = "the waiter behind the stopped grantee yielding 3 times";
+	while (atomic_load(&yields[2]) < y0 + 3)
+		msleep(1);
+	if (atomic_load(&th[1].held) || atomic_load(&th[2].held))
+		fail("%s", "a waiter got the lock while the grantee was stopped");
+	atomic_store(&resume[1], 1);
+	await(&th[1].held, 1, "the resumed grantee getting the lock");
+	await(&th[2].held, 1, "the waiter behind it getting the lock");
+	finish_checks();
+	printf("tp_preempt: OK test=grantee-yields algo=%s wait=%s yields_after_release=%lu\n", algo->name,
+	       opt_policy_name(ls_wait_cfg.policy), atomic_load(&yields[2]) - y0);
+}
+
 /* CPU time used so far by thread id, in ns. */
 static uint64_t cpu_ns(int id)
 {
@@ -478,7 +520,7 @@ static void usage(const char *why)
 {
 	fprintf(stderr,
 		"tp_preempt: %s (usage: tp_preempt -a ALGO [-w spin|yield|park] [-T WATCHDOG_S] "
-		"stopped-waiter|holder-yields|holder-no-yield|timeouts|spin-factor)\n",
+		"stopped-waiter|holder-yields|holder-no-yield|grantee-yields|timeouts|spin-factor)\n",
 		why);
 	exit(2);
 }
@@ -530,6 +572,8 @@ int main(int argc, char **argv)
 		t_holder(true);
 	else if (!strcmp(test, "holder-no-yield"))
 		t_holder(false);
+	else if (!strcmp(test, "grantee-yields"))
+		t_grantee();
 	else if (!strcmp(test, "timeouts"))
 		t_timeouts();
 	else if (!strcmp(test, "spin-factor"))
