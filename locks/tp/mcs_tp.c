@@ -74,7 +74,7 @@
  * free of the holder's node come after it, on nodes only. Misuse: the
  * holder field is NULL in a lock never locked and after a release that
  * emptied the queue (cleared just before the CAS), and names the grantee
- * from just before a grant (see publish()): an unlock of a free lock
+ * from just before a grant (see set_holder()): an unlock of a free lock
  * returns, and an unlock too many after a hand-over is an unlock of a
  * lock another thread holds, as with glibc's NORMAL mutex.
  */
@@ -449,12 +449,10 @@ static void fail_range(struct node *from, struct node *to, struct wakes *wk)
  * unlock too many then finds NULL and returns, lock.h, misuse). Never
  * written after the store that releases.
  */
-static void publish(struct mcstp *l, struct node *n, uint64_t now)
+static void set_holder(struct mcstp *l, struct node *n)
 {
 	/* relaxed: a hint for waiters, and unlock's, which runs after the
 	 * acquire that the grant's release store pairs with */
-	if (n)
-		atomic_store_explicit(&n->cs_start, now, memory_order_relaxed);
 	atomic_store_explicit(&l->holder, n, memory_order_relaxed);
 }
 
@@ -469,9 +467,12 @@ static bool grant(struct mcstp *l, struct node *I, struct node *n, bool live)
 		if (live && ls_tp_older(atomic_load_explicit(&n->time, memory_order_relaxed), ls_tp_now(),
 					ls_tp_update_delay_ns))
 			break; /* seems preempted, or asleep */
-		if (!published)
-			publish(l, n, ls_tp_now());
-		published = true;
+		if (!published) {
+			/* relaxed: a heuristic's timestamp, as in acquired() */
+			atomic_store_explicit(&n->cs_start, ls_tp_now(), memory_order_relaxed);
+			set_holder(l, n);
+			published = true;
+		}
 		/* (B) release: our critical section happens before the
 		 * successor's; pairs with (A) */
 		if (atomic_compare_exchange_weak_explicit(&n->status, &s, AVAILABLE, memory_order_acq_rel,
@@ -483,7 +484,7 @@ static bool grant(struct mcstp *l, struct node *I, struct node *n, bool live)
 		}
 	}
 	if (published)
-		publish(l, I, atomic_load_explicit(&I->cs_start, memory_order_relaxed));
+		set_holder(l, I);
 	return false;
 }
 
@@ -535,8 +536,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 				continue;
 			}
 			struct node *e = cur;
-			uint64_t began = atomic_load_explicit(&I->cs_start, memory_order_relaxed);
-			publish(l, NULL, 0);
+			set_holder(l, NULL);
 			/* release: the next holder's exchange acquires it */
 			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
 								    memory_order_relaxed)) {
@@ -548,7 +548,7 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 					mark_failed(cur, &wk);
 				break;
 			}
-			publish(l, I, began);
+			set_holder(l, I);
 			/* A successor has swapped itself in; wait for its link. */
 			struct ls_spin sp = LS_SPIN_INIT;
 			while (!(succ = atomic_load_explicit(&cur->next, memory_order_acquire)))
