@@ -285,17 +285,24 @@ static void finish_checks(void)
 
 /* ---- the tests ---- */
 
-static void t_stopped_waiter(void)
+/* H (thread 0) takes the lock and keeps it; W (thread 1) queues behind it.
+ * Returns the tail word with W queued. */
+static uint64_t holder_and_waiter(void)
 {
-	ls_tp_update_delay_ns = 1000000; /* 1 ms */
-	ls_tp_patience_ns = 600000000000ull;
-	ls_tp_max_cs_ns = 600000000000ull;
 	start(0, holder);
 	await(&th[0].held, 1, "holder taking the lock");
 	uint64_t tail_h = word(0);
 	start(1, waiter_once);
 	await_queued(tail_h);
-	uint64_t tail_w = word(0);
+	return word(0);
+}
+
+static void t_stopped_waiter(void)
+{
+	ls_tp_update_delay_ns = 1000000; /* 1 ms */
+	ls_tp_patience_ns = 600000000000ull;
+	ls_tp_max_cs_ns = 600000000000ull;
+	uint64_t tail_w = holder_and_waiter();
 	if (ls_wait_cfg.policy == LS_WAIT_PARK) {
 		phase = "waiting for the queued waiter to fall asleep in futex(2)";
 		while (!proctask_in_futex(atomic_load(&th[1].ktid)))
@@ -373,12 +380,7 @@ static void t_grantee(void)
 	ls_tp_update_delay_ns = 3600000000000ull; /* 1 hour: a stopped W looks live */
 	ls_tp_patience_ns = 3600000000000ull;	  /* W's attempt never times out */
 	ls_tp_max_cs_ns = 100000;
-	start(0, holder);
-	await(&th[0].held, 1, "holder taking the lock");
-	uint64_t tail_h = word(0);
-	start(1, waiter_once);
-	await_queued(tail_h);
-	uint64_t tail_w = word(0);
+	uint64_t tail_w = holder_and_waiter();
 	stop_thread(1);
 	ls_tp_patience_ns = 1000000; /* V's attempts: 1 ms each */
 	start(2, waiter_once);
