@@ -9,6 +9,19 @@ from helper import FakeProc, TempDir
 from lockswap_compare import procs
 
 
+def descends(p, root):
+    """p's chain of parents (/proc/PID/stat's ppid) reaches root."""
+    while p > 1:
+        if p == root:
+            return True
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                p = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
 class ProcFiles(unittest.TestCase):
     def setUp(self):
         self.p = FakeProc()
@@ -94,10 +107,17 @@ class Real(TempDir):
                 time.sleep(0.01)
             with open(mark) as f:
                 orphan = int(f.read())
+            # its parent, the subshell, exits just after the mark: wait
+            # (60 s at most, for a busy machine) until the orphan's parent
+            # chain, read from /proc/PID/stat, no longer reaches pid
+            for _ in range(6000):
+                if not descends(orphan, pid):
+                    break
+                time.sleep(0.01)
             self.assertNotIn(orphan, procs.tree(pid))
             procs.kill_tree(pid)
             procs.wait(pid)
-            for _ in range(200):  # init reaps it
+            for _ in range(6000):  # init reaps it
                 if not procs.alive(orphan):
                     break
                 time.sleep(0.01)
