@@ -340,8 +340,11 @@ EOF
 }
 
 @test "if the runner is killed outright, its load processes and the app still end by themselves" {
+	# the app spins until its time limit, 10 s: long enough to be seen
+	# running (by scans of /proc, slow on a busy machine) before the runner
+	# would stop it
 	STANDIN_SPIN=2 "$RUNNER" --splash2 "$TREE" --algos glibc --apps raytrace --configs 2.2 --reps 1 \
-		--ray-res 32 --out "$OUTD" -q --timeout 3 3>&- &
+		--ray-res 32 --out "$OUTD" -q --timeout 10 3>&- &
 	local pid=$!
 	wait_for 20 some_with "splash2-load[$OUTD]"
 	wait_for 20 some_in "$TREE/codes/apps/raytrace"
@@ -349,7 +352,7 @@ EOF
 	# load processes notice within a fraction of a second; the app is
 	# killed by its backstop, timeout(1), 2 s after the time limit
 	wait_for 20 none_with "splash2-load[$OUTD]"
-	wait_for 30 none_in "$TREE/codes/apps/raytrace"
+	wait_for 40 none_in "$TREE/codes/apps/raytrace"
 	# its scratch folder is removed by the next run
 	local work
 	work=$(grep -l "^$pid\$" /tmp/splash2-run.*/owner | xargs dirname)
