@@ -104,7 +104,22 @@ under_family() {
   shift
   local env=(LD_PRELOAD="$LIB" "$var=$algo")
   [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
-  timeout -k 5 "$(hang_timeout)" env "${env[@]}" "$@"
+  # hang_timeout, without a subshell per run
+  timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env "${env[@]}" "$@"
+}
+
+# untraced FN ARGS...: FN without bats' DEBUG trap, which runs before every
+# command to know the line of a failure and, over the hundreds of runs of
+# each_* and validate_each, costs as much as the runs themselves (their
+# failures name the algorithm and print its output instead); then the trap
+# as it was.
+untraced() {
+  local dbg rc
+  dbg=$(trap -p DEBUG)
+  trap - DEBUG
+  "$@" && rc=0 || rc=$?
+  eval "$dbg"
+  return "$rc"
 }
 
 under_rw() {
@@ -113,6 +128,9 @@ under_rw() {
 
 # each_family LISTFN VAR "CAPS" [WAIT] -- CMD...
 each_family() {
+  untraced each_family_untraced "$@"
+}
+each_family_untraced() {
   local listfn=$1 var=$2 caps=$3 wait= failed=() a out rc names excl arg w
   shift 3
   if [ "$1" != "--" ]; then wait=$1; shift; fi
@@ -156,6 +174,9 @@ each_spinalgo() {
 }
 
 validate_each() {
+  untraced validate_each_untraced "$@"
+}
+validate_each_untraced() {
   local names=$1 seeds=$2 a s rc out failed=()
   shift 2
   [ -n "$names" ] || { echo "no algorithm to run"; return 1; }
