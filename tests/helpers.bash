@@ -33,6 +33,9 @@
 #                           -a NAME -s SEED -q for each name and seed, under
 #                           STRESS_TIMEOUT (default 120 s); fails naming each
 #                           failed run, with the end of its output
+#   iters_for WAIT ALGO N, @N@ in CMD or ARGS, TEST_ITERS_PERCENT
+#                           runs under yield sized by what they
+#                           check: see "Sizing runs by policy" below
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 B="$ROOT/build"
 LIB="$B/liblockswap.so"
@@ -47,6 +50,86 @@ UNIT="$B/unit"
 # scheduling round, so the limit applied is LOCKSWAP_TEST_TIMEOUT_SCALE (5)
 # times that. A real deadlock is still reported, only later.
 hang_timeout() { echo $(( ${1:-$TEST_TIMEOUT} * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5} )); }
+
+# Sizing runs by policy. Under yield a waiter hands its CPU to whatever
+# else is runnable: beside busy loops every yield gives a busy loop a time
+# slice, and a queue of waiters behind a descheduled holder or grantee (a
+# convoy) then costs milliseconds per acquisition for the rest of the run.
+# A run's time under load follows its contended acquisitions, so runs
+# under yield are sized in iterations, never by time. Most algorithms wait
+# only through locks/common/wait.[ch] (ls_spin_step, ls_wait_while_eq):
+# their yield path is that file's, shared by every algorithm, and differs
+# from park's only in never sleeping; each still runs under yield, with a
+# tenth of the iterations (at least 50), and in full under park. The
+# algorithms whose own code reads the policy or sets its own budgets
+# (own_policy_algos: ls_wait_cfg.policy, LS_WAIT_*, ls_wait_cfg.yield or
+# ls_spin_step_n in their file or a header it includes; a deadline check's
+# clock cadence, s.n >= ls_wait_cfg.spin, is not a path of its own) keep
+# every iteration, and so does a composition with such a wrapper. Spin runs
+# keep every iteration too: two spinners on two cores overlap for real,
+# which is how the stress runs find a race in an algorithm's own code (an
+# MCS release that empties the queue without its CAS, in the -inject build:
+# caught in 4 of 5 seeds at 300 iterations, in 1 of 5 at 50).
+#   iters_percent WAIT ALGO sets ITERS_PERCENT: 10 or 100 as above (or
+#                           less, if TEST_ITERS_PERCENT already says so);
+#                           under, each_* and validate_each pass it to what
+#                           they run as TEST_ITERS_PERCENT, which the loops
+#                           of tests/progs apply (check.h: sized())
+#   iters_for WAIT ALGO N   N sized so (at least min(N, 50)); a word @N@ (N
+#                           digits) in each_*'s CMD or validate_each's ARGS
+#                           (WAIT from its -w) becomes it
+OWN_POLICY_RE='ls_wait_cfg\.(policy|yield)|LS_WAIT_(SPIN|YIELD|PARK)|ls_spin_step_n\('
+own_policy_algos() {
+  local f h
+  {
+    grep -rlE "$OWN_POLICY_RE" "$ROOT/locks" --include='*.c' | grep -v '/locks/common/'
+    for h in $(grep -rlE "$OWN_POLICY_RE" "$ROOT/locks" --include='*.h' | grep -v '/locks/common/'); do
+      grep -lE "#include \"([a-z_]+/)?${h##*/}\"" "$ROOT"/locks/*/*.c
+    done
+  } | sort -u | while read -r f; do
+    sed -n 's/^[[:space:]]*\.name = "\([^"]*\)",.*/\1/p' "$f"
+  done
+}
+
+iters_percent() {
+  local part
+  ITERS_PERCENT=${TEST_ITERS_PERCENT:-100}
+  [ "$1" = yield ] || return 0
+  [ -n "${OWN_POLICY:-}" ] || OWN_POLICY=" $(own_policy_algos | tr '\n' ' ') "
+  for part in ${2//+/ }; do
+    [[ "$OWN_POLICY" == *" $part "* ]] && return 0
+  done
+  [ "$ITERS_PERCENT" -lt 10 ] || ITERS_PERCENT=10
+}
+
+iters_for() {
+  iters_percent "$1" "$2"
+  sized_n "$3"
+  echo "$SIZED_N"
+}
+
+# sized_n N: SIZED_N = N x ITERS_PERCENT / 100, at least min(N, 50)
+sized_n() {
+  local n=$(($1 * ITERS_PERCENT / 100)) floor=$(($1 < 50 ? $1 : 50))
+  SIZED_N=$((n < floor ? floor : n))
+}
+
+# sized_words WAIT ALGO WORD...: SIZED=(the words, each @N@ replaced by
+# iters_for WAIT ALGO N)
+sized_words() {
+  local w
+  iters_percent "$1" "$2"
+  shift 2
+  SIZED=()
+  for w in "$@"; do
+    if [[ "$w" =~ ^@([0-9]+)@$ ]]; then
+      sized_n "${BASH_REMATCH[1]}"
+      SIZED+=("$SIZED_N")
+    else
+      SIZED+=("$w")
+    fi
+  done
+}
 
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
@@ -102,7 +185,8 @@ under_family() {
   shift 2
   if [ "$1" != "--" ]; then wait=$1; shift; fi
   shift
-  local env=(LD_PRELOAD="$LIB" "$var=$algo")
+  iters_percent "$wait" "$algo"
+  local env=(LD_PRELOAD="$LIB" "$var=$algo" TEST_ITERS_PERCENT="$ITERS_PERCENT")
   [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
   # hang_timeout, without a subshell per run
   timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env "${env[@]}" "$@"
@@ -144,7 +228,8 @@ each_family_untraced() {
     arg=all
     [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
     local cmd=()
-    for w in "$@"; do [ "$w" = @ARG@ ] && cmd+=("$arg") || cmd+=("$w"); done
+    sized_words "$wait" "$a" "$@"
+    for w in "${SIZED[@]}"; do [ "$w" = @ARG@ ] && cmd+=("$arg") || cmd+=("$w"); done
     if [ -n "$wait" ]; then
       out=$(under_family "$var" "$a" "$wait" -- "${cmd[@]}" 2>&1) && rc=0 || rc=$?
     else
@@ -177,17 +262,19 @@ validate_each() {
   untraced validate_each_untraced "$@"
 }
 validate_each_untraced() {
-  local names=$1 seeds=$2 a s rc out failed=()
+  local names=$1 seeds=$2 a s rc out wait= prev= w failed=()
   shift 2
   [ -n "$names" ] || { echo "no algorithm to run"; return 1; }
+  for w in "$@"; do [ "$prev" = -w ] && wait=$w; prev=$w; done
   for a in $names; do
+    sized_words "$wait" "$a" "$@"
     for s in $seeds; do
       rc=0
-      out=$(timeout -k 2 "${STRESS_TIMEOUT:-120}" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      out=$(TEST_ITERS_PERCENT=$ITERS_PERCENT timeout -k 2 "${STRESS_TIMEOUT:-120}" "${SIZED[@]}" -a "$a" -s "$s" -q 2>&1) || rc=$?
       if [ "$rc" -ne 0 ]; then
         failed+=("$a(seed $s)")
         [ "$rc" -eq 124 ] && out+=$'\n(killed after '"${STRESS_TIMEOUT:-120}"' s: deadlock or lost wake-up?)'
-        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 15 <<<"$out")"
+        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "${SIZED[*]}" "$rc" "$(tail -n 15 <<<"$out")"
       fi
     done
   done

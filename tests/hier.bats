@@ -8,6 +8,7 @@
 # clusters, with the fast path off, with groups; with no address space left
 # (tests/unit/hier_nomem.c, and aslimit hold-many). The end-to-end suites run
 # the six locks too (capability hier), with the default clusters (auto).
+# Yield runs are sized by iters_for and @N@ (helpers.bash).
 load helpers
 TEST_TIMEOUT=60
 HELLO="$PROGS/hello"
@@ -209,7 +210,7 @@ stress_hier() {
   local a w failed=()
   for a in $(hier_algos); do
     for w in park yield; do
-      env "$@" timeout -k 2 60 "$UNIT/stress-inject" -a "$a" -w "$w" -t 6 -n 1500 -m mix -l 3 -q ||
+      env "$@" timeout -k 2 60 "$UNIT/stress-inject" -a "$a" -w "$w" -t 6 -n "$(iters_for "$w" "$a" 1500)" -m mix -l 3 -q ||
         failed+=("$a/$w")
     done
     env "$@" timeout -k 2 60 "$UNIT/stress" -a "$a" -w spin -t 2 -n 1500 -m mix -l 2 -q || failed+=("$a/spin")
@@ -233,7 +234,7 @@ stress_hier() {
   local a w failed=()
   for a in c-bo-mcs c-tkt-tkt hclh hmcs; do
     for w in park yield; do
-      LOCKSWAP_INJECT=10 timeout -k 2 60 "$UNIT/hier_nomem-inject" -a "$a" -w "$w" -t 6 -n 3000 ||
+      LOCKSWAP_INJECT=10 timeout -k 2 60 "$UNIT/hier_nomem-inject" -a "$a" -w "$w" -t 6 -n "$(iters_for "$w" "$a" 3000)" ||
         failed+=("$a/$w")
     done
     timeout -k 2 60 "$UNIT/hier_nomem" -a "$a" -w spin -t 2 -n 3000 || failed+=("$a/spin")
@@ -252,7 +253,7 @@ stress_hier() {
 
 @test "end to end under thread:3: exclusion, condvars, trylock and timed locks, every policy" {
   each_algo hier park -- env LOCKSWAP_CLUSTER=thread:3 "$PROGS/exclusion" mixed 6 500 || return 1
-  each_algo hier yield -- env LOCKSWAP_CLUSTER=thread:3 LOCKSWAP_HIER_FASTPATH=0 "$PROGS/exclusion" mixed 6 500 || return 1
+  each_algo hier yield -- env LOCKSWAP_CLUSTER=thread:3 LOCKSWAP_HIER_FASTPATH=0 "$PROGS/exclusion" mixed 6 @500@ || return 1
   each_algo hier spin -- env LOCKSWAP_CLUSTER=thread:3 "$PROGS/exclusion" normal 2 300 || return 1
   each_algo hier -- env LOCKSWAP_CLUSTER=thread:2 "$PROGS/condvar" no-lost-wakeup || return 1
   each_algo hier yield -- env LOCKSWAP_CLUSTER=thread:2 "$PROGS/condvar" broadcast-exclusion || return 1

@@ -9,6 +9,9 @@
 # than cores, plain and -inject builds. Each case runs for EVERY algorithm
 # of `lockswap --names rwlock --cap lock` (NAME+WRAPPER compositions too).
 #
+# Yield runs are sized by @N@ (helpers.bash, iters_for); spin and park runs
+# keep every iteration.
+#
 #   RW_ALGOS="a b"      run only these algorithms
 #   STRESS_TIMEOUT=S    seconds per run (default 120: a hang detector)
 load helpers
@@ -57,7 +60,7 @@ rw_all() {
 }
 
 @test "every rwlock, yield and park, 6 threads: mix (reads, writes, try, timed, two locks, self-checks), both kinds" {
-  rw_all 3 "$S" -w yield -t 6 -n 800 -m mix -l 3
+  rw_all 3 "$S" -w yield -t 6 -n @800@ -m mix -l 3
   rw_all 4 "$S" -w park -t 6 -n 800 -m mix -l 3 -k writer
 }
 
@@ -71,7 +74,7 @@ rw_all() {
 
 @test "every rwlock, -inject: spin 2 threads, yield and park 6 threads, mix, both kinds" {
   rw_all 7 "$S-inject" -w spin -t 2 -n 300 -m mix -l 3
-  rw_all 8 "$S-inject" -w yield -t 6 -n 300 -m mix -l 3 -k writer
+  rw_all 8 "$S-inject" -w yield -t 6 -n @300@ -m mix -l 3 -k writer
   rw_all 9 "$S-inject" -w park -t 6 -n 400 -m mix -l 3
   LOCKSWAP_YIELD=0 rw_all 10 "$S-inject" -w park -S 0 -t 6 -n 300 -m mix -l 3 -k writer
 }

@@ -50,9 +50,9 @@ P="$PROGS/spin_semantics"
   local w t
   for w in spin yield park; do
     t=6; [ "$w" = spin ] && t=2
-    run timeout 60 "$UNIT/stress" -a ticket16 -w "$w" -t "$t" -n 2000 -m mix -l 3 -q
+    run timeout 60 "$UNIT/stress" -a ticket16 -w "$w" -t "$t" -n "$(iters_for "$w" ticket16 2000)" -m mix -l 3 -q
     [ "$status" -eq 0 ] || { echo "$w: $output"; return 1; }
-    run timeout 60 "$UNIT/stress-inject" -a ticket16 -w "$w" -t "$t" -n 400 -m mix -l 3 -q
+    run timeout 60 "$UNIT/stress-inject" -a ticket16 -w "$w" -t "$t" -n "$(iters_for "$w" ticket16 400)" -m mix -l 3 -q
     [ "$status" -eq 0 ] || { echo "$w -inject: $output"; return 1; }
   done
 }

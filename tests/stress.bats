@@ -11,7 +11,9 @@
 # spin runs use 2 threads (pure spinning with more threads than the 2 cores
 # crawls); yield and park use 6. mix mode uses 3 locks (two held at once now
 # and then) and adds trylock, timedlock, self-checks on a held lock and
-# unlock from another thread.
+# unlock from another thread. Yield runs are sized by @N@ (helpers.bash,
+# iters_for: a tenth for the algorithms whose yield path is wait.c's);
+# spin and park runs keep every iteration.
 #
 #   STRESS_ALGOS="a b"   run only these algorithms (default: every lock)
 #   STRESS_TIMEOUT=S     seconds allowed per run (default 120: a hang
@@ -101,8 +103,8 @@ stress_all() {
 }
 
 @test "every lock, yield, 6 threads: lock(), and mix" {
-  stress_all 3 "$S" -w yield -t 6 -n 2000 -m lock
-  stress_all 4 "$S" -w yield -t 6 -n 1000 -m mix -l 3
+  stress_all 3 "$S" -w yield -t 6 -n @2000@ -m lock
+  stress_all 4 "$S" -w yield -t 6 -n @1000@ -m mix -l 3
 }
 
 @test "every lock, park, 6 threads: lock(), and mix" {
@@ -136,7 +138,7 @@ stress_all() {
 }
 
 @test "every lock, -inject, yield, 6 threads, mix" {
-  stress_all 13 "$S-inject" -w yield -t 6 -n 400 -m mix -l 3
+  stress_all 13 "$S-inject" -w yield -t 6 -n @400@ -m mix -l 3
 }
 
 @test "every lock, -inject, park, 6 threads: lock(), and mix with two seeds" {

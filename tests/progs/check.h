@@ -116,6 +116,22 @@ static inline int run_case(const struct test_case *cases, int argc, char **argv)
 	return 0;
 }
 
+/* A loop count as the run is sized (tests/helpers.bash, "Sizing runs by
+ * policy"): n x TEST_ITERS_PERCENT / 100, but at least min(n, 50). The
+ * tests set TEST_ITERS_PERCENT to 10 for a run under yield of an
+ * algorithm whose waiting is locks/common/wait.c's alone; natively (unset),
+ * n. For the loops whose every turn is a hand-over between threads, the
+ * ones that a busy machine makes slow. */
+static inline int sized(int n)
+{
+	const char *e = getenv("TEST_ITERS_PERCENT");
+	long p = e ? strtol(e, NULL, 10) : 100;
+	if (p < 1 || p > 100)
+		p = 100;
+	long m = n * p / 100, floor = n < 50 ? n : 50;
+	return (int)(m < floor ? floor : m);
+}
+
 /* Threads. */
 /* pthread_mutex_init with a mutex type (checked). */
 static inline void init_type(pthread_mutex_t *m, int type)

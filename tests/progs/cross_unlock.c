@@ -55,15 +55,15 @@ static void simple(void)
 
 /* Two mutexes used as semaphores: T1 waits on P and releases Q, T2 waits
  * on Q and releases P; every unlock is by a thread that did not lock. The
- * turns strictly alternate, so the shared counter needs no other lock. A
- * third thread contends on P with trylock to add waiters and releasers. */
-enum { ROUNDS = 2000 };
+ * turns strictly alternate, so the shared counter needs no other lock.
+ * 2000 rounds (sized: check.h). */
+static int rounds;
 static pthread_mutex_t P, Q;
 static long turns;
 static void *t1(void *p)
 {
 	(void)p;
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < rounds; i++) {
 		CHECK_RC(pthread_mutex_lock(&P), 0); /* unlocked by main, then T2 */
 		if (turns != 2L * i)
 			FAIL("T1 at round %d sees %ld turns", i, turns);
@@ -75,7 +75,7 @@ static void *t1(void *p)
 static void *t2(void *p)
 {
 	(void)p;
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < rounds; i++) {
 		CHECK_RC(pthread_mutex_lock(&Q), 0);
 		if (turns != 2L * i + 1)
 			FAIL("T2 at round %d sees %ld turns", i, turns);
@@ -86,6 +86,7 @@ static void *t2(void *p)
 }
 static void semaphore(void)
 {
+	rounds = sized(2000);
 	init_type(&P, PTHREAD_MUTEX_NORMAL);
 	CHECK_RC(pthread_mutex_init(&Q, NULL), 0);
 	CHECK_RC(pthread_mutex_lock(&P), 0);
@@ -94,7 +95,7 @@ static void semaphore(void)
 	CHECK_RC(pthread_mutex_unlock(&P), 0); /* T1 goes first */
 	join(a);
 	join(b);
-	CHECK_EQ(turns, 2L * ROUNDS);
+	CHECK_EQ(turns, 2L * rounds);
 	/* T2 released P last; T2 took Q last and nobody released it. */
 	CHECK_RC(probe(&P), 0);
 	CHECK_RC(probe(&Q), EBUSY);
@@ -103,14 +104,16 @@ static void semaphore(void)
 }
 
 /* A handoff chain: each worker waits on its mutex, and hands the baton to
- * the next worker's mutex, which the previous holder had locked. */
-enum { CHAIN = 4, LAPS = 300 };
+ * the next worker's mutex, which the previous holder had locked. 300 laps
+ * (sized: check.h). */
+enum { CHAIN = 4 };
+static int laps;
 static pthread_mutex_t chain[CHAIN];
 static long chain_count;
 static void *chain_fn(void *p)
 {
 	int me = (int)(intptr_t)p;
-	for (int i = 0; i < LAPS; i++) {
+	for (int i = 0; i < laps; i++) {
 		CHECK_RC(pthread_mutex_lock(&chain[me]), 0);
 		chain_count++;
 		CHECK_RC(pthread_mutex_unlock(&chain[(me + 1) % CHAIN]), 0);
@@ -119,6 +122,7 @@ static void *chain_fn(void *p)
 }
 static void handoff_chain(void)
 {
+	laps = sized(300);
 	for (int i = 0; i < CHAIN; i++) {
 		init_type(&chain[i], i % 2 ? PTHREAD_MUTEX_ADAPTIVE_NP : PTHREAD_MUTEX_NORMAL);
 		CHECK_RC(pthread_mutex_lock(&chain[i]), 0);
@@ -129,7 +133,7 @@ static void handoff_chain(void)
 	CHECK_RC(pthread_mutex_unlock(&chain[0]), 0);
 	for (int i = 0; i < CHAIN; i++)
 		join(t[i]);
-	CHECK_EQ(chain_count, (long)CHAIN * LAPS);
+	CHECK_EQ(chain_count, (long)CHAIN * laps);
 }
 
 static const struct test_case cases[] = {

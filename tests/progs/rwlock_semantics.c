@@ -598,12 +598,13 @@ struct mixed {
 	pthread_rwlock_t *l;
 	long counter;
 	atomic_uint occ; /* readers, | 1 << 31 for a writer */
+	int iters;	 /* 4000 a thread, sized (check.h) */
 };
 static void *mixed_fn(void *p)
 {
 	struct mixed *m = p;
 	unsigned x = (unsigned)(uintptr_t)&x | 1;
-	for (int i = 0; i < 4000; i++) {
+	for (int i = 0; i < m->iters; i++) {
 		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
 		if (x % 8 == 0) {
 			CHECK_RC(pthread_rwlock_wrlock(m->l), 0);
@@ -626,7 +627,7 @@ static void *mixed_fn(void *p)
 static void exclusion(void)
 {
 	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
-	struct mixed m = {.l = &l};
+	struct mixed m = {.l = &l, .iters = sized(4000)};
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		t[i] = spawn(mixed_fn, &m);

@@ -104,11 +104,12 @@ struct contend {
 	pthread_spinlock_t s;
 	long counter;
 	atomic_int inside;
+	int iters; /* 5000 a thread, sized (check.h) */
 };
 static void *contend_fn(void *p)
 {
 	struct contend *c = p;
-	for (int i = 0; i < 5000; i++) {
+	for (int i = 0; i < c->iters; i++) {
 		if (i % 4 == 0) {
 			while (pthread_spin_trylock(&c->s) == EBUSY)
 				sched_yield();
@@ -122,14 +123,14 @@ static void *contend_fn(void *p)
 }
 static void exclusion(void)
 {
-	struct contend c = {.counter = 0};
+	struct contend c = {.counter = 0, .iters = sized(5000)};
 	CHECK_RC(pthread_spin_init(&c.s, 0), 0);
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		t[i] = spawn(contend_fn, &c);
 	for (int i = 0; i < 4; i++)
 		join(t[i]);
-	CHECK_EQ(c.counter, 20000);
+	CHECK_EQ(c.counter, 4L * c.iters);
 	CHECK_RC(pthread_spin_destroy(&c.s), 0);
 }
 
