@@ -4,6 +4,8 @@
 #                   every program README tells users to run (build/lockbench)
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
+#   make test-quick build, run the edit-compile loop's check (scripts/run-tests
+#                   --quick: under a minute; make test stays the whole suite)
 #   make install PREFIX=/usr/local [DESTDIR=DIR]   (mk/man.mk: man pages, completion)
 #   make deb        a Debian package, in build/deb/ (mk/deb.mk)
 #   make format, make format-check   (clang-format; the tree is kept formatted)
@@ -46,7 +48,7 @@ PROG_BINS := $(PROG_C:tests/progs/%.c=$(B)/progs/%) $(PROG_CXX:tests/progs/%.cpp
 LIB := $(B)/liblockswap.so
 CMD := $(B)/lockswap
 
-.PHONY: all demo test check install deps-demo deps-test clean format format-check tests-build
+.PHONY: all demo test test-quick check install deps-demo deps-test clean format format-check tests-build
 all: $(LIB) $(CMD) $(B)/liblocks.a
 
 $(B)/locks/%.o: locks/%.c $(HDRS)
@@ -122,6 +124,8 @@ test: deps-test
 	@$(MAKE) --no-print-directory tests-build
 	@scripts/run-tests
 check: test
+test-quick: tests-build
+	@scripts/run-tests --quick
 
 demo: deps-demo
 	@$(MAKE) --no-print-directory all $(B)/demo-contend
