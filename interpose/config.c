@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pool.h"
+#include "bind.h"
 #include "rwshim.h"
 #include "shim.h"
 #include "spin/spinlock.h"
@@ -27,9 +28,6 @@
 
 extern char **environ;
 
-struct ls_global ls_g = {.fast_kind = -1};
-struct ls_glibc ls_real;
-int (*ls_real_setcanceltype)(int, int *);
 static bool verbose, stats;
 
 #define DEFAULT_ALGO "ttas"
@@ -322,9 +320,6 @@ static void configure(void)
 }
 
 /* ---- LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO (rwshim.h) ---- */
-
-struct ls_rwglobal ls_rwg;
-struct ls_rwreal ls_rwreal;
 
 void ls_rw_resolve_glibc(void)
 {

@@ -27,43 +27,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "pool.h"
+#include "bind.h"
 #include "shim.h"
 #include "wait.h"
-
-__thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
-
-int ls_self_tid_slow(void)
-{
-	return ls_tls_tid = (int)syscall(SYS_gettid);
-}
 
 static int self_tid(void)
 {
 	return ls_self_tid();
-}
-
-/* fork: the child's only thread has a new tid (as in glibc, a mutex the
- * parent's thread owned is not owned by the child's). */
-static void atfork_child(void)
-{
-	ls_tls_tid = 0;
-}
-
-static void atfork_child_all(void)
-{
-	atfork_child();
-	ls_pool_fork_child();
-}
-
-__attribute__((constructor(101))) static void register_atfork(void)
-{
-	/* The pool's region lock is held across fork so that the child never
-	 * inherits it held by a thread that does not exist there. */
-	pthread_atfork(ls_pool_fork_prepare, ls_pool_fork_parent, atfork_child_all);
 }
 
 static inline int load_owner(struct ls_mutex *m)
@@ -86,33 +58,6 @@ static inline uint32_t cond_users(struct ls_mutex *m)
 }
 
 /* ---- out-of-line state ---- */
-
-/* A fresh block for m, initialised for algorithm a; NULL only if wait is
- * false and no memory can be had without the pool's reserve (pool.h). The
- * size fits a block: configuration refuses an algorithm whose state does
- * not. */
-struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait)
-{
-	size_t size = sizeof(struct ls_ext) + a->state_size;
-	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
-	if (e) {
-		/* relaxed atomic: a stale copy of another mutex may read it */
-		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
-		e->h.kind = a;
-		if (a->init)
-			a->init(e + 1);
-	}
-	return e;
-}
-
-/* On a lock path, which cannot fail: the pool's reserve, or a wait. */
-void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
-{
-	struct ls_ext *e = ls_mutex_ext_new(m, a, true);
-	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size,
-					      NULL) +
-	       1;
-}
 
 /* For ls_g's algorithm: the fast path keeps no algorithm live across the
  * call (map.c has its own, for each mutex's). */
@@ -214,7 +159,7 @@ static inline __attribute__((always_inline)) int acquire(struct ls_mutex *m, enu
 	return 0;
 }
 
-/* An acquisition by an asynchronously cancelable thread (cancel.c): the
+/* An acquisition by an asynchronously cancelable thread (shim_cancel.c): the
  * whole call with its type deferred, and a wait in slices. */
 static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how how,
 						   const struct timed_arg *t)
@@ -226,7 +171,7 @@ static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how 
 }
 
 /* Once some thread has been asynchronously cancelable, every call comes
- * here (cancel.c); a NORMAL mutex of a thread that is not goes straight to
+ * here (shim_cancel.c); a NORMAL mutex of a thread that is not goes straight to
  * the algorithm, as on the fast path (fast_kind is LS_KIND_SLOW only after
  * initialisation). */
 static inline bool normal_after_async(const struct ls_mutex *m)
@@ -364,28 +309,6 @@ static bool valid_clock(clockid_t c)
 	return ls_valid_clock(c);
 }
 
-int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
-{
-	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
-		return EINVAL;
-	if (abs->tv_sec < 0)
-		return ETIMEDOUT;
-	uint64_t want = (uint64_t)abs->tv_sec * 1000000000u + (uint64_t)abs->tv_nsec;
-	if (clock == CLOCK_MONOTONIC) {
-		if (want <= ls_now_ns())
-			return ETIMEDOUT;
-		*out = want;
-		return 0;
-	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t rt = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (want <= rt)
-		return ETIMEDOUT;
-	*out = ls_now_ns() + (want - rt);
-	return 0;
-}
-
 static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs)
 {
 	if (!ls_g.algo->trylock(state))
@@ -401,7 +324,7 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 }
 
 /* An asynchronously cancelable thread never waits inside an algorithm
- * (cancel.c): it waits in slices of the algorithm's timedlock (or the
+ * (shim_cancel.c): it waits in slices of the algorithm's timedlock (or the
  * trylock fallback), 1 ms doubling up to 16 ms, and between two, holding
  * nothing and in no queue, lets a pending cancel act. Returns 0, or for a
  * timed call ETIMEDOUT / EINVAL (checked once busy, as algo_timedlock). */

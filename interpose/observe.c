@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "bind.h"
 #include "rwshim.h"
 #include "shim.h"
 

@@ -1,5 +1,5 @@
 /*
- * shim.h - what the interposition layer's files share.
+ * shim.h - what the interposition layer's files share (shim.c defines it).
  *
  * How lockswap reads a pthread_mutex_t (40 bytes on x86-64). The fields
  * glibc's static initialisers set, and the ones a debugger shows, keep
@@ -97,7 +97,7 @@ _Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the hea
 
 /* glibc's functions, for the mutexes and condvars it keeps (struct ls_glibc:
  * an observer may wrap them, see observe.h), and glibc's
- * pthread_setcanceltype (cancel.c, cond.c), which no observer sees. */
+ * pthread_setcanceltype (shim_cancel.c, mutex_cond.c), which no observer sees. */
 extern struct ls_glibc ls_real;
 extern int (*ls_real_setcanceltype)(int, int *);
 
@@ -108,7 +108,7 @@ extern int (*ls_real_setcanceltype)(int, int *);
  * library's constructor (by other libraries' constructors) work.
  */
 struct ls_global {
-	int fast_kind; /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (cancel.c) */
+	int fast_kind; /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (shim_cancel.c) */
 	/* the fast path's operations, on the inline state bytes */
 	bool ext;	  /* algorithm state lives out of line */
 	bool passthrough; /* LOCKSWAP_ALGO=pthread */
@@ -139,7 +139,7 @@ int ls_observe_setup(char *err, size_t errlen);
 
 void ls_init(void); /* idempotent, thread-safe */
 
-/* The calling thread's kernel tid, cached per thread (mutex.c resets it in
+/* The calling thread's kernel tid, cached per thread (shim.c resets it in
  * a fork child): the owner of a RECURSIVE/ERRORCHECK mutex, the writer of
  * an rwlock. */
 extern __thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
@@ -150,7 +150,7 @@ static inline int ls_self_tid(void)
 	return LS_LIKELY(t) ? t : ls_self_tid_slow();
 }
 
-/* Asynchronous cancellation (cancel.c): once a thread has made itself
+/* Asynchronous cancellation (shim_cancel.c): once a thread has made itself
  * asynchronously cancelable, fast_kind is LS_KIND_SLOW (no mutex has it)
  * and the slow paths run such a thread's calls with its type deferred
  * (ls_cancel_defer, then ls_cancel_restore with what it returned). */
@@ -187,8 +187,8 @@ int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out);
 #define LS_SLICE_MIN_NS 1000000u
 #define LS_SLICE_MAX_NS 16000000u
 
-/* Out-of-line state (mutex.c), also for map.c's mutexes of different
- * algorithms. The mutex of an inline state's bytes; a fresh block
+/* Out-of-line state (shim.c), for mutex.c's mutexes and map.c's (each of
+ * its mutex's algorithm). The mutex of an inline state's bytes; a fresh block
  * initialised for algorithm a (NULL only if !wait and there is no memory
  * without the pool's reserve); a block for a attached to the mutex now (on
  * a lock path: never fails), or the one another thread attached first. */
@@ -230,29 +230,5 @@ int ls_mutex_relock_after_wait(pthread_mutex_t *m, uint32_t saved);
  * waiters have released it, else the algorithm's destroy, the block freed,
  * __kind -1, the observer told. */
 int ls_mutex_destroy_algo(struct ls_mutex *m, const struct ls_algo *a, void *state, bool ext);
-
-/* ---- an algorithm per mutex (map.c) ----
- *
- * LOCKSWAP_ALGO_MAP or LOCKSWAP_CONFIG: config.c calls ls_map_configure
- * once the default algorithm is chosen (LOCKSWAP_ALGO, for the mutexes no
- * rule names) and before the observer is installed; it fills ls_g for the
- * map (ls_g.map set) or returns -1 with one line in err. After the
- * observer: ls_map_published (the slow paths' operations). After ready:
- * ls_map_start (the matcher's start: may dlopen). mutex.c calls ls_map_init
- * and ls_map_destroy for every lockswap mutex when ls_g.map is set. */
-int ls_map_configure(const struct ls_algo *dflt, bool verbose, char *err, size_t errlen);
-void ls_map_published(void);
-int ls_map_start(char *err, size_t errlen);
-const char *ls_map_default_name(void); /* the algorithm of mutexes no rule names */
-void ls_map_report(void);	       /* at exit, under LOCKSWAP_VERBOSE */
-bool ls_map_any(void);		       /* rules were read: of mutexes (ls_g.map), rwlocks or both */
-int ls_map_init(struct ls_mutex *m, int type);
-int ls_map_destroy(struct ls_mutex *m);
-/* A rules' table of size bytes (read-write, zeroed): below 4 GiB (*near)
- * if the kernel has room there, else anywhere; NULL without memory. */
-void *ls_map_table(size_t size, bool *near);
-/* The observer's queries (observe.h). */
-const char *ls_map_algo_of(const pthread_mutex_t *m);
-const char *ls_map_rule_of(const pthread_mutex_t *m);
 
 #endif

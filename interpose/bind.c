@@ -1,6 +1,6 @@
 /*
- * map.c - an algorithm per mutex (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG), and
- * the rules' families (rwlocks: rwlock.c): each
+ * bind.c - an algorithm per lock (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): the
+ * rules' families, mutexes and rwlocks (the rwlocks' part: below): each
  * lockswap mutex is bound once, when it is initialised or first used, to
  * the rule its creation stack matches (match/match.h), and runs that rule's
  * algorithm until it is destroyed.
@@ -47,7 +47,7 @@
  * below): a mutex algorithm's rule to mutexes, an rwlock algorithm's (the
  * names of `lockswap --names rwlock`) to rwlocks, `pthread`, a name of both,
  * to both; each family matches only its rules (match.h's mask) and has its
- * own '*' rule. The rwlocks' table, binding and dispatch are rwlock.c's
+ * own '*' rule. The rwlocks' table, binding and dispatch are below
  * (ls_rwmap_configure). Spinlocks take no rules: a pthread_spinlock_t is 4
  * bytes, all of them the lock word, with no room for a binding, so a rule
  * naming a spinlock-only algorithm is a configuration error. A map without
@@ -63,6 +63,7 @@
 
 #include "match.h"
 #include "pool.h"
+#include "bind.h"
 #include "rwshim.h"
 #include "spin/spinlock.h"
 #include "wrap/wrap.h"
@@ -426,7 +427,7 @@ const char *ls_map_rule_of(const pthread_mutex_t *mu)
 
 /* The table: below 4 GiB if the kernel has room there (MAP_32BIT asks for
  * the first 2 GiB), else anywhere. */
-void *ls_map_table(size_t size, bool *near)
+static void *map_table(size_t size, bool *near)
 {
 	void *p = MAP_FAILED;
 #ifdef MAP_32BIT
@@ -570,7 +571,7 @@ int ls_map_configure(const struct ls_algo *dflt, bool verb, char *err, size_t le
 	nbind = n + 1;
 	size_t size = (nbind * sizeof *table + 4095) & ~(size_t)4095;
 	bool near;
-	table = ls_map_table(size, &near);
+	table = map_table(size, &near);
 	bound = mmap(NULL, nbind * sizeof *bound, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!table || bound == MAP_FAILED) {
 		snprintf(err, len, "%s: no memory for the rules' table", origin);
@@ -681,4 +682,583 @@ void ls_map_report(void)
 bool ls_map_any(void)
 {
 	return any_map;
+}
+
+/* ---- an algorithm per rwlock (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG) ----
+ *
+ * When a map has rules whose algorithm is an rwlock algorithm (ls_map_configure
+ * sorts the rules into families), each rwlock is bound once, at
+ * pthread_rwlock_init or first use, to the rule its creation stack matches
+ * (match.h, among the rwlock rules), and runs that rule's algorithm until
+ * it is destroyed, as above for mutexes.
+ *
+ * Bindings. One entry per rule, plus one for the rwlocks no rule names
+ * (LOCKSWAP_RWALGO), in a read-only table mapped below 4 GiB if the kernel
+ * has room there: __pad2 holds the rwlock's entry (its address, or its offset
+ * from rw_bias when the table is above 4 GiB; 64 bits, so that no
+ * instruction widens it), 0 until it has one. Binding races: as a mutex's, one CAS from 0; the loser adopts
+ * the winner's entry. A copy by value copies its binding.
+ *
+ * Paths. ls_rwg.rw is map_rwalgo, whose operations find the rwlock's entry
+ * (binding it first if need be) and call its algorithm on its state: the
+ * general paths and every timed and try operation run through it unchanged,
+ * with ls_rwg.rw_ext false, so that the state they pass is the rwlock itself
+ * (offset 0). With the table below 4 GiB the read lock, the write lock and
+ * the unlock have entries of their own (rwlock.c's rdlock_fast_map, wrlock_fast_map,
+ * unlock_fast_map, unlock_write_map): they load the binding beside the
+ * writer word, send an rwlock without one to the general path, and call the
+ * entry's operation: 3 instructions more for a lock, 1 for an unlock than
+ * the same algorithm as LOCKSWAP_RWALGO. An algorithm whose state is out of
+ * line gets adapters (rwm_ext_*) that find the block, as the fast paths of
+ * LOCKSWAP_RWALGO do inline, and jump to its operation: 2 more per call.
+ * (results/map/rwcost.md.) Without rwlock rules none of this runs:
+ * ls_rwg.map is false and every path is as before.
+ *
+ * `pthread` in a rule: glibc's own rwlock, kept out of line (56 bytes do not
+ * fit the state bytes) with the rwlock's kind, run through the shim, which
+ * keeps glibc's semantics itself (EDEADLK, recursion, misuse).
+ */
+
+static struct ls_rwbind *rw_table; /* rw_nbind entries, read-only once configured */
+static unsigned rw_nbind;	   /* rules + 1 (the last: no rule) */
+static uintptr_t rw_bias;	   /* 0 if rw_table is below 4 GiB */
+static uint64_t rw_rules;	   /* the rwlock rules (match.h's mask) */
+static int rw_any = LS_MATCH_NONE; /* their '*' rule */
+static _Atomic uint64_t *rw_bound; /* rwlocks bound to each entry */
+
+static inline uint64_t rw_word_of(const struct ls_rwbind *b)
+{
+	return (uintptr_t)b - rw_bias;
+}
+
+static inline const struct ls_rwbind *rw_entry_at(uint64_t w)
+{
+	return (const struct ls_rwbind *)(rw_bias + w);
+}
+
+/* A word read from memory that may hold anything (init): its entry or NULL. */
+static const struct ls_rwbind *rw_entry_checked(uint64_t w)
+{
+	uintptr_t a = rw_bias + w;
+	if (!w || a < (uintptr_t)rw_table || a >= (uintptr_t)(rw_table + rw_nbind) ||
+	    (a - (uintptr_t)rw_table) % sizeof *rw_table)
+		return NULL;
+	return (const struct ls_rwbind *)a;
+}
+
+static const struct ls_rwbind *rw_entry_for(int rule)
+{
+	return &rw_table[rule == LS_MATCH_NONE ? rw_nbind - 1 : (unsigned)rule];
+}
+
+/* First use of an rwlock without a binding: match, then one CAS from 0. */
+static __attribute__((noinline)) const struct ls_rwbind *rw_bind_first_use(struct ls_rwlock *l)
+{
+	const struct ls_rwbind *b = rw_entry_for(ls_match_caller(rw_rules, rw_any));
+	uint64_t seen = 0;
+	if (atomic_compare_exchange_strong_explicit(&l->bind, &seen, rw_word_of(b), memory_order_relaxed,
+						    memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&rw_bound[b - rw_table], 1, memory_order_relaxed);
+		return b;
+	}
+	return rw_entry_at(seen); /* another thread bound it first: its choice stands */
+}
+
+static inline const struct ls_rwbind *rw_bound_entry(struct ls_rwlock *l)
+{
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	if (LS_LIKELY(w))
+		return rw_entry_at(w);
+	return rw_bind_first_use(l);
+}
+
+unsigned ls_rwmap_caps(struct ls_rwlock *l)
+{
+	return rw_bound_entry(l)->algo->caps;
+}
+
+/* -- glibc's own rwlock, for one rwlock -- */
+
+static int g_rdlock(void *s, unsigned how, void **token)
+{
+	(void)how, (void)token;
+	return ls_rwreal.rw.rdlock(s);
+}
+
+static int g_tryrdlock(void *s, unsigned how, void **token)
+{
+	(void)how, (void)token;
+	return ls_rwreal.rw.tryrdlock(s);
+}
+
+static struct timespec g_ts(uint64_t deadline)
+{
+	return (struct timespec){(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+}
+
+static int g_timedrdlock(void *s, unsigned how, uint64_t deadline, void **token)
+{
+	(void)how, (void)token;
+	struct timespec ts = g_ts(deadline);
+	return ls_rwreal.rw.clockrdlock(s, CLOCK_MONOTONIC, &ts);
+}
+
+static void g_unlock_read(void *s, void *token)
+{
+	(void)token;
+	ls_rwreal.rw.unlock(s);
+}
+
+static void g_wrlock(void *s, unsigned how)
+{
+	(void)how;
+	ls_rwreal.rw.wrlock(s);
+}
+
+static int g_trywrlock(void *s, unsigned how)
+{
+	(void)how;
+	return ls_rwreal.rw.trywrlock(s);
+}
+
+static int g_timedwrlock(void *s, unsigned how, uint64_t deadline)
+{
+	(void)how;
+	struct timespec ts = g_ts(deadline);
+	return ls_rwreal.rw.clockwrlock(s, CLOCK_MONOTONIC, &ts);
+}
+
+static void g_wrunlock(void *s)
+{
+	ls_rwreal.rw.unlock(s);
+}
+
+static void g_destroy(void *s)
+{
+	ls_rwreal.rw.destroy(s);
+}
+
+static const struct ls_rwalgo glibc_rwalgo = {
+    .name = "pthread",
+    .desc = "glibc's own rwlock, for the rwlocks a rule gives it",
+    .caps = LS_RWCAP_TIMEOUT | LS_RWCAP_KIND,
+    .state_size = sizeof(pthread_rwlock_t),
+    .destroy = g_destroy,
+    .rdlock = g_rdlock,
+    .tryrdlock = g_tryrdlock,
+    .timedrdlock = g_timedrdlock,
+    .rdunlock = g_unlock_read,
+    .wrlock = g_wrlock,
+    .trywrlock = g_trywrlock,
+    .timedwrlock = g_timedwrlock,
+    .wrunlock = g_wrunlock,
+};
+
+/* -- out-of-line states of the rwlock's own algorithm -- */
+
+static size_t rw_ext_size(const struct ls_rwalgo *a)
+{
+	return sizeof(struct ls_rwext) + a->state_size;
+}
+
+/* a's state in a block (zeroed or fresh) of rwlock l */
+static void rw_state_init(const struct ls_rwlock *l, const struct ls_rwalgo *a, void *st)
+{
+	if (a == &glibc_rwalgo) {
+		/* glibc's rwlock takes its kind at init */
+		pthread_rwlockattr_t at;
+		pthread_rwlockattr_init(&at);
+		pthread_rwlockattr_setkind_np(&at, (int)l->flags);
+		ls_rwreal.rw.init(st, &at);
+		pthread_rwlockattr_destroy(&at);
+	} else if (a->init) {
+		a->init(st);
+	}
+}
+
+static struct ls_rwext *rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, bool wait)
+{
+	struct ls_rwext *e = wait ? ls_ext_alloc_wait(rw_ext_size(a)) : ls_ext_alloc(rw_ext_size(a));
+	if (e) {
+		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
+		e->h.kind = a;
+		rw_state_init(l, a, e + 1);
+	}
+	return e;
+}
+
+static __attribute__((noinline)) void *rw_ext_attach(struct ls_rwlock *l)
+{
+	const struct ls_rwalgo *a = rw_entry_at(atomic_load_explicit(&l->bind, memory_order_relaxed))->algo;
+	struct ls_rwext *e = rw_ext_new(l, a, true);
+	return (struct ls_rwext *)ls_ext_attach(&l->alg.ext, &e->h, rw_ext_size(a), NULL) + 1;
+}
+
+/* The state of a bound rwlock whose algorithm keeps it out of line. */
+static inline void *rw_ext_state(struct ls_rwlock *l)
+{
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_LIKELY(e))
+		return e + 1;
+	return rw_ext_attach(l);
+}
+
+static inline void *rw_state_for(struct ls_rwlock *l, const struct ls_rwbind *b)
+{
+	return b->ext ? rw_ext_state(l) : l->alg.state;
+}
+
+/* The fast paths' adapters for an out-of-line state: called by
+ * rdlock_fast_map and unlock_fast_map only (the table is below 4 GiB, the
+ * rwlock is bound), they find the block as rdlock_fast_ext does, then jump
+ * to the algorithm's own operation (the attaching, rare, apart: no register
+ * is saved on the way). */
+static inline const struct ls_rwbind *rw_near_entry(struct ls_rwlock *l)
+{
+	return (const struct ls_rwbind *)(uintptr_t)atomic_load_explicit(&l->bind, memory_order_relaxed);
+}
+
+static __attribute__((noinline)) int rwm_ext_rdlock_attach(struct ls_rwlock *l, unsigned how, void **token)
+{
+	void *st = rw_ext_attach(l);
+	return rw_near_entry(l)->ardlock(st, how, token);
+}
+
+static int rwm_ext_rdlock(void *s, unsigned how, void **token)
+{
+	struct ls_rwlock *l = s;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e))
+		return rwm_ext_rdlock_attach(l, how, token);
+	return rw_near_entry(l)->ardlock(e + 1, how, token);
+}
+
+static __attribute__((noinline)) void rwm_ext_rdunlock_attach(struct ls_rwlock *l, void *token)
+{
+	/* (a copy by value of a held rwlock: see ls_rw_ext_state) */
+	rw_near_entry(l)->ardunlock(rw_ext_attach(l), token);
+}
+
+static void rwm_ext_rdunlock(void *s, void *token)
+{
+	struct ls_rwlock *l = s;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e)) {
+		rwm_ext_rdunlock_attach(l, token);
+		return;
+	}
+	rw_near_entry(l)->ardunlock(e + 1, token);
+}
+
+static __attribute__((noinline)) void rwm_ext_wrlock_attach(struct ls_rwlock *l, unsigned how)
+{
+	void *st = rw_ext_attach(l);
+	rw_near_entry(l)->awrlock(st, how);
+}
+
+static void rwm_ext_wrlock(void *s, unsigned how)
+{
+	struct ls_rwlock *l = s;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e)) {
+		rwm_ext_wrlock_attach(l, how);
+		return;
+	}
+	rw_near_entry(l)->awrlock(e + 1, how);
+}
+
+static __attribute__((noinline)) void rwm_ext_wrunlock_attach(struct ls_rwlock *l)
+{
+	rw_near_entry(l)->awrunlock(rw_ext_attach(l));
+}
+
+static void rwm_ext_wrunlock(void *s)
+{
+	struct ls_rwlock *l = s;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_UNLIKELY(!e)) {
+		rwm_ext_wrunlock_attach(l);
+		return;
+	}
+	rw_near_entry(l)->awrunlock(e + 1);
+}
+
+/* -- map_rwalgo: ls_rwg.rw under a map; the state is the rwlock -- */
+
+#define RWM_PROLOGUE(s)                                                                                      \
+	struct ls_rwlock *l = (s);                                                                           \
+	const struct ls_rwbind *b = rw_bound_entry(l);                                                       \
+	const struct ls_rwalgo *a = b->algo;                                                                 \
+	void *st = rw_state_for(l, b)
+
+static int rwm_rdlock(void *s, unsigned how, void **token)
+{
+	RWM_PROLOGUE(s);
+	return a->rdlock(st, how, token);
+}
+
+static int rwm_tryrdlock(void *s, unsigned how, void **token)
+{
+	RWM_PROLOGUE(s);
+	return a->tryrdlock(st, how, token);
+}
+
+static int rwm_timedrdlock(void *s, unsigned how, uint64_t deadline, void **token)
+{
+	RWM_PROLOGUE(s);
+	return a->timedrdlock ? a->timedrdlock(st, how, deadline, token)
+			      : ls_rw_timed_fallback(a, st, how, false, deadline, token);
+}
+
+static void rwm_rdunlock(void *s, void *token)
+{
+	RWM_PROLOGUE(s);
+	a->rdunlock(st, token);
+}
+
+static void rwm_wrlock(void *s, unsigned how)
+{
+	RWM_PROLOGUE(s);
+	a->wrlock(st, how);
+}
+
+static int rwm_trywrlock(void *s, unsigned how)
+{
+	RWM_PROLOGUE(s);
+	return a->trywrlock(st, how);
+}
+
+static int rwm_timedwrlock(void *s, unsigned how, uint64_t deadline)
+{
+	RWM_PROLOGUE(s);
+	return a->timedwrlock ? a->timedwrlock(st, how, deadline)
+			      : ls_rw_timed_fallback(a, st, how, true, deadline, NULL);
+}
+
+static void rwm_wrunlock(void *s)
+{
+	RWM_PROLOGUE(s);
+	a->wrunlock(st);
+}
+
+static struct ls_rwalgo map_rwalgo = {
+    .name = "map",
+    .desc = "an algorithm per rwlock (LOCKSWAP_ALGO_MAP)",
+    .caps = LS_RWCAP_TIMEOUT,
+    .state_size = LS_RW_INLINE_STATE,
+    .rdlock = rwm_rdlock,
+    .tryrdlock = rwm_tryrdlock,
+    .timedrdlock = rwm_timedrdlock,
+    .rdunlock = rwm_rdunlock,
+    .wrlock = rwm_wrlock,
+    .trywrlock = rwm_trywrlock,
+    .timedwrlock = rwm_timedwrlock,
+    .wrunlock = rwm_wrunlock,
+};
+
+/* -- init and destroy under the map -- */
+
+int ls_rwmap_init(struct ls_rwlock *l, int kind)
+{
+	/* Memory that held one of our rwlocks: its block goes back to the
+	 * pool, or to the new rwlock if the algorithm is the same. */
+	const struct ls_rwbind *old = rw_entry_checked(atomic_load_explicit(&l->bind, memory_order_relaxed));
+	struct ls_rwext *olde = NULL;
+	if (old && old->ext) {
+		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
+		if (ls_ext_adoptable(&l->alg.ext, e, old->algo))
+			olde = (struct ls_rwext *)e;
+	}
+	memset(l, 0, sizeof *l);
+	l->flags = (uint32_t)kind; /* as glibc: the kind itself */
+	const struct ls_rwbind *b = rw_entry_for(ls_match_caller(rw_rules, rw_any));
+	const struct ls_rwalgo *a = b->algo;
+	if (olde && a != old->algo) {
+		ls_ext_free(olde, rw_ext_size(old->algo));
+		olde = NULL;
+	}
+	int r = 0;
+	if (b->ext) {
+		struct ls_rwext *e = olde;
+		if (e) {
+			memset(e + 1, 0, a->state_size);
+			rw_state_init(l, a, e + 1);
+		} else {
+			e = rw_ext_new(l, a, false); /* none: attached at first use, as without a map */
+		}
+		if (e)
+			atomic_store_explicit(&l->alg.ext, &e->h, memory_order_release);
+		else
+			r = ENOMEM;
+	} else if (a->init) {
+		a->init(l->alg.state);
+	}
+	atomic_store_explicit(&l->bind, rw_word_of(b), memory_order_relaxed);
+	atomic_fetch_add_explicit(&rw_bound[b - rw_table], 1, memory_order_relaxed);
+	return r;
+}
+
+int ls_rwmap_destroy(struct ls_rwlock *l)
+{
+	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	if (!w)
+		return 0; /* never initialised nor used: nothing to give back */
+	const struct ls_rwbind *b = rw_entry_at(w);
+	const struct ls_rwalgo *a = b->algo;
+	if (b->ext && !ls_ext_load(&l->alg.ext))
+		return 0;
+	void *st = rw_state_for(l, b);
+	if (a->trywrlock(st, 0))
+		return 0; /* held or waited for: glibc's destroy changes nothing either */
+	a->wrunlock(st);
+	if (a->destroy)
+		a->destroy(st);
+	if (b->ext) {
+		struct ls_ext_head *e = ls_ext_detach(&l->alg.ext);
+		if (ls_ext_mine(&l->alg.ext, e))
+			ls_ext_free(e, rw_ext_size(a));
+	}
+	return 0;
+}
+
+/* -- configuration, queries, report (bind.h) -- */
+
+int ls_rwmap_configure(const struct ls_rwalgo *const *rules, unsigned n, uint64_t among, int any,
+		       const struct ls_algo *mutex, bool verbose, char *err, size_t len)
+{
+	const struct ls_rwalgo *dflt = ls_rwg.rw;
+	bool any_lock = !(dflt->caps & LS_RWCAP_PASSTHROUGH);
+	for (unsigned i = 0; i < n; i++)
+		any_lock |= (among >> i & 1) && !(rules[i]->caps & LS_RWCAP_PASSTHROUGH);
+	if (!any_lock) {
+		/* every rwlock glibc's, whichever rule it takes: as without rules */
+		if (verbose)
+			ls_say("lockswap: map: every rwlock rule names pthread, as LOCKSWAP_RWALGO does: "
+			       "every rwlock is glibc's");
+		return 0;
+	}
+	rw_nbind = n + 1;
+	size_t size = (rw_nbind * sizeof *rw_table + 4095) & ~(size_t)4095;
+	bool near;
+	void *p = map_table(size, &near);
+	rw_bound = mmap(NULL, rw_nbind * sizeof *rw_bound, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!p || rw_bound == MAP_FAILED) {
+		snprintf(err, len, "algorithm map: no memory for the rwlock rules' table");
+		return -1;
+	}
+	rw_table = p;
+	rw_bias = near ? 0 : (uintptr_t)rw_table - sizeof *rw_table;
+	for (unsigned i = 0; i < rw_nbind; i++) {
+		bool dflt_entry = i == n;
+		if (!dflt_entry && !(among >> i & 1)) {
+			rw_table[i].rule = LS_MATCH_NONE; /* not an rwlock rule: never chosen */
+			rw_table[i].algo = dflt;
+			continue;
+		}
+		const struct ls_rwalgo *a = dflt_entry ? dflt : rules[i];
+		if (a->caps & LS_RWCAP_PASSTHROUGH) {
+			a = &glibc_rwalgo; /* the baseline, per rwlock */
+		} else if (!dflt_entry) {  /* (LOCKSWAP_RWALGO's was started and checked) */
+			const struct ls_rule *r = ls_match_rule(i);
+			char why[1400];
+			if (ls_rwalgo_start(a, mutex, why, sizeof why)) {
+				snprintf(err, len, "%s: rule '%.100s': %s", r->where, r->text, why);
+				return -1;
+			}
+			if (a->state_size > LS_RW_INLINE_STATE && LS_CACHELINE + a->state_size > LS_EXT_MAX) {
+				snprintf(
+				    err, len,
+				    "%s: rule '%.100s': rwlock algorithm %s: state of %zu bytes exceeds the "
+				    "pool's blocks (%u)",
+				    r->where, r->text, a->name, a->state_size, LS_EXT_MAX - LS_CACHELINE);
+				return -1;
+			}
+		}
+		struct ls_rwbind *e = &rw_table[i];
+		e->algo = a;
+		e->ext = a->state_size > LS_RW_INLINE_STATE;
+		e->rdlock = e->ext ? rwm_ext_rdlock : a->rdlock;
+		e->rdunlock = e->ext ? rwm_ext_rdunlock : a->rdunlock;
+		e->wrlock = e->ext ? rwm_ext_wrlock : a->wrlock;
+		e->wrunlock = e->ext ? rwm_ext_wrunlock : a->wrunlock;
+		e->ardlock = a->rdlock;
+		e->ardunlock = a->rdunlock;
+		e->awrlock = a->wrlock;
+		e->awrunlock = a->wrunlock;
+		e->rule = dflt_entry ? LS_MATCH_NONE : (int)i;
+		map_rwalgo.caps |= a->caps & LS_RWCAP_HIER;
+	}
+	mprotect(rw_table, size, PROT_READ);
+	rw_rules = among;
+	rw_any = any;
+	if (verbose) {
+		char caps[128];
+		for (unsigned i = 0; i < rw_nbind; i++) {
+			const struct ls_rwbind *b = &rw_table[i];
+			if (i < n && !(among >> i & 1))
+				continue;
+			if (i == n && any != LS_MATCH_NONE)
+				continue;
+			ls_say("lockswap: map: %s%s%s -> rwlock %s caps=%s state=%s",
+			       b->rule == LS_MATCH_NONE ? "no rule" : "rule '",
+			       b->rule == LS_MATCH_NONE ? "" : ls_match_rule((unsigned)b->rule)->text,
+			       b->rule == LS_MATCH_NONE ? "" : "'", b->algo->name,
+			       ls_rwcaps_string(b->algo->caps, caps, sizeof caps),
+			       b->ext ? "out-of-line" : "inline");
+		}
+		if (!near)
+			ls_say("lockswap: map: rwlocks dispatch by offset (no room below 4 GiB: more "
+			       "instructions per call)");
+	}
+	ls_rwg.map = true;
+	ls_rwg.map_near = near;
+	ls_rwg.rw = &map_rwalgo;
+	ls_rwg.rdlock = map_rwalgo.rdlock;
+	ls_rwg.rdunlock = map_rwalgo.rdunlock;
+	ls_rwg.wrlock = map_rwalgo.wrlock;
+	ls_rwg.wrunlock = map_rwalgo.wrunlock;
+	ls_rwg.rw_size = map_rwalgo.state_size;
+	ls_rwg.rw_ext = false;
+	__atomic_store_n(&ls_rwg.rw_on, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+const char *ls_rwmap_default_name(void)
+{
+	const struct ls_rwbind *b = rw_entry_for(rw_any);
+	return b->algo->name;
+}
+
+static const struct ls_rwbind *rw_query(const pthread_rwlock_t *rw)
+{
+	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	if (!ls_rwg.map || l->shared)
+		return NULL;
+	return rw_bound_entry(l);
+}
+
+const char *ls_rwmap_algo_of(const pthread_rwlock_t *rw)
+{
+	const struct ls_rwbind *b = rw_query(rw);
+	return b ? b->algo->name : NULL;
+}
+
+const char *ls_rwmap_rule_of(const pthread_rwlock_t *rw)
+{
+	const struct ls_rwbind *b = rw_query(rw);
+	if (!b)
+		return NULL;
+	return b->rule == LS_MATCH_NONE ? "(default)" : ls_match_rule((unsigned)b->rule)->text;
+}
+
+uint64_t ls_rwmap_bound(int rule, const char **algo)
+{
+	if (!ls_rwg.map)
+		return 0;
+	if (rule != LS_MATCH_NONE && !(rw_rules >> rule & 1))
+		return 0;
+	const struct ls_rwbind *b = &rw_table[rule == LS_MATCH_NONE ? rw_nbind - 1 : (unsigned)rule];
+	*algo = b->algo->name;
+	return atomic_load_explicit(&rw_bound[b - rw_table], memory_order_relaxed);
 }

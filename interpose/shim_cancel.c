@@ -1,5 +1,5 @@
 /*
- * cancel.c - asynchronous cancellation and the lock calls.
+ * shim_cancel.c - asynchronous cancellation and the lock calls.
  *
  * glibc: a thread whose cancel type is asynchronous may be cancelled at any
  * instruction, also while it waits in pthread_mutex_lock, and glibc's mutex
@@ -22,7 +22,7 @@
  * pthread_testcancel, where a cancel that came meanwhile acts as it would
  * have under glibc. When the call returns its type is asynchronous again
  * (and a cancel that came during a call that did not wait acts there). The
- * condition variable does the same around its own steps (cond.c).
+ * condition variable does the same around its own steps (mutex_cond.c).
  *
  * What differs from glibc: the cancel of a waiting thread acts at the end
  * of the current slice (within 16 ms), not at once; such a waiter is not in
