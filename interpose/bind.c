@@ -64,7 +64,7 @@
 #include "match.h"
 #include "pool.h"
 #include "bind.h"
-#include "rwshim.h"
+#include "shim_rwlock.h"
 #include "spin/spinlock.h"
 #include "wrap/wrap.h"
 #include "shim.h"
@@ -331,7 +331,7 @@ static const struct ls_algo glibc_algo = {
     .unlock = glibc_unlock,
 };
 
-/* ---- init and destroy ---- */
+/* ---- init, and what destroy destroys ---- */
 
 int ls_map_init(struct ls_mutex *m, int type)
 {
@@ -384,19 +384,16 @@ int ls_map_init(struct ls_mutex *m, int type)
 	return 0;
 }
 
-int ls_map_destroy(struct ls_mutex *m)
+bool ls_map_target(struct ls_mutex *m, const struct ls_algo **a, void **state, bool *ext)
 {
 	uint32_t w = atomic_load_explicit(&m->bind, memory_order_acquire);
-	if (!w) {
-		/* never initialised nor used (a static initialiser): its state
-		 * is all zero, unlocked, and no algorithm has seen it */
-		m->kind = -1;
-		if (LS_UNLIKELY(ls_events.destroy))
-			ls_events.destroy(LS_OBJ_MUTEX, m);
-		return 0;
-	}
+	if (!w)
+		return false;
 	const struct ls_bind *b = entry_at(w);
-	return ls_mutex_destroy_algo(m, b->algo, state_for(m, b), b->ext);
+	*a = b->algo;
+	*state = state_for(m, b);
+	*ext = b->ext;
+	return true;
 }
 
 /* ---- the observer's queries ---- */

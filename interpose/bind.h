@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rwshim.h"
+#include "shim_rwlock.h"
 #include "shim.h"
 
 /* ---- an algorithm per mutex ----
@@ -21,7 +21,7 @@
  * map (ls_g.map set) or returns -1 with one line in err. After the
  * observer: ls_map_published (the slow paths' operations). After ready:
  * ls_map_start (the matcher's start: may dlopen). mutex.c calls ls_map_init
- * and ls_map_destroy for every lockswap mutex when ls_g.map is set. */
+ * and ls_map_target for every lockswap mutex when ls_g.map is set. */
 int ls_map_configure(const struct ls_algo *dflt, bool verbose, char *err, size_t errlen);
 void ls_map_published(void);
 int ls_map_start(char *err, size_t errlen);
@@ -29,10 +29,10 @@ const char *ls_map_default_name(void); /* the algorithm of mutexes no rule names
 void ls_map_report(void);	       /* at exit, under LOCKSWAP_VERBOSE */
 bool ls_map_any(void);		       /* rules were read: of mutexes (ls_g.map), rwlocks or both */
 int ls_map_init(struct ls_mutex *m, int type);
-int ls_map_destroy(struct ls_mutex *m);
-/* A rules' table of size bytes (read-write, zeroed): below 4 GiB (*near)
- * if the kernel has room there, else anywhere; NULL without memory. */
-void *ls_map_table(size_t size, bool *near);
+/* For destroy (mutex.c): the algorithm of a mutex that has its binding,
+ * its state, and whether that is out of line; false for one that has none
+ * (never initialised nor used). */
+bool ls_map_target(struct ls_mutex *m, const struct ls_algo **a, void **state, bool *ext);
 /* The observer's queries (observe.h). */
 const char *ls_map_algo_of(const pthread_mutex_t *m);
 const char *ls_map_rule_of(const pthread_mutex_t *m);

@@ -28,9 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
 #include "bind.h"
+#include "mutex.h"
+#include "pool.h"
 #include "shim.h"
+#include "shim_cancel.h"
 #include "wait.h"
 
 static int self_tid(void)
@@ -168,6 +170,15 @@ static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how 
 	int r = acquire(m, how, t);
 	ls_cancel_restore(old);
 	return r;
+}
+
+/* ls_async_on's hook (shim_cancel.c): the first time a thread makes itself
+ * asynchronously cancelable, no mutex has the fast kind any more. Relaxed:
+ * only this thread's own calls need to see it (shim_cancel.c). */
+void ls_mutex_async_on(void)
+{
+	if (__atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
+		__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
 }
 
 /* Once some thread has been asynchronously cancelable, every call comes
@@ -474,15 +485,22 @@ static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m
 	return 0;
 }
 
-int ls_mutex_destroy_algo(struct ls_mutex *m, const struct ls_algo *a, void *state, bool ext)
-{
-	return destroy_algo(m, a, state, ext);
-}
-
 static int destroy_mutex(struct ls_mutex *m)
 {
-	if (LS_UNLIKELY(ls_g.map))
-		return ls_map_destroy(m);
+	if (LS_UNLIKELY(ls_g.map)) {
+		/* the mutex's own algorithm (bind.c) */
+		const struct ls_algo *a;
+		void *state;
+		bool ext;
+		if (ls_map_target(m, &a, &state, &ext))
+			return destroy_algo(m, a, state, ext);
+		/* never initialised nor used (a static initialiser): its state
+		 * is all zero, unlocked, and no algorithm has seen it */
+		m->kind = -1;
+		if (LS_UNLIKELY(ls_events.destroy))
+			ls_events.destroy(LS_OBJ_MUTEX, m);
+		return 0;
+	}
 	return destroy_algo(m, ls_g.algo, state_of(m), ls_g.ext);
 }
 

@@ -45,7 +45,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mutex.h"
 #include "shim.h"
+#include "shim_cancel.h"
 #include "wait.h"
 
 #define COND_PSHARED 1u

@@ -2,7 +2,7 @@
  * rwlock.c - the pthread_rwlock_* entry points.
  *
  * The layout of a pthread_rwlock_t, its out-of-line state and the
- * configuration are rwshim.h's; the general and checked paths are
+ * configuration are shim_rwlock.h's; the general and checked paths are
  * rwlock_acquire.c's, the calling thread's read holds rwlock_held.c's, an
  * algorithm per rwlock bind.c's.
  *
@@ -50,9 +50,11 @@
 
 #include "bind.h"
 #include "pool.h"
+#include "rwlock.h"
 #include "rwlock_acquire.h"
 #include "rwlock_held.h"
-#include "rwshim.h"
+#include "shim_cancel.h"
+#include "shim_rwlock.h"
 
 /* ---- the entry points ----
  *

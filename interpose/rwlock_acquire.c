@@ -4,7 +4,7 @@
  * checked paths that replace them once a thread is asynchronously
  * cancelable, or that an observer wraps (rwlock.c says when each runs).
  * glibc's semantics are kept here (rwlock.c lists them); the algorithm is
- * called through ls_rwg (rwshim.h), the read holds are rwlock_held.h's.
+ * called through ls_rwg (shim_rwlock.h), the read holds are rwlock_held.h's.
  *
  * Asynchronous cancellation (shim_cancel.c): once a thread has made itself
  * asynchronously cancelable, every call takes the checked path (the entry
@@ -20,7 +20,8 @@
 #include "pool.h"
 #include "rwlock_acquire.h"
 #include "rwlock_held.h"
-#include "rwshim.h"
+#include "shim_cancel.h"
+#include "shim_rwlock.h"
 #include "wait.h"
 
 /* ---- acquisitions ---- */

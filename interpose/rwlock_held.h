@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "pool.h"
-#include "rwshim.h"
+#include "shim_rwlock.h"
 
 #define LS_RD_INLINE 8
 

@@ -1,25 +1,67 @@
 /*
- * shim.c - what every family of the shim shares (shim.h, rwshim.h), below
- * them all: the configuration the entry points read (ls_g, ls_rwg) and
- * glibc's own functions (ls_real, ls_rwreal), which config.c fills; the
- * calling thread's id, and fork; deadlines; the out-of-line state blocks of
- * mutexes and rwlocks.
+ * shim.c - what every family of the shim shares (shim.h), below them all:
+ * the configuration the mutex entry points read (ls_g) and glibc's own
+ * functions (ls_real), which config.c fills; the calling thread's id, and
+ * fork; deadlines; the out-of-line state blocks of mutexes. shim_rwlock.c
+ * adds the rwlock and spinlock families' share.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pool.h"
-#include "rwshim.h"
 #include "shim.h"
 #include "wait.h"
 
 struct ls_global ls_g = {.fast_kind = -1};
 struct ls_glibc ls_real;
 int (*ls_real_setcanceltype)(int, int *);
-struct ls_rwglobal ls_rwg;
-struct ls_rwreal ls_rwreal;
+
+/* ---- readiness (shim.h) ---- */
+
+/* The configuration, registered by config.c (LS_REGISTER_CONFIG): exactly
+ * one. */
+extern const struct ls_config *const __start_ls_config[] __attribute__((weak, visibility("hidden")));
+extern const struct ls_config *const __stop_ls_config[] __attribute__((weak, visibility("hidden")));
+
+static __thread int in_init;
+
+void ls_init(void)
+{
+	int expected = 0;
+	if (atomic_compare_exchange_strong_explicit(&ls_g.ready, &expected, 1, memory_order_acquire,
+						    memory_order_acquire)) {
+		if (!__start_ls_config || __stop_ls_config - __start_ls_config != 1) {
+			ls_say("lockswap: %d configurations are registered (valid: 1)",
+			       __start_ls_config ? (int)(__stop_ls_config - __start_ls_config) : 0);
+			_exit(2);
+		}
+		const struct ls_config *c = __start_ls_config[0];
+		in_init = 1;
+		c->configure();
+		in_init = 0;
+		/* release: publishes ls_g and ls_real to every acquire of ready */
+		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
+		c->start();
+		return;
+	}
+	if (in_init) {
+		/* dlvsym or getenv took a pthread mutex: cannot happen with
+		 * glibc 2.36, and would deadlock, so say so. */
+		ls_say("lockswap: pthread call during initialisation; aborting");
+		abort();
+	}
+	while (atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2)
+		sched_yield();
+}
+
+__attribute__((constructor)) static void ctor(void)
+{
+	ls_init();
+}
 
 /* ---- the calling thread ---- */
 
@@ -101,30 +143,4 @@ void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
 	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size,
 					      NULL) +
 	       1;
-}
-
-/* ---- out-of-line state of an rwlock (rwshim.h), for ls_rwg's algorithm ---- */
-
-size_t ls_rw_ext_size(void)
-{
-	return sizeof(struct ls_rwext) + ls_rwg.rw_size;
-}
-
-struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, bool wait)
-{
-	struct ls_rwext *e = wait ? ls_ext_alloc_wait(ls_rw_ext_size()) : ls_ext_alloc(ls_rw_ext_size());
-	if (e) {
-		/* relaxed atomic: a stale copy of another rwlock may read it */
-		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
-		e->h.kind = ls_rwg.rw;
-		if (ls_rwg.rw->init)
-			ls_rwg.rw->init(e + 1);
-	}
-	return e;
-}
-
-__attribute__((noinline)) void *ls_rw_ext_attach(struct ls_rwlock *l)
-{
-	struct ls_rwext *e = ls_rw_ext_new(l, true);
-	return (struct ls_rwext *)ls_ext_attach(&l->alg.ext, &e->h, ls_rw_ext_size(), NULL) + 1;
 }

@@ -28,7 +28,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "rwshim.h"
+#include "shim_cancel.h"
+#include "shim_rwlock.h"
+#include "spin.h"
 #include "spin/spinlock.h"
 #include "wait.h"
 

@@ -1,8 +1,8 @@
 /*
- * rwshim.h - what the reader-writer lock and spinlock families share with
+ * shim_rwlock.h - what the reader-writer lock and spinlock families share with
  * the configuration (config.c) and the binding (bind.c), below them: the
  * layout of a pthread_rwlock_t, the configuration the entry points read
- * (ls_rwg, filled by config.c, defined in shim.c), glibc's functions, and
+ * (ls_rwg, filled by config.c, defined in shim_rwlock.c), glibc's functions, and
  * the out-of-line state of an rwlock.
  *
  * The two families are chosen apart from the mutexes: LOCKSWAP_RWALGO
@@ -39,8 +39,8 @@
  * without destroy) finds a block that is not its own and attaches a fresh
  * one, as a mutex does.
  */
-#ifndef LS_RWSHIM_H
-#define LS_RWSHIM_H
+#ifndef LS_SHIM_RWLOCK_H
+#define LS_SHIM_RWLOCK_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -76,12 +76,6 @@ struct ls_rwglobal {
 } __attribute__((aligned(LS_CACHELINE)));
 /* hidden: the fast paths call through it with one instruction */
 extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
-
-/* config.c: glibc's functions, then LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO
- * (after LOCKSWAP_ALGO: the mutex-serialised mode uses its algorithm).
- * Returns 0, or -1 with one line in msg (a configuration error). */
-void ls_rw_resolve_glibc(void);
-int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len);
 
 struct ls_rwlock {
 	union {
@@ -148,7 +142,7 @@ static inline bool ls_rw_is_glibc(const struct ls_rwlock *l)
 	return !__atomic_load_n(&ls_rwg.rw_on, __ATOMIC_ACQUIRE) || l->shared != 0;
 }
 
-/* ---- out-of-line state (shim.c) ----
+/* ---- out-of-line state (shim_rwlock.c) ----
  *
  * For ls_rwg's algorithm: a fresh block for l, initialised (NULL only if
  * wait is false and no memory can be had without the pool's reserve), and
@@ -192,20 +186,5 @@ static inline void *ls_rw_state_of(struct ls_rwlock *l)
 {
 	return ls_rw_state_in(l, ls_rwg.rw_ext);
 }
-
-/* The targets of the exported entry points, once configured (rwlock.c,
- * spin.c): ls_*_entries gives the family's functions (glibc's under the
- * passthrough; `fast` the ones that take for granted that no thread is
- * asynchronously cancelable, else the checked ones, which an observer
- * wraps), ls_*_publish makes the entry points jump to o's (observe.c,
- * after the observer's installation), and ls_*_async_on swaps every fast
- * entry for the checked one (shim_cancel.c: a thread is about to become
- * asynchronously cancelable). */
-void ls_rw_entries(struct ls_rwlock_ops *o, bool fast);
-void ls_rw_publish(const struct ls_rwlock_ops *o);
-void ls_rw_async_on(void);
-void ls_spin_entries(struct ls_spin_ops *o, bool fast);
-void ls_spin_publish(const struct ls_spin_ops *o);
-void ls_spin_async_on(void);
 
 #endif
