@@ -7,7 +7,7 @@
  * it finds it by registration (LS_REGISTER_CONFIG), so that the entry
  * points below never name it. It resolves glibc's own entry points, reads
  * every LOCKSWAP_ variable, composes the families (the mutexes' algorithm
- * and its map, bind.c; the rwlocks' and spinlocks'; the observer, observe.h;
+ * and its map, bind.h; the rwlocks' and spinlocks'; the observer, observe.h;
  * what asynchronous cancellation changes in each) and either publishes the
  * chosen algorithms or, on any bad value, prints one line and exits with
  * status 2: before main, never a silent fallback.

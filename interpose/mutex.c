@@ -414,28 +414,49 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	if (ls_g.passthrough || pshared != PTHREAD_PROCESS_PRIVATE || robust != PTHREAD_MUTEX_STALLED ||
 	    protocol != PTHREAD_PRIO_NONE)
 		return ls_real.mutex_init(mu, attr);
-	if (LS_UNLIKELY(ls_g.map))
-		return ls_map_init(m, type & KIND_TYPE_MASK);
 
 	/* Re-initialising memory that held one of our mutexes (destroyed,
-	 * or reused without destroy): keep its out-of-line block. A pointer
-	 * outside the region is garbage and is never dereferenced. */
+	 * or reused without destroy): its out-of-line block is kept if the
+	 * new mutex runs the same algorithm (under a map: its old binding's),
+	 * else it goes back to the pool. A pointer outside the region, or a
+	 * binding word that names no entry, is garbage and what it would
+	 * point to is never read. Relaxed: init of memory that no other
+	 * thread may use meanwhile. */
+	const struct ls_algo *a = ls_g.algo;
+	bool ext = ls_g.ext;
+	const struct ls_bind *b = NULL;
+	if (LS_UNLIKELY(ls_g.map)) {
+		b = ls_bind_checked(&ls_bind_mutexes, atomic_load_explicit(&m->bind, memory_order_relaxed));
+		a = b ? b->algo.m : NULL;
+		ext = b && b->ext;
+	}
 	struct ls_ext *old = NULL;
-	if (ls_g.ext) {
-		/* relaxed: init of memory that no other thread may use meanwhile */
+	if (ext) {
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (ls_ext_adoptable(&m->alg.ext, e, ls_g.algo))
+		if (ls_ext_adoptable(&m->alg.ext, e, a))
 			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type & KIND_TYPE_MASK;
+	if (LS_UNLIKELY(ls_g.map)) {
+		/* its binding: the rule the caller's stack matches (bind.h) */
+		const struct ls_algo *olda = a;
+		b = ls_bind_match(&ls_bind_mutexes);
+		a = b->algo.m;
+		ext = b->ext;
+		if (old && a != olda) {
+			ls_ext_free(old, sizeof(struct ls_ext) + olda->state_size);
+			old = NULL;
+		}
+	}
+	int r = 0;
 	if (old) {
 		/* the state and the wrapper word before it (shim.h) */
-		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + ls_g.algo->state_size);
-		if (ls_g.algo->init)
-			ls_g.algo->init(old + 1);
+		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + a->state_size);
+		if (a->init)
+			a->init(old + 1);
 		atomic_store_explicit(&m->alg.ext, &old->h, memory_order_release);
-	} else if (ls_g.ext) {
+	} else if (ext) {
 		/* The out-of-line state is attached here, where failing is
 		 * allowed: without memory for it (the pool's reserve is kept
 		 * for lock paths) the mutex cannot honestly be said to exist,
@@ -443,13 +464,23 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		 * mutex needs no memory); a program that ignores it still
 		 * has a valid unlocked mutex, like a static initialiser,
 		 * whose first lock attaches the state or waits for memory. */
-		struct ls_ext *e = ls_mutex_ext_new(m, ls_g.algo, false);
-		if (!e)
-			return ENOMEM;
-		atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
-	} else if (ls_g.algo->init) {
-		ls_g.algo->init(m->alg.state);
+		struct ls_ext *e = ls_mutex_ext_new(m, a, false);
+		if (e)
+			atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
+		else
+			r = ENOMEM;
+	} else if (a->init) {
+		a->init(m->alg.state);
 	}
+	if (LS_UNLIKELY(ls_g.map)) {
+		/* the word, then the bit (bind.h, "Binding races") */
+		atomic_store_explicit(&m->bind, (uint32_t)ls_bind_word(&ls_bind_mutexes, b),
+				      memory_order_release);
+		m->kind |= LS_KIND_BOUND;
+		ls_bind_count(&ls_bind_mutexes, b);
+	}
+	if (r)
+		return r;
 	if (LS_UNLIKELY(ls_events.init))
 		ls_events.init(LS_OBJ_MUTEX, mu);
 	return 0;
@@ -488,7 +519,7 @@ static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m
 static int destroy_mutex(struct ls_mutex *m)
 {
 	if (LS_UNLIKELY(ls_g.map)) {
-		/* the mutex's own algorithm (bind.c) */
+		/* the mutex's own algorithm (bind_mutex.c) */
 		const struct ls_algo *a;
 		void *state;
 		bool ext;

@@ -4,7 +4,7 @@
  * The layout of a pthread_rwlock_t, its out-of-line state and the
  * configuration are shim_rwlock.h's; the general and checked paths are
  * rwlock_acquire.c's, the calling thread's read holds rwlock_held.c's, an
- * algorithm per rwlock bind.c's.
+ * algorithm per rwlock bind.h's.
  *
  * glibc 2.36's semantics, kept here whatever the algorithm (rwlock.h says
  * what the algorithms see):
@@ -132,8 +132,8 @@ static __attribute__((noinline)) int rdlock_fast_map(pthread_rwlock_t *rw)
 		return ls_rw_rdlock_general(rw);
 	ls_rd.one.token = NULL;
 	ls_rd.one.lock = l;
-	int r =
-	    ((const struct ls_rwbind *)(uintptr_t)w)->rdlock(l->alg.state, ls_rw_how(l), &ls_rd.one.token);
+	int r = ((const struct ls_bind *)(uintptr_t)w)
+		    ->op.rw.rdlock(l->alg.state, ls_rw_how(l), &ls_rd.one.token);
 	if (LS_UNLIKELY(r))
 		ls_rd.one.lock = NULL;
 	return r;
@@ -174,7 +174,7 @@ static __attribute__((noinline)) int wrlock_fast_map(pthread_rwlock_t *rw)
 	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
 	if (LS_UNLIKELY(!ls_rw_plain(l) || !w))
 		return ls_rw_wrlock_general(rw);
-	((const struct ls_rwbind *)(uintptr_t)w)->wrlock(l->alg.state, ls_rw_how(l));
+	((const struct ls_bind *)(uintptr_t)w)->op.rw.wrlock(l->alg.state, ls_rw_how(l));
 	ls_rw_store_writer(l, ls_self_tid());
 	return 0;
 }
@@ -236,7 +236,7 @@ static __attribute__((noinline)) int unlock_write_map(pthread_rwlock_t *rw)
 		return ls_rw_unlock_general(rw);
 	ls_rw_store_writer(l, 0); /* before the release: afterwards the lock may be gone */
 	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
-	((const struct ls_rwbind *)(uintptr_t)w)->wrunlock(l->alg.state);
+	((const struct ls_bind *)(uintptr_t)w)->op.rw.wrunlock(l->alg.state);
 	return 0;
 }
 
@@ -259,7 +259,7 @@ static __attribute__((noinline)) int unlock_fast_map(pthread_rwlock_t *rw)
 		void *token = ls_rd.one.token;
 		ls_rd.one.lock = NULL;
 		uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
-		((const struct ls_rwbind *)(uintptr_t)w)->rdunlock(l->alg.state, token);
+		((const struct ls_bind *)(uintptr_t)w)->op.rw.rdunlock(l->alg.state, token);
 		return 0;
 	}
 	return unlock_write_map(rw);
@@ -287,37 +287,64 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 	}
 	if (!ls_rwg.rw_on || pshared != PTHREAD_PROCESS_PRIVATE)
 		return ls_rwreal.rw.init(rw, attr);
-	if (ls_rwg.map)
-		return ls_rwmap_init(l, kind);
 
 	/* Memory that held one of our rwlocks (destroyed, or reused without
-	 * destroy): keep its out-of-line block. A pointer outside the region
-	 * is garbage and is never dereferenced. */
+	 * destroy): its out-of-line block is kept if the new rwlock runs the
+	 * same algorithm (under a map: its old binding's), else it goes back
+	 * to the pool. A pointer outside the region, or a binding word that
+	 * names no entry, is garbage and what it would point to is never
+	 * read. Relaxed: init of memory no other thread may use meanwhile. */
+	const struct ls_rwalgo *a = ls_rwg.rw;
+	bool ext = ls_rwg.rw_ext;
+	const struct ls_bind *b = NULL;
+	if (ls_rwg.map) {
+		b = ls_bind_checked(&ls_bind_rwlocks, atomic_load_explicit(&l->bind, memory_order_relaxed));
+		a = b ? b->algo.rw : NULL;
+		ext = b && b->ext;
+	}
 	struct ls_rwext *old = NULL;
-	if (ls_rwg.rw_ext) {
+	if (ext) {
 		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
-		if (ls_ext_adoptable(&l->alg.ext, e, ls_rwg.rw))
+		if (ls_ext_adoptable(&l->alg.ext, e, a))
 			old = (struct ls_rwext *)e;
 	}
 	memset(l, 0, sizeof *l);
 	l->flags = (uint32_t)kind; /* as glibc: the kind itself */
+	if (ls_rwg.map) {
+		/* its binding: the rule the caller's stack matches (bind.h) */
+		const struct ls_rwalgo *olda = a;
+		b = ls_bind_match(&ls_bind_rwlocks);
+		a = b->algo.rw;
+		ext = b->ext;
+		if (old && a != olda) {
+			ls_ext_free(old, ls_rw_ext_size(olda));
+			old = NULL;
+		}
+	}
+	int r = 0;
 	if (old) {
-		memset(old + 1, 0, ls_rwg.rw_size);
-		if (ls_rwg.rw->init)
-			ls_rwg.rw->init(old + 1);
+		memset(old + 1, 0, a->state_size);
+		if (a->init)
+			a->init(old + 1);
 		atomic_store_explicit(&l->alg.ext, &old->h, memory_order_release);
-	} else if (ls_rwg.rw_ext) {
+	} else if (ext) {
 		/* As for mutexes (mutex.c): where failing is allowed, no
 		 * memory without the pool's reserve is ENOMEM, and the rwlock
-		 * is still valid, like a static initialiser. */
-		struct ls_rwext *e = ls_rw_ext_new(l, false);
-		if (!e)
-			return ENOMEM;
-		atomic_store_explicit(&l->alg.ext, &e->h, memory_order_release);
-	} else if (ls_rwg.rw->init) {
-		ls_rwg.rw->init(l->alg.state);
+		 * is still valid, like a static initialiser (it attaches its
+		 * block at first use). */
+		struct ls_rwext *e = ls_rw_ext_new(l, a, false);
+		if (e)
+			atomic_store_explicit(&l->alg.ext, &e->h, memory_order_release);
+		else
+			r = ENOMEM;
+	} else if (a->init) {
+		a->init(l->alg.state);
 	}
-	return 0;
+	if (ls_rwg.map) {
+		atomic_store_explicit(&l->bind, ls_bind_word(&ls_bind_rwlocks, b), memory_order_relaxed);
+		ls_bind_count(&ls_bind_rwlocks, b);
+	}
+	return r;
 }
 
 static int init_checked(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
@@ -327,21 +354,33 @@ static int init_checked(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 
 static int destroy_rwlock(struct ls_rwlock *l)
 {
-	if (ls_rwg.map)
-		return ls_rwmap_destroy(l);
-	if (ls_rwg.rw_ext && !ls_ext_load(&l->alg.ext))
-		return 0; /* never used here: nothing to give back */
-	void *st = ls_rw_state_of(l);
 	const struct ls_rwalgo *a = ls_rwg.rw;
+	bool ext = ls_rwg.rw_ext;
+	if (ls_rwg.map) {
+		/* the rwlock's own algorithm (bind.h) */
+		uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+		if (!w)
+			return 0; /* never initialised nor used: nothing to give back */
+		const struct ls_bind *b = ls_bind_at(&ls_bind_rwlocks, w);
+		a = b->algo.rw;
+		ext = b->ext;
+	}
+	void *st = l->alg.state;
+	if (ext) {
+		struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+		if (!e)
+			return 0; /* never used here: nothing to give back */
+		st = e + 1;
+	}
 	if (a->trywrlock(st, 0))
 		return 0; /* held or waited for: glibc's destroy changes nothing either */
 	a->wrunlock(st);
 	if (a->destroy)
 		a->destroy(st);
-	if (ls_rwg.rw_ext) {
+	if (ext) {
 		struct ls_ext_head *e = ls_ext_detach(&l->alg.ext);
 		if (ls_ext_mine(&l->alg.ext, e))
-			ls_ext_free(e, ls_rw_ext_size());
+			ls_ext_free(e, ls_rw_ext_size(a));
 	}
 	return 0;
 }

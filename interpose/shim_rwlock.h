@@ -1,6 +1,6 @@
 /*
  * shim_rwlock.h - what the reader-writer lock and spinlock families share with
- * the configuration (config.c) and the binding (bind.c), below them: the
+ * the configuration (config.c) and the binding (bind.h), below them: the
  * layout of a pthread_rwlock_t, the configuration the entry points read
  * (ls_rwg, filled by config.c, defined in shim_rwlock.c), glibc's functions, and
  * the out-of-line state of an rwlock.
@@ -25,7 +25,7 @@
  *					call on it goes to glibc
  *	32	__rwelision, __pad1	unused (0)
  *	40	__pad2			unused (0); under an algorithm map with rwlock
- *					rules, the rwlock's binding (bind.c): 0 until it
+ *					rules, the rwlock's binding (bind.h): 0 until it
  *					has one
  *	48	__flags			the kind, as glibc stores it: 2 (the _NP writer-
  *					preferring initialiser, PREFER_WRITER_NONRECURSIVE_NP)
@@ -144,12 +144,15 @@ static inline bool ls_rw_is_glibc(const struct ls_rwlock *l)
 
 /* ---- out-of-line state (shim_rwlock.c) ----
  *
- * For ls_rwg's algorithm: a fresh block for l, initialised (NULL only if
- * wait is false and no memory can be had without the pool's reserve), and
- * its size; on a lock path, which cannot fail, a block attached now (the
- * pool's reserve, or a wait), or the one another thread attached first. */
-size_t ls_rw_ext_size(void);
-struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, bool wait);
+ * For algorithm a: the size of a block, header and state; a fresh block for
+ * l, its state initialised (NULL only if wait is false and no memory can be
+ * had without the pool's reserve); on a lock path, which cannot fail, a
+ * block attached now (the pool's reserve, or a wait), or the one another
+ * thread attached first. ls_rw_ext_attach does the last for ls_rwg's
+ * algorithm. */
+size_t ls_rw_ext_size(const struct ls_rwalgo *a);
+struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, bool wait);
+void *ls_rw_ext_attach_for(struct ls_rwlock *l, const struct ls_rwalgo *a);
 void *ls_rw_ext_attach(struct ls_rwlock *l);
 
 /* The pointer is NULL (static initialiser, zeroed memory) or was stored by
