@@ -55,22 +55,7 @@ static void frame_of(struct build *b, uintptr_t a, struct ls_prof_frame *out)
 {
 	unsigned i;
 	const struct prof_module *m = ls_prof_module_of(a, &i);
-	memset(out, 0, sizeof *out);
-	if (!m) {
-		out->offset = a;
-		return;
-	}
-	out->module = m->path;
-	out->offset = a - m->base;
-	if (!b->syms[i].tried)
-		ls_elfsyms_load(&b->syms[i], m->path);
-	/* a return address: the call is the byte before it */
-	const struct ls_elfsym *s = ls_elfsyms_find(&b->syms[i], out->offset - 1);
-	if (s) {
-		out->sym = s->name;
-		out->symlen = strlen(s->name);
-		out->symoff = out->offset - s->lo;
-	}
+	ls_prof_frame_of(out, a, m ? m->path : NULL, m ? m->base : 0, m ? &b->syms[i] : NULL);
 }
 
 static uint32_t hash_raw(const uintptr_t *f, unsigned n)

@@ -99,57 +99,6 @@ void ls_prof_sort(struct ls_prof_row *rows, unsigned n, int key)
 		HEAPSORT(struct ls_prof_site, rows[i].sites, rows[i].nsites, site_before);
 }
 
-/* ---- frames ---- */
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-bool ls_prof_runtime_module(const char *path)
-{
-	static const char *const rt[] = {"liblockswap", "libc.so",  "libc-",	  "libstdc++",
-					 "libgcc_s",	"ld-linux", "libpthread", "libunwind"};
-	const char *b = base_name(path);
-	for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
-		if (!strncmp(b, rt[i], strlen(rt[i])))
-			return true;
-	return false;
-}
-
-unsigned ls_prof_naming_frame(const struct ls_prof_stack *s)
-{
-	for (unsigned i = 0; i < s->n; i++)
-		if (!s->f[i].module || !ls_prof_runtime_module(s->f[i].module))
-			return i;
-	return 0;
-}
-
-/* "sym+0x1a (file:line)", "sym+0x1a (module)", "module+0x1a0" */
-static void frame_out(struct ls_out *o, const struct ls_prof_frame *f)
-{
-	if (f->sym) {
-		ls_out_mem(o, f->sym, f->symlen);
-		if (f->symoff != LS_PROF_NO_OFFSET) {
-			ls_out_str(o, "+");
-			ls_out_hex(o, f->symoff);
-		}
-		ls_out_str(o, " (");
-		ls_out_str(o, f->line ? f->line : f->module ? base_name(f->module) : "?");
-		ls_out_str(o, ")");
-	} else {
-		ls_out_str(o, f->module ? base_name(f->module) : "?");
-		ls_out_str(o, "+");
-		ls_out_hex(o, f->offset);
-		if (f->line) {
-			ls_out_str(o, " (");
-			ls_out_str(o, f->line);
-			ls_out_str(o, ")");
-		}
-	}
-}
-
 static void where_out(struct ls_out *o, const struct ls_prof *p, unsigned stack)
 {
 	if (stack >= p->nstacks || !p->stacks[stack].n) {
@@ -157,7 +106,7 @@ static void where_out(struct ls_out *o, const struct ls_prof *p, unsigned stack)
 		return;
 	}
 	const struct ls_prof_stack *s = &p->stacks[stack];
-	frame_out(o, &s->f[ls_prof_naming_frame(s)]);
+	ls_prof_frame_out(o, &s->f[ls_prof_naming_frame(s)]);
 }
 
 /* ---- the table ---- */
@@ -332,7 +281,7 @@ static void row_tail(struct ls_out *o, const struct ls_prof *p, const struct ls_
 		ls_out_str(o, "         created at:\n");
 		for (unsigned f = 0; f < s->n; f++) {
 			ls_out_str(o, "             ");
-			frame_out(o, &s->f[f]);
+			ls_prof_frame_out(o, &s->f[f]);
 			ls_out_str(o, "\n");
 		}
 	}
@@ -368,7 +317,7 @@ static void row_tail(struct ls_out *o, const struct ls_prof *p, const struct ls_
 			ls_out_str(o, "             (no stack: taken while a fork was in progress)\n");
 		for (unsigned f = 0; st && f < st->n; f++) {
 			ls_out_str(o, "             ");
-			frame_out(o, &st->f[f]);
+			ls_prof_frame_out(o, &st->f[f]);
 			ls_out_str(o, "\n");
 		}
 	}
@@ -689,7 +638,7 @@ static void csv_quoted_stack(struct ls_out *o, const struct ls_prof *p, unsigned
 			if (sizeof o->buf - o->n < 4096)
 				ls_out_flush(o);
 			size_t before = o->n;
-			frame_out(o, &s->f[f]);
+			ls_prof_frame_out(o, &s->f[f]);
 			for (size_t i = before; i < o->n && o->n >= before; i++)
 				if (o->buf[i] == '"')
 					o->buf[i] = '\'';

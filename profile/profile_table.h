@@ -15,21 +15,8 @@
 #include <stdint.h>
 
 #include "profile_counts.h"
+#include "profile_frames.h"
 #include "profile_print.h"
-
-/* A frame: a return address as (module, offset), and what is known of it. */
-struct ls_prof_frame {
-	const char *module; /* path, or NULL if no loaded object held it */
-	uint64_t offset;    /* from the module's load base (or the address) */
-	const char *sym;    /* function name, or NULL */
-	size_t symlen;	    /* sym's length (it may point into an ELF string table) */
-	uint64_t symoff;    /* offset of the return address in sym, or LS_PROF_NO_OFFSET */
-	const char *line;   /* "file:line" (lockswap report), or NULL */
-};
-struct ls_prof_stack {
-	unsigned n;
-	const struct ls_prof_frame *f;
-};
 
 struct ls_prof_site {
 	uint64_t count, timeouts, wait_ns;
@@ -57,7 +44,6 @@ struct ls_prof_row {
 	unsigned nsites;
 };
 #define LS_PROF_NO_STACK 0xffffffffu
-#define LS_PROF_NO_OFFSET UINT64_MAX
 
 struct ls_prof_head {
 	int pid;
@@ -105,11 +91,5 @@ extern const char *const ls_prof_mutex_counts[LS_PROF_NMUTEX];
 extern const char *const ls_prof_cond_counts[4];
 extern const char *const ls_prof_rw_counts[LS_PROF_NCOUNT];
 void ls_prof_csv(struct ls_out *o, const struct ls_prof *p);
-
-/* The first frame of a stack outside the C and C++ runtimes and lockswap:
- * the one that names a mutex. Index, or 0. */
-unsigned ls_prof_naming_frame(const struct ls_prof_stack *s);
-/* A module of the C or C++ runtime, libunwind, or lockswap itself. */
-bool ls_prof_runtime_module(const char *path);
 
 #endif
