@@ -12,15 +12,15 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
-# The report renders with the library's own table code, draws flame graphs
+# The report renders with the library's own renderings (profile/profile_table.c
+# and the files below it, profile_table.h says which), draws flame graphs
 # (report_flame.c), proposes algorithm maps (report_map.c) and fetches debug
 # files with elfutils' libdebuginfod.
+REPORT_PROFILE := table csv json rows frames print
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
-	profile/profile_table.c profile/profile_rows.c profile/profile_frames.c profile/profile_print.c \
-	stack/elfsym.c
+	$(REPORT_PROFILE:%=profile/profile_%.c) stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	profile/profile_table.h profile/profile_rows.h profile/profile_frames.h profile/profile_print.h \
-	profile/profile_counts.h stack/elfsym.h
+	$(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -Istack -o $@ $(REPORT_SRCS) -ldebuginfod
 

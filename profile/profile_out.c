@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "elfsym.h"
+#include "profile_csv.h"
+#include "profile_json.h"
 #include "profile_out.h"
 #include "profile_record.h"
 #include "profile_table.h"

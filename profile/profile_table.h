@@ -1,11 +1,16 @@
 /*
- * profile_table.h - a profile as rows, and its three renderings (the table
- * on stderr, JSON, CSV), shared by the library (at exit, from _exit or a
- * fatal signal: so no stdio, no malloc, nothing but write(2)) and by
- * `lockswap report` (which reads the JSON back into rows).
+ * profile_table.h - the table of a profile, one of its three renderings
+ * (the table on stderr, JSON: profile_json.h, CSV: profile_csv.h), shared
+ * by the library (at exit, from _exit or a fatal signal: so no stdio, no
+ * malloc, nothing but write(2)) and by `lockswap report` (which reads the
+ * JSON back into rows).
  *
- * The JSON is the saved profile; its fields are the rows' below, and
- * `lockswap report` reads exactly what ls_prof_json writes.
+ * Layers of the renderings, each using only those below it:
+ *	profile_table.c, profile_json.c, profile_csv.c	the renderings
+ *	profile_rows.c		a profile as rows, and their order
+ *	profile_frames.c	frames: symbols, the naming frame, a frame printed
+ *	profile_print.c		buffered output by write(2), number formats
+ *	profile_counts.h	what is counted
  */
 #ifndef LS_PROFILE_TABLE_H
 #define LS_PROFILE_TABLE_H
@@ -23,12 +28,5 @@
  * `sites` call sites each, then the condvars, the rwlocks and the
  * spinlocks. detail: histograms and every call site. */
 void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsigned sites, bool detail);
-void ls_prof_json(struct ls_out *o, const struct ls_prof *p);
-/* The JSON's names of the counters n[]: a mutex's (and a spinlock's), a
- * condvar's, an rwlock's (its writes, then its reads). */
-extern const char *const ls_prof_mutex_counts[LS_PROF_NMUTEX];
-extern const char *const ls_prof_cond_counts[4];
-extern const char *const ls_prof_rw_counts[LS_PROF_NCOUNT];
-void ls_prof_csv(struct ls_out *o, const struct ls_prof *p);
 
 #endif
