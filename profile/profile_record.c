@@ -69,184 +69,22 @@
 #include <unistd.h>
 
 #include "observe.h"
+#include "profile_base.h"
 #include "profile_record.h"
 #include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
 
-bool ls_prof_on;
-struct prof_state ls_prof = {.sample = 1, .frames = 8, .top = 10, .err_fd = 2};
-
 #define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
 #define SITE_BUCKETS 256 /* per thread */
 #define GSITE_BUCKETS 16384
+
+static struct plock modlock;
 
 static inline unsigned prof_bucket(uint64_t ns)
 {
 	unsigned b = ns < 2 ? 0 : 63u - (unsigned)__builtin_clzll(ns);
 	return b < LS_PROF_BUCKETS ? b : LS_PROF_BUCKETS - 1;
-}
-
-/* Plain counters that the report may read while their thread runs. */
-#define BUMP(x, v) __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
-#define RAISE(x, v)                                                                                          \
-	do {                                                                                                 \
-		if ((v) > __atomic_load_n(&(x), __ATOMIC_RELAXED))                                           \
-			__atomic_store_n(&(x), (v), __ATOMIC_RELAXED);                                       \
-	} while (0)
-#define TAKE(x) __atomic_exchange_n(&(x), 0, __ATOMIC_RELAXED)
-
-static inline uint64_t now(void)
-{
-	return ls_tp_now();
-}
-
-static inline uint64_t since(uint64_t t0, uint64_t t1)
-{
-	return t1 > t0 ? t1 - t0 : 0;
-}
-
-/* ---- memory ---- */
-
-static size_t page_round(size_t n)
-{
-	return (n + 4095) & ~(size_t)4095;
-}
-
-void *ls_prof_map(size_t size)
-{
-	void *p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-void ls_prof_unmap(void *p, size_t size)
-{
-	if (p)
-		munmap(p, page_round(size));
-}
-
-/* A bump allocator over mmap'ed chunks; freed all at once. */
-struct chunk {
-	struct chunk *next;
-	size_t size;
-};
-struct arena {
-	struct chunk *chunks;
-	char *cur;
-	size_t left, next_size;
-};
-
-static void *arena_alloc(struct arena *a, size_t n)
-{
-	n = (n + 15) & ~(size_t)15;
-	if (n > a->left) {
-		size_t size = a->next_size ? a->next_size : 16384;
-		while (size < n + sizeof(struct chunk) + 16)
-			size *= 2;
-		struct chunk *c = ls_prof_map(size);
-		if (!c)
-			return NULL;
-		c->next = a->chunks;
-		c->size = size;
-		a->chunks = c;
-		a->cur = (char *)c + 16;
-		a->left = page_round(size) - 16;
-		if (size < (1u << 20))
-			a->next_size = size * 2;
-	}
-	void *p = a->cur;
-	a->cur += n;
-	a->left -= n;
-	return p; /* zero: fresh mmap memory, never reused */
-}
-
-static void arena_free(struct arena *a)
-{
-	for (struct chunk *c = a->chunks, *next; c; c = next) {
-		next = c->next;
-		ls_prof_unmap(c, c->size);
-	}
-	memset(a, 0, sizeof *a);
-}
-
-static struct arena garena; /* records, call sites, names: under the global lock */
-
-/* ---- locks ---- */
-
-/* A futex lock of the profiler's own (never a pthread mutex, which would
- * come back here): 0 free, 1 held, 2 held with sleepers. */
-struct plock {
-	_Atomic uint32_t w;
-};
-
-static bool plock_try(struct plock *l)
-{
-	uint32_t z = 0;
-	return atomic_compare_exchange_strong_explicit(&l->w, &z, 1, memory_order_acquire,
-						       memory_order_relaxed);
-}
-
-static void plock_lock(struct plock *l)
-{
-	if (plock_try(l))
-		return;
-	/* acquire: pairs with the release exchange in plock_unlock */
-	while (atomic_exchange_explicit(&l->w, 2, memory_order_acquire) != 0)
-		ls_futex_wait(&l->w, 2, 0);
-}
-
-static void plock_unlock(struct plock *l)
-{
-	if (atomic_exchange_explicit(&l->w, 0, memory_order_release) == 2)
-		ls_futex_wake(&l->w, 1);
-}
-
-static struct plock glock, modlock;
-
-/* The global lock: records, call sites, modules, the thread registry. Held
- * briefly, never across a call into libunwind or the program. */
-static void prof_lock(void)
-{
-	plock_lock(&glock);
-}
-static void prof_unlock(void)
-{
-	plock_unlock(&glock);
-}
-static bool prof_trylock(void)
-{
-	return plock_try(&glock);
-}
-
-/* ---- per-thread guard ---- */
-
-struct pthr;
-static __thread struct {
-	struct pthr *t;
-	int guard;
-	int tid;
-} tls __attribute__((tls_model("initial-exec")));
-
-static inline bool guard_enter(void)
-{
-	if (tls.guard)
-		return false;
-	tls.guard = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	return true;
-}
-
-static inline void guard_leave(void)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	tls.guard = 0;
-}
-
-static int my_tid(void)
-{
-	if (!tls.tid)
-		tls.tid = (int)syscall(SYS_gettid);
-	return tls.tid;
 }
 
 /* ---- modules ---- */
@@ -319,19 +157,19 @@ static bool have_module(const struct prof_module *m, const char *name)
  * handler). */
 static void modules_refresh(void)
 {
-	if (!scan_buf || !plock_try(&modlock))
+	if (!scan_buf || !ls_prof_plock_try(&modlock))
 		return; /* someone else is refreshing: their table will do */
 	if (ls_stack_gate_enter()) {
 		scan_buf->n = 0;
 		dl_iterate_phdr(scan_one, scan_buf);
 		ls_stack_gate_leave();
-		prof_lock();
+		ls_prof_lock();
 		for (unsigned i = 0; i < scan_buf->n; i++) {
 			unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_relaxed);
 			if (n == PROF_MAX_MODULES || have_module(&scan_buf->m[i], scan_buf->names[i]))
 				continue;
 			size_t len = strlen(scan_buf->names[i]) + 1;
-			char *path = arena_alloc(&garena, len);
+			char *path = ls_prof_galloc(len);
 			if (!path)
 				break;
 			memcpy(path, scan_buf->names[i], len);
@@ -340,9 +178,9 @@ static void modules_refresh(void)
 			/* release: pairs with the acquire load in ls_prof_module_of */
 			atomic_store_explicit(&ls_prof.nmodules, n + 1, memory_order_release);
 		}
-		prof_unlock();
+		ls_prof_unlock();
 	}
-	plock_unlock(&modlock);
+	ls_prof_plock_unlock(&modlock);
 }
 
 /* Before a stack is kept: every frame should have a module. */
@@ -465,7 +303,7 @@ static struct chosen chosen_of(uintptr_t addr, int kind, bool glibc)
 static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n,
 			     struct chosen c)
 {
-	struct grec *g = arena_alloc(&garena, sizeof *g + n * sizeof *f);
+	struct grec *g = ls_prof_galloc(sizeof *g + n * sizeof *f);
 	if (!g)
 		return NULL;
 	g->addr = addr;
@@ -511,20 +349,20 @@ static void grec_end(struct grec *g, int why)
  * none. Called without the global lock. */
 static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 {
-	prof_lock();
+	ls_prof_lock();
 	struct grec *g = map_get(addr);
 	if (g && g->kind != kind) {
 		grec_end(g, END_REUSED); /* memory reused without destroy */
 		g = NULL;
 	}
-	prof_unlock();
+	ls_prof_unlock();
 	if (g)
 		return g;
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
 	struct chosen c = chosen_of(addr, kind, glibc);
-	prof_lock();
+	ls_prof_lock();
 	g = map_get(addr);
 	if (g && g->kind != kind) {
 		grec_end(g, END_REUSED);
@@ -532,7 +370,7 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 	}
 	if (!g)
 		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n, c);
-	prof_unlock();
+	ls_prof_unlock();
 	return g;
 }
 
@@ -584,10 +422,10 @@ static size_t tslot(uintptr_t key, uint32_t cap)
  * wraps (at 2^32 events of one bucket, once in a long while). */
 static __attribute__((noinline)) void carry(struct tent *e, uint32_t *h, unsigned b, bool wait)
 {
-	prof_lock();
+	ls_prof_lock();
 	(wait ? e->g->wait_h : e->g->hold_h)[b] += (uint64_t)h[b] + 1;
 	__atomic_store_n(&h[b], 0, __ATOMIC_RELAXED);
-	prof_unlock();
+	ls_prof_unlock();
 }
 
 static inline void hist_add(struct tent *e, uint32_t *h, uint64_t ns, bool wait)
@@ -633,7 +471,7 @@ static void merge_site(struct tsite *s)
 		    !memcmp(x->frames, s->frames, s->nframes * sizeof s->frames[0]))
 			break;
 	if (!x) {
-		x = arena_alloc(&garena, sizeof *x + s->nframes * sizeof s->frames[0]);
+		x = ls_prof_galloc(sizeof *x + s->nframes * sizeof s->frames[0]);
 		if (!x) {
 			atomic_fetch_add_explicit(&ls_prof.unrecorded, c + to, memory_order_relaxed);
 			return;
@@ -677,7 +515,7 @@ static void merge_all(void)
 /* Empties a thread's table (its counts already merged, or discarded). */
 static void reset_table(struct pthr *t)
 {
-	arena_free(&t->arena);
+	ls_prof_arena_free(&t->arena);
 	memset(t->slots, 0, t->cap * sizeof *t->slots);
 	memset(t->sites, 0, sizeof t->sites);
 	t->mru = NULL;
@@ -686,10 +524,10 @@ static void reset_table(struct pthr *t)
 
 static void flush_table(struct pthr *t)
 {
-	prof_lock();
+	ls_prof_lock();
 	merge_thread(t);
 	reset_table(t);
-	prof_unlock();
+	ls_prof_unlock();
 }
 
 static void pthr_exit(void *p);
@@ -706,15 +544,15 @@ static __attribute__((noinline)) struct pthr *pthr_new(void)
 		return NULL;
 	}
 	t->sample_left = 1;
-	prof_lock();
+	ls_prof_lock();
 	t->serial = ++next_serial;
 	t->next = threads;
 	if (threads)
 		threads->prev = t;
 	threads = t;
 	ls_prof.threads++;
-	prof_unlock();
-	tls.t = t;
+	ls_prof_unlock();
+	ls_prof_tls.t = t;
 	if (have_key)
 		pthread_setspecific(exit_key, t);
 	return t;
@@ -722,7 +560,7 @@ static __attribute__((noinline)) struct pthr *pthr_new(void)
 
 static void pthr_free(struct pthr *t)
 {
-	arena_free(&t->arena);
+	ls_prof_arena_free(&t->arena);
 	ls_prof_unmap(t->slots, t->cap * sizeof *t->slots);
 	ls_prof_unmap(t, sizeof *t);
 }
@@ -731,11 +569,11 @@ static void pthr_free(struct pthr *t)
 static void pthr_exit(void *p)
 {
 	struct pthr *t = p;
-	if (t != tls.t) /* a stale value (see fork_child) */
+	if (t != ls_prof_tls.t) /* a stale value (see fork_child) */
 		return;
-	tls.guard = 1;
-	tls.t = NULL;
-	prof_lock();
+	ls_prof_tls.guard = 1;
+	ls_prof_tls.t = NULL;
+	ls_prof_lock();
 	merge_thread(t);
 	if (t->prev)
 		t->prev->next = t->next;
@@ -743,21 +581,21 @@ static void pthr_exit(void *p)
 		threads = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
-	prof_unlock();
+	ls_prof_unlock();
 	pthr_free(t);
-	tls.guard = 0;
+	ls_prof_tls.guard = 0;
 }
 
 /* Enters the profiler: NULL if it is already running on this thread (or
  * cannot record: out of memory), and then the caller just passes through. */
 static inline struct pthr *enter(void)
 {
-	if (!guard_enter())
+	if (!ls_prof_guard_enter())
 		return NULL;
-	struct pthr *t = tls.t;
+	struct pthr *t = ls_prof_tls.t;
 	if (LS_UNLIKELY(!t) && !(t = pthr_new())) {
 		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-		guard_leave();
+		ls_prof_guard_leave();
 	}
 	return t;
 }
@@ -768,7 +606,7 @@ static bool grow_slots(struct pthr *t)
 	struct tent **s = ls_prof_map(cap * sizeof *s);
 	if (!s)
 		return false;
-	prof_lock(); /* the report reads other threads' slots */
+	ls_prof_lock(); /* the report reads other threads' slots */
 	for (uint32_t i = 0; i < t->cap; i++)
 		if (t->slots[i]) {
 			size_t j = tslot(t->slots[i]->key, cap);
@@ -780,7 +618,7 @@ static bool grow_slots(struct pthr *t)
 	uint32_t oldcap = t->cap;
 	t->slots = s;
 	t->cap = cap;
-	prof_unlock();
+	ls_prof_unlock();
 	ls_prof_unmap(old, oldcap * sizeof *old);
 	return true;
 }
@@ -800,9 +638,9 @@ static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr
 {
 	struct tent *e = lookup(t, key);
 	if (e) {
-		prof_lock();
+		ls_prof_lock();
 		merge_entry(e); /* into the ended record */
-		prof_unlock();
+		ls_prof_unlock();
 	}
 	struct grec *g = grec_find(key, kind, glibc);
 	if (!g) {
@@ -814,7 +652,7 @@ static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr
 			flush_table(t);
 		if ((t->nent + 1) * 2 > t->cap && !grow_slots(t))
 			return NULL;
-		e = arena_alloc(&t->arena, sizeof *e);
+		e = ls_prof_arena_alloc(&t->arena, sizeof *e);
 		if (!e) {
 			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
 			return NULL;
@@ -865,7 +703,7 @@ static void site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t 
 		if (t->nsites >= TABLE_CAP)
 			flush_table(t);
 		cover_frames(f, n);
-		s = arena_alloc(&t->arena, sizeof *s + n * sizeof *f);
+		s = ls_prof_arena_alloc(&t->arena, sizeof *s + n * sizeof *f);
 		if (!s) {
 			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
 			return;
@@ -926,7 +764,7 @@ static inline void hold_add(struct tent *e, uint64_t d, bool read)
 static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintptr_t key, int kind,
 							   bool glibc, int how)
 {
-	uint64_t at = now();
+	uint64_t at = ls_prof_now();
 	struct tent *e = entry(t, key, kind, glibc);
 	if (LS_UNLIKELY(!e))
 		return;
@@ -950,7 +788,7 @@ static void tryfailed(struct pthr *t, uintptr_t key, int kind, bool glibc, int c
 static inline __attribute__((always_inline)) void released(struct pthr *t, uintptr_t key, int kind,
 							   bool glibc)
 {
-	uint64_t at = now();
+	uint64_t at = ls_prof_now();
 	struct tent *e = entry(t, key, kind, glibc);
 	if (LS_UNLIKELY(!e))
 		return;
@@ -959,7 +797,7 @@ static inline __attribute__((always_inline)) void released(struct pthr *t, uintp
 	if (!since0) /* taken while the profiler could not see it */
 		return;
 	atomic_store_explicit(&g->held_since, 0, memory_order_relaxed);
-	hold_add(e, since(since0, at), false);
+	hold_add(e, ls_prof_since(since0, at), false);
 }
 
 /* The release of one of this thread's read holds of an rwlock: the last
@@ -967,12 +805,12 @@ static inline __attribute__((always_inline)) void released(struct pthr *t, uintp
  * or a hold taken while it could not see). */
 static void read_released(struct pthr *t, uintptr_t key, bool glibc)
 {
-	uint64_t at = now();
+	uint64_t at = ls_prof_now();
 	struct tent *e = entry(t, key, PK_RWLOCK, glibc);
 	if (!e || !e->rd_depth)
 		return;
 	if (--e->rd_depth == 0)
-		hold_add(e, since(e->rd_since, at), true);
+		hold_add(e, ls_prof_since(e->rd_since, at), true);
 }
 
 /* A contended attempt: begun when the first attempt failed, ended when
@@ -987,7 +825,7 @@ struct waiting {
 static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, int kind, bool glibc,
 						 struct waiting *w)
 {
-	w->t0 = now();
+	w->t0 = ls_prof_now();
 	w->e = entry(t, key, kind, glibc);
 	w->nframes = 0;
 	if (!w->e)
@@ -1009,14 +847,14 @@ static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, 
 /* r: 0 acquired, ETIMEDOUT timed out, anything else neither. */
 static __attribute__((noinline)) void wait_end(struct pthr *t, struct waiting *w, int how, int r)
 {
-	uint64_t t1 = now();
+	uint64_t t1 = ls_prof_now();
 	struct tent *e = w->e;
 	if (!e)
 		return;
 	atomic_fetch_sub_explicit(&e->g->waiters, 1, memory_order_relaxed);
 	if (r != 0 && r != ETIMEDOUT)
 		return;
-	uint64_t d = since(w->t0, t1);
+	uint64_t d = ls_prof_since(w->t0, t1);
 	bool read = is_read(how);
 	if (r == 0) {
 		if (read)
@@ -1061,7 +899,7 @@ static void w_lock(void *st)
 		in.lock(st);
 		wait_end(t, &w, LS_PROF_LOCK, 0);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 }
 
 static int w_trylock(void *st)
@@ -1074,7 +912,7 @@ static int w_trylock(void *st)
 		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_TRY);
 	else
 		tryfailed(t, key_of(st), PK_MUTEX, false, LS_PROF_TRYFAIL);
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1092,7 +930,7 @@ static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
 		r = in.timedlock(st, clock, abs);
 		wait_end(t, &w, LS_PROF_TIMED, r);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1101,7 +939,7 @@ static void w_unlock(void *st)
 	struct pthr *t = enter();
 	if (t) {
 		released(t, key_of(st), PK_MUTEX, false);
-		guard_leave();
+		ls_prof_guard_leave();
 	}
 	in.unlock(st);
 }
@@ -1126,7 +964,7 @@ static bool g_reentry(pthread_mutex_t *m)
 /* EBUSY from the owner of an error-checking mutex: its own, not contention. */
 static bool g_own_errorcheck(pthread_mutex_t *m)
 {
-	return (m->__data.__kind & 3) == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == my_tid();
+	return (m->__data.__kind & 3) == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == ls_prof_tid();
 }
 
 /* Whether an unlock will release the mutex (glibc refuses a non-owner's
@@ -1136,7 +974,7 @@ static bool g_releases(pthread_mutex_t *m)
 	int kind = m->__data.__kind, type = kind & 3;
 	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK ||
 	     (kind & GLIBC_OWNER_CHECKED)) &&
-	    m->__data.__owner != my_tid())
+	    m->__data.__owner != ls_prof_tid())
 		return false;
 	return !(type == PTHREAD_MUTEX_RECURSIVE && m->__data.__count > 1);
 }
@@ -1158,7 +996,7 @@ static int g_lock(pthread_mutex_t *m)
 	} else if (r == EBUSY) {
 		r = real.mutex_lock(m); /* EDEADLK */
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1174,7 +1012,7 @@ static int g_trylock(pthread_mutex_t *m)
 	} else if (r == EBUSY && !g_own_errorcheck(m)) {
 		tryfailed(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRYFAIL);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1197,7 +1035,7 @@ static int g_timed(pthread_mutex_t *m, clockid_t clock, const struct timespec *a
 		if (!own)
 			wait_end(t, &w, LS_PROF_TIMED, acquired_rc(r) ? 0 : r);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1219,7 +1057,7 @@ static int g_unlock(pthread_mutex_t *m)
 	if (t) {
 		if (g_releases(m))
 			released(t, (uintptr_t)m, PK_MUTEX, true);
-		guard_leave();
+		ls_prof_guard_leave();
 	}
 	return real.mutex_unlock(m);
 }
@@ -1228,32 +1066,32 @@ static int g_unlock(pthread_mutex_t *m)
 
 static void created(uintptr_t addr, int kind, bool glibc)
 {
-	if (!guard_enter())
+	if (!ls_prof_guard_enter())
 		return;
 	uintptr_t f[PROF_MAX_FRAMES];
 	unsigned n = take_stack(f, ls_prof.frames);
 	cover_frames(f, n);
 	struct chosen c = chosen_of(addr, kind, glibc);
-	prof_lock();
+	ls_prof_lock();
 	struct grec *old = map_get(addr);
 	if (old)
 		grec_end(old, END_REUSED); /* initialised again without destroy */
 	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n, c))
 		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-	prof_unlock();
-	guard_leave();
+	ls_prof_unlock();
+	ls_prof_guard_leave();
 }
 
 static void ended(uintptr_t addr)
 {
-	if (!guard_enter())
+	if (!ls_prof_guard_enter())
 		return;
-	prof_lock();
+	ls_prof_lock();
 	struct grec *g = map_get(addr);
 	if (g)
 		grec_end(g, END_DESTROYED);
-	prof_unlock();
-	guard_leave();
+	ls_prof_unlock();
+	ls_prof_guard_leave();
 }
 
 /* lockswap's own mutexes and condvars (the shim's events) */
@@ -1310,7 +1148,7 @@ static void cond_signalled(uintptr_t c, bool glibc, bool broadcast)
 	struct tent *e = entry(t, c, PK_COND, glibc);
 	if (e)
 		BUMP(e->n[broadcast ? LS_PROF_BROADCAST : LS_PROF_SIGNAL], 1);
-	guard_leave();
+	ls_prof_guard_leave();
 }
 
 static void on_cond_signal(pthread_cond_t *c, bool broadcast)
@@ -1323,24 +1161,24 @@ static void on_cond_signal(pthread_cond_t *c, bool broadcast)
 static uint64_t on_cond_wait_begin(pthread_cond_t *c)
 {
 	(void)c;
-	return tls.guard ? 0 : now();
+	return ls_prof_tls.guard ? 0 : ls_prof_now();
 }
 
 static void cond_waited(uintptr_t c, bool glibc, uint64_t t0, int r)
 {
-	uint64_t t1 = now();
+	uint64_t t1 = ls_prof_now();
 	struct pthr *t;
 	if (!t0 || !(t = enter()))
 		return;
 	struct tent *e = entry(t, c, PK_COND, glibc);
 	if (e && (r == 0 || r == ETIMEDOUT)) {
-		uint64_t d = since(t0, t1);
+		uint64_t d = ls_prof_since(t0, t1);
 		BUMP(e->n[r ? LS_PROF_CTIMEOUT : LS_PROF_WAITS], 1);
 		BUMP(e->wait_sum, d);
 		RAISE(e->wait_max, d);
 		hist_add(e, e->wait_h, d, true);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 }
 
 static void on_cond_wait_end(pthread_cond_t *c, uint64_t token, int r)
@@ -1358,8 +1196,8 @@ static uint64_t g_wait_begin(pthread_mutex_t *m)
 		return 0;
 	if (g_releases(m))
 		released(t, (uintptr_t)m, PK_MUTEX, true);
-	guard_leave();
-	return now();
+	ls_prof_guard_leave();
+	return ls_prof_now();
 }
 
 static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r)
@@ -1368,7 +1206,7 @@ static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r
 	struct pthr *t;
 	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = enter())) {
 		acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
-		guard_leave();
+		ls_prof_guard_leave();
 	}
 }
 
@@ -1433,7 +1271,7 @@ static bool rw_glibc(const pthread_rwlock_t *rw)
  * tid in glibc's rwlocks and in lockswap's. */
 static bool rw_own_write(pthread_rwlock_t *rw)
 {
-	return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == my_tid();
+	return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == ls_prof_tid();
 }
 
 /* clock < 0: timedrdlock/timedwrlock (CLOCK_REALTIME), else clock*lock. */
@@ -1479,7 +1317,7 @@ static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, 
 	} else if (op != RW_TRY) {
 		r = rw_call(rw, read, op, clock, abs); /* its own answer: EDEADLK, EAGAIN */
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1530,7 +1368,7 @@ static int p_rwunlock(pthread_rwlock_t *rw)
 			released(t, (uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
 		else
 			read_released(t, (uintptr_t)rw, rw_glibc(rw));
-		guard_leave();
+		ls_prof_guard_leave();
 	}
 	return rwin.unlock(rw);
 }
@@ -1566,7 +1404,7 @@ static int p_spinlock(pthread_spinlock_t *s)
 		r = spinin.lock(s);
 		wait_end(t, &w, LS_PROF_LOCK, r);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1580,7 +1418,7 @@ static int p_spintrylock(pthread_spinlock_t *s)
 		acquired(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRY);
 	else
 		tryfailed(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRYFAIL);
-	guard_leave();
+	ls_prof_guard_leave();
 	return r;
 }
 
@@ -1589,7 +1427,7 @@ static int p_spinunlock(pthread_spinlock_t *s)
 	struct pthr *t = enter();
 	if (t) {
 		released(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
-		guard_leave();
+		ls_prof_guard_leave();
 	}
 	return spinin.unlock(s);
 }
@@ -1634,7 +1472,7 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	rw_algo_of = ob->rw_algo_of;
 	rw_rule_of = ob->rw_rule_of;
 	ls_prof.pid = (int)getpid();
-	ls_prof.start_ns = now();
+	ls_prof.start_ns = ls_prof_now();
 	cpu_set_t cpus;
 	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
 		ls_prof.cpus = (unsigned)CPU_COUNT(&cpus);
@@ -1715,7 +1553,7 @@ static void report(bool from_signal)
 		return;
 	if (from_signal) {
 		bool locked = false;
-		for (int i = 0; i < 1000 && !(locked = prof_trylock()); i++) {
+		for (int i = 0; i < 1000 && !(locked = ls_prof_trylock()); i++) {
 			struct timespec ms = {0, 100000};
 			nanosleep(&ms, NULL);
 		}
@@ -1725,11 +1563,11 @@ static void report(bool from_signal)
 		}
 	} else {
 		modules_refresh();
-		prof_lock();
+		ls_prof_lock();
 	}
 	merge_all();
 	writer();
-	prof_unlock();
+	ls_prof_unlock();
 }
 
 __attribute__((destructor)) static void prof_fini(void)
@@ -1754,8 +1592,8 @@ static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,	SIGABRT, 
  * then die of the signal as the program would have. */
 static void on_fatal(int sig)
 {
-	if (!tls.guard) {
-		tls.guard = 1;
+	if (!ls_prof_tls.guard) {
+		ls_prof_tls.guard = 1;
 		report(true);
 	}
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
@@ -1773,12 +1611,12 @@ static void on_fatal(int sig)
 static void fork_prepare(void)
 {
 	ls_stack_fork_prepare();
-	prof_lock();
+	ls_prof_lock();
 }
 
 static void fork_parent(void)
 {
-	prof_unlock();
+	ls_prof_unlock();
 	ls_stack_fork_parent();
 }
 
@@ -1787,11 +1625,11 @@ static void fork_parent(void)
  * only thread. */
 static void fork_child(void)
 {
-	struct pthr *me = tls.t;
-	atomic_store_explicit(&glock.w, 0, memory_order_relaxed);
+	struct pthr *me = ls_prof_tls.t;
+	atomic_store_explicit(&ls_prof_glock.w, 0, memory_order_relaxed);
 	atomic_store_explicit(&modlock.w, 0, memory_order_relaxed);
 	ls_stack_fork_child();
-	tls.tid = 0;
+	ls_prof_tls.tid = 0;
 	for (struct pthr *t = threads, *next; t; t = next) {
 		next = t->next;
 		if (t != me)
@@ -1804,7 +1642,7 @@ static void fork_child(void)
 		reset_table(me);
 		ls_prof.threads = 1;
 	}
-	uint64_t at = now();
+	uint64_t at = ls_prof_now();
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		memset(g->n, 0, sizeof g->n);
 		g->wait_sum = g->wait_max = g->hold_sum = g->hold_max = g->rd_wait_sum = g->rd_hold_sum = 0;
@@ -1832,11 +1670,11 @@ static void fork_child(void)
 
 int ls_prof_record_start(char *err, size_t len)
 {
-	guard_enter();
+	ls_prof_guard_enter();
 	char why[512];
 	if (ls_stack_start(why, sizeof why)) {
 		snprintf(err, len, "LOCKSWAP_PROFILE=1: %s", why);
-		guard_leave();
+		ls_prof_guard_leave();
 		return -1;
 	}
 	modules_refresh();
@@ -1848,6 +1686,6 @@ int ls_prof_record_start(char *err, size_t len)
 		    !(old.sa_flags & SA_SIGINFO))
 			sigaction(fatal_signals[i], &sa, NULL);
 	}
-	guard_leave();
+	ls_prof_guard_leave();
 	return 0;
 }
