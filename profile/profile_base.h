@@ -116,7 +116,8 @@ struct ls_prof_tls {
 	int guard;
 	int tid;
 };
-extern __thread struct ls_prof_tls ls_prof_tls __attribute__((tls_model("initial-exec"), visibility("hidden")));
+extern __thread struct ls_prof_tls ls_prof_tls
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 
 static inline bool ls_prof_guard_enter(void)
 {

@@ -70,6 +70,7 @@
 
 #include "observe.h"
 #include "profile_base.h"
+#include "profile_modules.h"
 #include "profile_record.h"
 #include "stack.h"
 #include "tpclock.h"
@@ -79,137 +80,10 @@
 #define SITE_BUCKETS 256 /* per thread */
 #define GSITE_BUCKETS 16384
 
-static struct plock modlock;
-
 static inline unsigned prof_bucket(uint64_t ns)
 {
 	unsigned b = ns < 2 ? 0 : 63u - (unsigned)__builtin_clzll(ns);
 	return b < LS_PROF_BUCKETS ? b : LS_PROF_BUCKETS - 1;
-}
-
-/* ---- modules ---- */
-
-struct scan {
-	struct prof_module m[PROF_MAX_MODULES];
-	char names[PROF_MAX_MODULES][1024];
-	unsigned n;
-};
-static struct scan *scan_buf; /* under modlock */
-
-static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct scan *s = arg;
-	(void)size;
-	if (s->n == PROF_MAX_MODULES)
-		return 1;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD)
-			continue;
-		if (info->dlpi_addr + p->p_vaddr < lo)
-			lo = info->dlpi_addr + p->p_vaddr;
-		if (info->dlpi_addr + p->p_vaddr + p->p_memsz > hi)
-			hi = info->dlpi_addr + p->p_vaddr + p->p_memsz;
-	}
-	if (lo >= hi)
-		return 0;
-	const char *name =
-	    info->dlpi_name && *info->dlpi_name ? info->dlpi_name : (s->n == 0 ? ls_prof.exe : "");
-	if (!*name)
-		return 0;
-	struct prof_module *m = &s->m[s->n];
-	m->lo = lo;
-	m->hi = hi;
-	m->base = info->dlpi_addr;
-	size_t len = strlen(name);
-	if (len >= sizeof s->names[0])
-		return 0; /* no room for its name: its frames stay addresses */
-	memcpy(s->names[s->n], name, len + 1);
-	s->n++;
-	return 0;
-}
-
-const struct prof_module *ls_prof_module_of(uintptr_t addr, unsigned *index)
-{
-	unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_acquire);
-	/* newest first: a module loaded over a closed one's range wins */
-	for (unsigned i = n; i-- > 0;)
-		if (addr >= ls_prof.modules[i].lo && addr < ls_prof.modules[i].hi) {
-			if (index)
-				*index = i;
-			return &ls_prof.modules[i];
-		}
-	return NULL;
-}
-
-static bool have_module(const struct prof_module *m, const char *name)
-{
-	unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_acquire);
-	for (unsigned i = 0; i < n; i++)
-		if (ls_prof.modules[i].lo == m->lo && ls_prof.modules[i].hi == m->hi &&
-		    !strcmp(ls_prof.modules[i].path, name))
-			return true;
-	return false;
-}
-
-/* Refreshes the module table from dl_iterate_phdr (not from a signal
- * handler). */
-static void modules_refresh(void)
-{
-	if (!scan_buf || !ls_prof_plock_try(&modlock))
-		return; /* someone else is refreshing: their table will do */
-	if (ls_stack_gate_enter()) {
-		scan_buf->n = 0;
-		dl_iterate_phdr(scan_one, scan_buf);
-		ls_stack_gate_leave();
-		ls_prof_lock();
-		for (unsigned i = 0; i < scan_buf->n; i++) {
-			unsigned n = atomic_load_explicit(&ls_prof.nmodules, memory_order_relaxed);
-			if (n == PROF_MAX_MODULES || have_module(&scan_buf->m[i], scan_buf->names[i]))
-				continue;
-			size_t len = strlen(scan_buf->names[i]) + 1;
-			char *path = ls_prof_galloc(len);
-			if (!path)
-				break;
-			memcpy(path, scan_buf->names[i], len);
-			ls_prof.modules[n] = scan_buf->m[i];
-			ls_prof.modules[n].path = path;
-			/* release: pairs with the acquire load in ls_prof_module_of */
-			atomic_store_explicit(&ls_prof.nmodules, n + 1, memory_order_release);
-		}
-		ls_prof_unlock();
-	}
-	ls_prof_plock_unlock(&modlock);
-}
-
-/* Before a stack is kept: every frame should have a module. */
-static void cover_frames(const uintptr_t *f, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (!ls_prof_module_of(f[i], NULL)) {
-			modules_refresh();
-			return;
-		}
-}
-
-/* ---- stacks ---- */
-
-/* The caller's stack: frames above the profiler and the shim (stack.h). */
-static unsigned take_stack(uintptr_t *out, unsigned max)
-{
-	unsigned n = ls_stack_take(out, max, false);
-	if (!n && !ls_stack_walking()) /* inside the unwinder: its own mutex, not reported */
-		atomic_fetch_add_explicit(&ls_prof.stackless, 1, memory_order_relaxed);
-	return n;
-}
-
-static uint32_t hash_stack(const void *g, bool read, const uintptr_t *f, unsigned n)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)g + read) * 0x9E3779B97F4A7C15ull;
-	for (unsigned i = 0; i < n; i++)
-		h = (h ^ f[i]) * 0x100000001B3ull;
-	return (uint32_t)(h ^ (h >> 32));
 }
 
 /* ---- records ---- */
@@ -359,8 +233,8 @@ static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
 	if (g)
 		return g;
 	uintptr_t f[PROF_MAX_FRAMES];
-	unsigned n = take_stack(f, ls_prof.frames);
-	cover_frames(f, n);
+	unsigned n = ls_prof_take_stack(f, ls_prof.frames);
+	ls_prof_cover_frames(f, n);
 	struct chosen c = chosen_of(addr, kind, glibc);
 	ls_prof_lock();
 	g = map_get(addr);
@@ -693,7 +567,7 @@ static inline __attribute__((always_inline)) struct tent *entry(struct pthr *t, 
 static void site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n, uint64_t wait,
 		     bool timeout)
 {
-	uint32_t h = hash_stack(g, read, f, n);
+	uint32_t h = ls_prof_hash_stack(g, read, f, n);
 	struct tsite *s;
 	for (s = t->sites[h % SITE_BUCKETS]; s; s = s->next)
 		if (s->g == g && s->hash == h && s->read == read && s->nframes == n &&
@@ -702,7 +576,7 @@ static void site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t 
 	if (!s) {
 		if (t->nsites >= TABLE_CAP)
 			flush_table(t);
-		cover_frames(f, n);
+		ls_prof_cover_frames(f, n);
 		s = ls_prof_arena_alloc(&t->arena, sizeof *s + n * sizeof *f);
 		if (!s) {
 			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
@@ -832,7 +706,7 @@ static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, 
 		return;
 	if (--t->sample_left == 0) {
 		t->sample_left = ls_prof.sample;
-		w->nframes = take_stack(w->frames, ls_prof.frames);
+		w->nframes = ls_prof_take_stack(w->frames, ls_prof.frames);
 		if (!w->nframes)
 			w->nframes = UINT32_MAX; /* sampled, but no stack */
 	}
@@ -1069,8 +943,8 @@ static void created(uintptr_t addr, int kind, bool glibc)
 	if (!ls_prof_guard_enter())
 		return;
 	uintptr_t f[PROF_MAX_FRAMES];
-	unsigned n = take_stack(f, ls_prof.frames);
-	cover_frames(f, n);
+	unsigned n = ls_prof_take_stack(f, ls_prof.frames);
+	ls_prof_cover_frames(f, n);
 	struct chosen c = chosen_of(addr, kind, glibc);
 	ls_prof_lock();
 	struct grec *old = map_get(addr);
@@ -1454,10 +1328,9 @@ static void on_exiting(void);
 
 int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 {
-	ls_prof.modules = ls_prof_map(PROF_MAX_MODULES * sizeof *ls_prof.modules);
-	scan_buf = ls_prof_map(sizeof *scan_buf);
+	bool modules = ls_prof_modules_init();
 	gsites = ls_prof_map(GSITE_BUCKETS * sizeof *gsites);
-	if (!ls_prof.modules || !scan_buf || !gsites) {
+	if (!modules || !gsites) {
 		snprintf(err, len, "LOCKSWAP_PROFILE: cannot map the profiler's tables: %s", strerror(errno));
 		return -1;
 	}
@@ -1562,7 +1435,7 @@ static void report(bool from_signal)
 			return;
 		}
 	} else {
-		modules_refresh();
+		ls_prof_modules_refresh();
 		ls_prof_lock();
 	}
 	merge_all();
@@ -1627,7 +1500,7 @@ static void fork_child(void)
 {
 	struct pthr *me = ls_prof_tls.t;
 	atomic_store_explicit(&ls_prof_glock.w, 0, memory_order_relaxed);
-	atomic_store_explicit(&modlock.w, 0, memory_order_relaxed);
+	ls_prof_modules_fork_child();
 	ls_stack_fork_child();
 	ls_prof_tls.tid = 0;
 	for (struct pthr *t = threads, *next; t; t = next) {
@@ -1677,7 +1550,7 @@ int ls_prof_record_start(char *err, size_t len)
 		ls_prof_guard_leave();
 		return -1;
 	}
-	modules_refresh();
+	ls_prof_modules_refresh();
 	have_key = pthread_key_create(&exit_key, pthr_exit) == 0;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {

@@ -25,6 +25,7 @@
 #include "observe.h"
 #include "profile_base.h"
 #include "profile_counts.h"
+#include "profile_modules.h"
 #include "profile_state.h"
 
 /* profile.c, once configured: wraps the shim's operations and sets its
@@ -43,8 +44,5 @@ int ls_prof_record_start(char *err, size_t errlen);
  * calls `write`, which reads the records under the lock and may do
  * async-signal-safe work only. Registered once, at install. */
 void ls_prof_at_exit(void (*write)(void));
-
-/* The loaded object holding an address (and its index in ls_prof.modules). */
-const struct prof_module *ls_prof_module_of(uintptr_t addr, unsigned *index);
 
 #endif
