@@ -72,13 +72,13 @@
 #include "profile_base.h"
 #include "profile_modules.h"
 #include "profile_record.h"
+#include "profile_records.h"
 #include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
 
 #define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
 #define SITE_BUCKETS 256 /* per thread */
-#define GSITE_BUCKETS 16384
 
 static inline unsigned prof_bucket(uint64_t ns)
 {
@@ -86,169 +86,9 @@ static inline unsigned prof_bucket(uint64_t ns)
 	return b < LS_PROF_BUCKETS ? b : LS_PROF_BUCKETS - 1;
 }
 
-/* ---- records ---- */
-
-static struct grec **map; /* address -> live record, linear probing */
-static size_t map_cap, map_used;
-static struct gsite **gsites; /* GSITE_BUCKETS chains */
-static uint64_t next_serial;
-
-static size_t map_slot(uintptr_t a, size_t cap)
-{
-	return (size_t)(((uint64_t)a >> 3) * 0x9E3779B97F4A7C15ull >> 17) & (cap - 1);
-}
-
-static struct grec *map_get(uintptr_t a)
-{
-	if (!map_cap)
-		return NULL;
-	for (size_t i = map_slot(a, map_cap);; i = (i + 1) & (map_cap - 1)) {
-		struct grec *g = map[i];
-		if (!g || g->addr == a)
-			return g;
-	}
-}
-
-static bool map_put(struct grec *g)
-{
-	if ((map_used + 1) * 2 > map_cap) {
-		size_t cap = map_cap ? map_cap * 2 : 1024;
-		struct grec **m = ls_prof_map(cap * sizeof *m);
-		if (!m)
-			return false;
-		for (size_t i = 0; i < map_cap; i++)
-			if (map[i]) {
-				size_t j = map_slot(map[i]->addr, cap);
-				while (m[j])
-					j = (j + 1) & (cap - 1);
-				m[j] = map[i];
-			}
-		ls_prof_unmap(map, map_cap * sizeof *map);
-		map = m;
-		map_cap = cap;
-	}
-	size_t i = map_slot(g->addr, map_cap);
-	while (map[i])
-		i = (i + 1) & (map_cap - 1);
-	map[i] = g;
-	map_used++;
-	return true;
-}
-
-/* Backward-shift deletion keeps every probe sequence unbroken. */
-static void map_del(struct grec *g)
-{
-	size_t i = map_slot(g->addr, map_cap);
-	while (map[i] != g)
-		i = (i + 1) & (map_cap - 1);
-	for (size_t j = (i + 1) & (map_cap - 1); map[j]; j = (j + 1) & (map_cap - 1)) {
-		size_t home = map_slot(map[j]->addr, map_cap);
-		/* can map[j] move to the hole at i? (home not in (i, j]) */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			map[i] = map[j];
-			i = j;
-		}
-	}
-	map[i] = NULL;
-	map_used--;
-}
-
-/* Under the global lock. NULL if out of memory. */
-/* Under a map (observe.h): the algorithm and rule of a lockswap mutex, or
- * NULLs. Asked without the global lock (it may walk the stack). */
-static const char *(*algo_of)(const pthread_mutex_t *), *(*rule_of)(const pthread_mutex_t *);
-static const char *(*rw_algo_of)(const pthread_rwlock_t *), *(*rw_rule_of)(const pthread_rwlock_t *);
-struct chosen {
-	const char *algo, *rule;
-};
-static struct chosen chosen_of(uintptr_t addr, int kind, bool glibc)
-{
-	struct chosen c = {NULL, NULL};
-	if (kind == PK_MUTEX && !glibc && algo_of) {
-		c.algo = algo_of((const pthread_mutex_t *)addr);
-		c.rule = rule_of((const pthread_mutex_t *)addr);
-	} else if (kind == PK_RWLOCK && !glibc && rw_algo_of) {
-		c.algo = rw_algo_of((const pthread_rwlock_t *)addr);
-		c.rule = rw_rule_of((const pthread_rwlock_t *)addr);
-	}
-	return c;
-}
-
-static struct grec *grec_new(uintptr_t addr, int kind, bool glibc, int origin, const uintptr_t *f, unsigned n,
-			     struct chosen c)
-{
-	struct grec *g = ls_prof_galloc(sizeof *g + n * sizeof *f);
-	if (!g)
-		return NULL;
-	g->addr = addr;
-	g->kind = (uint8_t)kind;
-	g->glibc = glibc;
-	g->origin = (uint8_t)origin;
-	g->algo = c.algo;
-	g->rule = c.rule;
-	if (kind == PK_MUTEX) {
-		g->mkind = ((const pthread_mutex_t *)addr)->__data.__kind;
-	} else if (kind == PK_RWLOCK) {
-		const pthread_rwlock_t *rw = (const pthread_rwlock_t *)addr;
-		g->mkind = (int32_t)(rw->__data.__flags & 0xff) | (rw->__data.__shared ? RW_PSHARED : 0);
-	}
-	g->origin_frames = (uintptr_t *)(g + 1);
-	g->norigin = n;
-	g->pid = ls_prof.pid;
-	g->internal = ls_stack_walking() || (n && ls_stack_in_unwinder(f[0]));
-	memcpy(g->origin_frames, f, n * sizeof *f);
-	if (!map_put(g))
-		return NULL;
-	g->id = kind == PK_MUTEX    ? ++ls_prof.nmutex
-		: kind == PK_COND   ? ++ls_prof.ncond
-		: kind == PK_RWLOCK ? ++ls_prof.nrwlock
-				    : ++ls_prof.nspin;
-	if (ls_prof.all_tail)
-		ls_prof.all_tail->next_all = g;
-	else
-		ls_prof.all = g;
-	ls_prof.all_tail = g;
-	return g;
-}
-
-/* Under the global lock. */
-static void grec_end(struct grec *g, int why)
-{
-	map_del(g);
-	g->ended = (uint8_t)why;
-	atomic_store_explicit(&g->dead, 1, memory_order_release);
-}
-
-/* The live record at addr, created (with the caller's stack) if there is
- * none. Called without the global lock. */
-static struct grec *grec_find(uintptr_t addr, int kind, bool glibc)
-{
-	ls_prof_lock();
-	struct grec *g = map_get(addr);
-	if (g && g->kind != kind) {
-		grec_end(g, END_REUSED); /* memory reused without destroy */
-		g = NULL;
-	}
-	ls_prof_unlock();
-	if (g)
-		return g;
-	uintptr_t f[PROF_MAX_FRAMES];
-	unsigned n = ls_prof_take_stack(f, ls_prof.frames);
-	ls_prof_cover_frames(f, n);
-	struct chosen c = chosen_of(addr, kind, glibc);
-	ls_prof_lock();
-	g = map_get(addr);
-	if (g && g->kind != kind) {
-		grec_end(g, END_REUSED);
-		g = NULL;
-	}
-	if (!g)
-		g = grec_new(addr, kind, glibc, ORIGIN_FIRST_USE, f, n, c);
-	ls_prof_unlock();
-	return g;
-}
-
 /* ---- per-thread tables ---- */
+
+static uint64_t next_serial;
 
 struct tent {
 	uintptr_t key;
@@ -339,26 +179,10 @@ static void merge_site(struct tsite *s)
 	uint64_t c = TAKE(s->count), to = TAKE(s->timeouts), w = TAKE(s->wait_ns);
 	if (!c && !to)
 		return;
-	struct gsite **head = &gsites[s->hash % GSITE_BUCKETS], *x;
-	for (x = *head; x; x = x->next_hash)
-		if (x->g == s->g && x->hash == s->hash && x->read == s->read && x->nframes == s->nframes &&
-		    !memcmp(x->frames, s->frames, s->nframes * sizeof s->frames[0]))
-			break;
+	struct gsite *x = ls_prof_gsite(s->g, s->hash, s->read, s->frames, s->nframes);
 	if (!x) {
-		x = ls_prof_galloc(sizeof *x + s->nframes * sizeof s->frames[0]);
-		if (!x) {
-			atomic_fetch_add_explicit(&ls_prof.unrecorded, c + to, memory_order_relaxed);
-			return;
-		}
-		x->g = s->g;
-		x->hash = s->hash;
-		x->read = s->read;
-		x->nframes = s->nframes;
-		memcpy(x->frames, s->frames, s->nframes * sizeof s->frames[0]);
-		x->next_hash = *head;
-		*head = x;
-		x->next_rec = s->g->sites;
-		s->g->sites = x;
+		atomic_fetch_add_explicit(&ls_prof.unrecorded, c + to, memory_order_relaxed);
+		return;
 	}
 	x->count += c;
 	x->timeouts += to;
@@ -516,7 +340,7 @@ static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr
 		merge_entry(e); /* into the ended record */
 		ls_prof_unlock();
 	}
-	struct grec *g = grec_find(key, kind, glibc);
+	struct grec *g = ls_prof_grec_find(key, kind, glibc);
 	if (!g) {
 		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
 		return NULL;
@@ -938,53 +762,23 @@ static int g_unlock(pthread_mutex_t *m)
 
 /* ---- lifecycle ---- */
 
-static void created(uintptr_t addr, int kind, bool glibc)
-{
-	if (!ls_prof_guard_enter())
-		return;
-	uintptr_t f[PROF_MAX_FRAMES];
-	unsigned n = ls_prof_take_stack(f, ls_prof.frames);
-	ls_prof_cover_frames(f, n);
-	struct chosen c = chosen_of(addr, kind, glibc);
-	ls_prof_lock();
-	struct grec *old = map_get(addr);
-	if (old)
-		grec_end(old, END_REUSED); /* initialised again without destroy */
-	if (!grec_new(addr, kind, glibc, ORIGIN_INIT, f, n, c))
-		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-	ls_prof_unlock();
-	ls_prof_guard_leave();
-}
-
-static void ended(uintptr_t addr)
-{
-	if (!ls_prof_guard_enter())
-		return;
-	ls_prof_lock();
-	struct grec *g = map_get(addr);
-	if (g)
-		grec_end(g, END_DESTROYED);
-	ls_prof_unlock();
-	ls_prof_guard_leave();
-}
-
 /* lockswap's own mutexes and condvars (the shim's events) */
 static void on_init(enum ls_obj kind, void *obj)
 {
-	created((uintptr_t)obj, kind == LS_OBJ_COND ? PK_COND : PK_MUTEX, false);
+	ls_prof_created((uintptr_t)obj, kind == LS_OBJ_COND ? PK_COND : PK_MUTEX, false);
 }
 
 static void on_destroy(enum ls_obj kind, void *obj)
 {
 	(void)kind;
-	ended((uintptr_t)obj);
+	ls_prof_ended((uintptr_t)obj);
 }
 
 static int g_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	int r = real.mutex_init(m, a);
 	if (r == 0)
-		created((uintptr_t)m, PK_MUTEX, true);
+		ls_prof_created((uintptr_t)m, PK_MUTEX, true);
 	return r;
 }
 
@@ -992,7 +786,7 @@ static int g_mutex_destroy(pthread_mutex_t *m)
 {
 	int r = real.mutex_destroy(m);
 	if (r == 0)
-		ended((uintptr_t)m);
+		ls_prof_ended((uintptr_t)m);
 	return r;
 }
 
@@ -1000,7 +794,7 @@ static int g_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
 	int r = real.cond_init(c, a);
 	if (r == 0)
-		created((uintptr_t)c, PK_COND, true);
+		ls_prof_created((uintptr_t)c, PK_COND, true);
 	return r;
 }
 
@@ -1008,7 +802,7 @@ static int g_cond_destroy(pthread_cond_t *c)
 {
 	int r = real.cond_destroy(c);
 	if (r == 0)
-		ended((uintptr_t)c);
+		ls_prof_ended((uintptr_t)c);
 	return r;
 }
 
@@ -1251,7 +1045,7 @@ static int p_rwinit(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 {
 	int r = rwin.init(rw, a);
 	if (r == 0)
-		created((uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
+		ls_prof_created((uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
 	return r;
 }
 
@@ -1259,7 +1053,7 @@ static int p_rwdestroy(pthread_rwlock_t *rw)
 {
 	int r = rwin.destroy(rw);
 	if (r == 0)
-		ended((uintptr_t)rw);
+		ls_prof_ended((uintptr_t)rw);
 	return r;
 }
 
@@ -1310,7 +1104,7 @@ static int p_spininit(pthread_spinlock_t *s, int pshared)
 {
 	int r = spinin.init(s, pshared);
 	if (r == 0)
-		created((uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
+		ls_prof_created((uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
 	return r;
 }
 
@@ -1318,7 +1112,7 @@ static int p_spindestroy(pthread_spinlock_t *s)
 {
 	int r = spinin.destroy(s);
 	if (r == 0)
-		ended((uintptr_t)s);
+		ls_prof_ended((uintptr_t)s);
 	return r;
 }
 
@@ -1328,9 +1122,8 @@ static void on_exiting(void);
 
 int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 {
-	bool modules = ls_prof_modules_init();
-	gsites = ls_prof_map(GSITE_BUCKETS * sizeof *gsites);
-	if (!modules || !gsites) {
+	bool modules = ls_prof_modules_init(), records = ls_prof_records_init(ob);
+	if (!modules || !records) {
 		snprintf(err, len, "LOCKSWAP_PROFILE: cannot map the profiler's tables: %s", strerror(errno));
 		return -1;
 	}
@@ -1340,10 +1133,6 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	ls_prof.spinalgo = ob->spinalgo;
 	ls_prof.rw_passthrough = ob->rw_passthrough;
 	ls_prof.spin_passthrough = ob->spin_passthrough;
-	algo_of = ob->algo_of;
-	rule_of = ob->rule_of;
-	rw_algo_of = ob->rw_algo_of;
-	rw_rule_of = ob->rw_rule_of;
 	ls_prof.pid = (int)getpid();
 	ls_prof.start_ns = ls_prof_now();
 	cpu_set_t cpus;
