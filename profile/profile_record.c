@@ -73,354 +73,10 @@
 #include "profile_modules.h"
 #include "profile_record.h"
 #include "profile_records.h"
+#include "profile_thread.h"
 #include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
-
-#define TABLE_CAP 4096	 /* entries or call sites per thread before a merge */
-#define SITE_BUCKETS 256 /* per thread */
-
-static inline unsigned prof_bucket(uint64_t ns)
-{
-	unsigned b = ns < 2 ? 0 : 63u - (unsigned)__builtin_clzll(ns);
-	return b < LS_PROF_BUCKETS ? b : LS_PROF_BUCKETS - 1;
-}
-
-/* ---- per-thread tables ---- */
-
-static uint64_t next_serial;
-
-struct tent {
-	uintptr_t key;
-	struct grec *g;
-	uint64_t n[LS_PROF_NCOUNT];
-	uint64_t wait_sum, wait_max, hold_sum, hold_max, rd_wait_sum, rd_hold_sum;
-	uint32_t wait_h[LS_PROF_BUCKETS], hold_h[LS_PROF_BUCKETS];
-	/* an rwlock's read holds by this thread (only it reads them): how many,
-	 * and since when the outermost one (a read hold's time runs from the
-	 * thread's first read acquisition to its last release: nested holds
-	 * do not add) */
-	uint32_t rd_depth;
-	uint64_t rd_since;
-};
-
-struct tsite {
-	struct tsite *next;
-	struct grec *g;
-	uint32_t hash, nframes;
-	bool read;
-	uint64_t count, timeouts, wait_ns;
-	uintptr_t frames[];
-};
-
-struct pthr {
-	uint64_t serial;
-	struct tent *mru;
-	struct tent **slots;
-	uint32_t cap, nent, nsites, sample_left;
-	struct arena arena;
-	struct pthr *next, *prev;
-	struct tsite *sites[SITE_BUCKETS];
-};
-
-static struct pthr *threads; /* registry, under the global lock */
-static pthread_key_t exit_key;
-static bool have_key;
-
-static size_t tslot(uintptr_t key, uint32_t cap)
-{
-	return (size_t)(((uint64_t)key >> 3) * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
-}
-
-/* A u32 histogram bucket of a thread carries into the record before it
- * wraps (at 2^32 events of one bucket, once in a long while). */
-static __attribute__((noinline)) void carry(struct tent *e, uint32_t *h, unsigned b, bool wait)
-{
-	ls_prof_lock();
-	(wait ? e->g->wait_h : e->g->hold_h)[b] += (uint64_t)h[b] + 1;
-	__atomic_store_n(&h[b], 0, __ATOMIC_RELAXED);
-	ls_prof_unlock();
-}
-
-static inline void hist_add(struct tent *e, uint32_t *h, uint64_t ns, bool wait)
-{
-	unsigned b = prof_bucket(ns);
-	uint32_t v = __atomic_load_n(&h[b], __ATOMIC_RELAXED);
-	if (LS_UNLIKELY(v == UINT32_MAX))
-		carry(e, h, b, wait);
-	else
-		__atomic_store_n(&h[b], v + 1, __ATOMIC_RELAXED);
-}
-
-/* Under the global lock: adds an entry into its record, leaving it zero. */
-static void merge_entry(struct tent *e)
-{
-	struct grec *g = e->g;
-	for (int i = 0; i < LS_PROF_NCOUNT; i++)
-		g->n[i] += TAKE(e->n[i]);
-	g->wait_sum += TAKE(e->wait_sum);
-	g->hold_sum += TAKE(e->hold_sum);
-	g->rd_wait_sum += TAKE(e->rd_wait_sum);
-	g->rd_hold_sum += TAKE(e->rd_hold_sum);
-	uint64_t wm = TAKE(e->wait_max), hm = TAKE(e->hold_max);
-	if (wm > g->wait_max)
-		g->wait_max = wm;
-	if (hm > g->hold_max)
-		g->hold_max = hm;
-	for (int b = 0; b < LS_PROF_BUCKETS; b++) {
-		g->wait_h[b] += TAKE(e->wait_h[b]);
-		g->hold_h[b] += TAKE(e->hold_h[b]);
-	}
-}
-
-/* Under the global lock. */
-static void merge_site(struct tsite *s)
-{
-	uint64_t c = TAKE(s->count), to = TAKE(s->timeouts), w = TAKE(s->wait_ns);
-	if (!c && !to)
-		return;
-	struct gsite *x = ls_prof_gsite(s->g, s->hash, s->read, s->frames, s->nframes);
-	if (!x) {
-		atomic_fetch_add_explicit(&ls_prof.unrecorded, c + to, memory_order_relaxed);
-		return;
-	}
-	x->count += c;
-	x->timeouts += to;
-	x->wait_ns += w;
-}
-
-/* Under the global lock. */
-static void merge_thread(struct pthr *t)
-{
-	for (uint32_t i = 0; i < t->cap; i++) {
-		struct tent *e = __atomic_load_n(&t->slots[i], __ATOMIC_ACQUIRE);
-		if (e)
-			merge_entry(e);
-	}
-	for (int b = 0; b < SITE_BUCKETS; b++)
-		for (struct tsite *s = __atomic_load_n(&t->sites[b], __ATOMIC_ACQUIRE); s; s = s->next)
-			merge_site(s);
-}
-
-/* Under the global lock: merges every thread's entries into the records
- * (the report's first step). */
-static void merge_all(void)
-{
-	for (struct pthr *t = threads; t; t = t->next)
-		merge_thread(t);
-}
-
-/* Empties a thread's table (its counts already merged, or discarded). */
-static void reset_table(struct pthr *t)
-{
-	ls_prof_arena_free(&t->arena);
-	memset(t->slots, 0, t->cap * sizeof *t->slots);
-	memset(t->sites, 0, sizeof t->sites);
-	t->mru = NULL;
-	t->nent = t->nsites = 0;
-}
-
-static void flush_table(struct pthr *t)
-{
-	ls_prof_lock();
-	merge_thread(t);
-	reset_table(t);
-	ls_prof_unlock();
-}
-
-static void pthr_exit(void *p);
-
-static __attribute__((noinline)) struct pthr *pthr_new(void)
-{
-	struct pthr *t = ls_prof_map(sizeof *t);
-	if (!t)
-		return NULL;
-	t->cap = 64;
-	t->slots = ls_prof_map(t->cap * sizeof *t->slots);
-	if (!t->slots) {
-		ls_prof_unmap(t, sizeof *t);
-		return NULL;
-	}
-	t->sample_left = 1;
-	ls_prof_lock();
-	t->serial = ++next_serial;
-	t->next = threads;
-	if (threads)
-		threads->prev = t;
-	threads = t;
-	ls_prof.threads++;
-	ls_prof_unlock();
-	ls_prof_tls.t = t;
-	if (have_key)
-		pthread_setspecific(exit_key, t);
-	return t;
-}
-
-static void pthr_free(struct pthr *t)
-{
-	ls_prof_arena_free(&t->arena);
-	ls_prof_unmap(t->slots, t->cap * sizeof *t->slots);
-	ls_prof_unmap(t, sizeof *t);
-}
-
-/* Thread exit (pthread key destructor): merge, unregister, free. */
-static void pthr_exit(void *p)
-{
-	struct pthr *t = p;
-	if (t != ls_prof_tls.t) /* a stale value (see fork_child) */
-		return;
-	ls_prof_tls.guard = 1;
-	ls_prof_tls.t = NULL;
-	ls_prof_lock();
-	merge_thread(t);
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		threads = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	ls_prof_unlock();
-	pthr_free(t);
-	ls_prof_tls.guard = 0;
-}
-
-/* Enters the profiler: NULL if it is already running on this thread (or
- * cannot record: out of memory), and then the caller just passes through. */
-static inline struct pthr *enter(void)
-{
-	if (!ls_prof_guard_enter())
-		return NULL;
-	struct pthr *t = ls_prof_tls.t;
-	if (LS_UNLIKELY(!t) && !(t = pthr_new())) {
-		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-		ls_prof_guard_leave();
-	}
-	return t;
-}
-
-static bool grow_slots(struct pthr *t)
-{
-	uint32_t cap = t->cap * 2;
-	struct tent **s = ls_prof_map(cap * sizeof *s);
-	if (!s)
-		return false;
-	ls_prof_lock(); /* the report reads other threads' slots */
-	for (uint32_t i = 0; i < t->cap; i++)
-		if (t->slots[i]) {
-			size_t j = tslot(t->slots[i]->key, cap);
-			while (s[j])
-				j = (j + 1) & (cap - 1);
-			s[j] = t->slots[i];
-		}
-	struct tent **old = t->slots;
-	uint32_t oldcap = t->cap;
-	t->slots = s;
-	t->cap = cap;
-	ls_prof_unlock();
-	ls_prof_unmap(old, oldcap * sizeof *old);
-	return true;
-}
-
-static struct tent *lookup(struct pthr *t, uintptr_t key)
-{
-	for (size_t i = tslot(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		struct tent *e = t->slots[i];
-		if (!e || e->key == key)
-			return e;
-	}
-}
-
-/* The entry of (key, kind), moved to the live record if its record ended,
- * created (with its record) if missing. NULL if out of memory. */
-static __attribute__((noinline)) struct tent *entry_slow(struct pthr *t, uintptr_t key, int kind, bool glibc)
-{
-	struct tent *e = lookup(t, key);
-	if (e) {
-		ls_prof_lock();
-		merge_entry(e); /* into the ended record */
-		ls_prof_unlock();
-	}
-	struct grec *g = ls_prof_grec_find(key, kind, glibc);
-	if (!g) {
-		atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-		return NULL;
-	}
-	if (!e) {
-		if (t->nent >= TABLE_CAP)
-			flush_table(t);
-		if ((t->nent + 1) * 2 > t->cap && !grow_slots(t))
-			return NULL;
-		e = ls_prof_arena_alloc(&t->arena, sizeof *e);
-		if (!e) {
-			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-			return NULL;
-		}
-		e->key = key;
-		e->g = g;
-		size_t i = tslot(key, t->cap);
-		while (t->slots[i])
-			i = (i + 1) & (t->cap - 1);
-		/* release: the report reads the entry through this pointer */
-		__atomic_store_n(&t->slots[i], e, __ATOMIC_RELEASE);
-		t->nent++;
-	}
-	e->g = g;
-	t->mru = e;
-	return e;
-}
-
-static inline __attribute__((always_inline)) struct tent *entry(struct pthr *t, uintptr_t key, int kind,
-								bool glibc)
-{
-	struct tent *e = t->mru;
-	if (LS_UNLIKELY(!e || e->key != key)) {
-		e = lookup(t, key);
-		if (LS_UNLIKELY(!e))
-			return entry_slow(t, key, kind, glibc);
-		t->mru = e;
-	}
-	/* relaxed: a program that destroys a mutex has ordered that before
-	 * any later use of the address (or its behaviour is undefined) */
-	if (LS_UNLIKELY(atomic_load_explicit(&e->g->dead, memory_order_relaxed) || e->g->kind != kind))
-		return entry_slow(t, key, kind, glibc);
-	return e;
-}
-
-/* A call site of a contended acquisition or a timeout. Last use of any
- * entry pointer: it may merge and reset the thread's table. */
-static void site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n, uint64_t wait,
-		     bool timeout)
-{
-	uint32_t h = ls_prof_hash_stack(g, read, f, n);
-	struct tsite *s;
-	for (s = t->sites[h % SITE_BUCKETS]; s; s = s->next)
-		if (s->g == g && s->hash == h && s->read == read && s->nframes == n &&
-		    !memcmp(s->frames, f, n * sizeof *f))
-			break;
-	if (!s) {
-		if (t->nsites >= TABLE_CAP)
-			flush_table(t);
-		ls_prof_cover_frames(f, n);
-		s = ls_prof_arena_alloc(&t->arena, sizeof *s + n * sizeof *f);
-		if (!s) {
-			atomic_fetch_add_explicit(&ls_prof.unrecorded, 1, memory_order_relaxed);
-			return;
-		}
-		s->g = g;
-		s->hash = h;
-		s->read = read;
-		s->nframes = n;
-		memcpy(s->frames, f, n * sizeof *f);
-		s->next = t->sites[h % SITE_BUCKETS];
-		__atomic_store_n(&t->sites[h % SITE_BUCKETS], s, __ATOMIC_RELEASE);
-		t->nsites++;
-	}
-	if (timeout)
-		BUMP(s->timeouts, 1);
-	else
-		BUMP(s->count, 1);
-	BUMP(s->wait_ns, wait);
-}
 
 /* ---- recording ---- */
 
@@ -455,7 +111,7 @@ static inline void hold_add(struct tent *e, uint64_t d, bool read)
 	if (read)
 		BUMP(e->rd_hold_sum, d);
 	RAISE(e->hold_max, d);
-	hist_add(e, e->hold_h, d, false);
+	ls_prof_hist_add(e, e->hold_h, d, false);
 }
 
 /* An acquisition whose first attempt succeeded (how: its counter). */
@@ -463,7 +119,7 @@ static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintp
 							   bool glibc, int how)
 {
 	uint64_t at = ls_prof_now();
-	struct tent *e = entry(t, key, kind, glibc);
+	struct tent *e = ls_prof_entry(t, key, kind, glibc);
 	if (LS_UNLIKELY(!e))
 		return;
 	if (is_read(how))
@@ -476,7 +132,7 @@ static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintp
 /* A failed try (counter: LS_PROF_TRYFAIL or LS_PROF_RDTRYFAIL). */
 static void tryfailed(struct pthr *t, uintptr_t key, int kind, bool glibc, int counter)
 {
-	struct tent *e = entry(t, key, kind, glibc);
+	struct tent *e = ls_prof_entry(t, key, kind, glibc);
 	if (e)
 		BUMP(e->n[counter], 1);
 }
@@ -487,7 +143,7 @@ static inline __attribute__((always_inline)) void released(struct pthr *t, uintp
 							   bool glibc)
 {
 	uint64_t at = ls_prof_now();
-	struct tent *e = entry(t, key, kind, glibc);
+	struct tent *e = ls_prof_entry(t, key, kind, glibc);
 	if (LS_UNLIKELY(!e))
 		return;
 	struct grec *g = e->g;
@@ -504,7 +160,7 @@ static inline __attribute__((always_inline)) void released(struct pthr *t, uintp
 static void read_released(struct pthr *t, uintptr_t key, bool glibc)
 {
 	uint64_t at = ls_prof_now();
-	struct tent *e = entry(t, key, PK_RWLOCK, glibc);
+	struct tent *e = ls_prof_entry(t, key, PK_RWLOCK, glibc);
 	if (!e || !e->rd_depth)
 		return;
 	if (--e->rd_depth == 0)
@@ -524,7 +180,7 @@ static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, 
 						 struct waiting *w)
 {
 	w->t0 = ls_prof_now();
-	w->e = entry(t, key, kind, glibc);
+	w->e = ls_prof_entry(t, key, kind, glibc);
 	w->nframes = 0;
 	if (!w->e)
 		return;
@@ -568,9 +224,10 @@ static __attribute__((noinline)) void wait_end(struct pthr *t, struct waiting *w
 	if (read)
 		BUMP(e->rd_wait_sum, d);
 	RAISE(e->wait_max, d);
-	hist_add(e, e->wait_h, d, true);
+	ls_prof_hist_add(e, e->wait_h, d, true);
 	if (w->nframes)
-		site_add(t, e->g, read, w->frames, w->nframes == UINT32_MAX ? 0 : w->nframes, d, r != 0);
+		ls_prof_site_add(t, e->g, read, w->frames, w->nframes == UINT32_MAX ? 0 : w->nframes, d,
+				 r != 0);
 }
 
 /* ---- wrappers of the shim's mutex operations (observe.h: mutex) ---- */
@@ -584,7 +241,7 @@ static inline uintptr_t key_of(void *state)
 
 static void w_lock(void *st)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t) {
 		in.lock(st);
 		return;
@@ -602,7 +259,7 @@ static void w_lock(void *st)
 
 static int w_trylock(void *st)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return in.trylock(st);
 	int r = in.trylock(st);
@@ -616,7 +273,7 @@ static int w_trylock(void *st)
 
 static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return in.timedlock(st, clock, abs);
 	int r = 0;
@@ -634,7 +291,7 @@ static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
 
 static void w_unlock(void *st)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (t) {
 		released(t, key_of(st), PK_MUTEX, false);
 		ls_prof_guard_leave();
@@ -679,7 +336,7 @@ static bool g_releases(pthread_mutex_t *m)
 
 static int g_lock(pthread_mutex_t *m)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return real.mutex_lock(m);
 	int r = real.mutex_trylock(m);
@@ -700,7 +357,7 @@ static int g_lock(pthread_mutex_t *m)
 
 static int g_trylock(pthread_mutex_t *m)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return real.mutex_trylock(m);
 	int r = real.mutex_trylock(m);
@@ -717,7 +374,7 @@ static int g_trylock(pthread_mutex_t *m)
 /* timedlock (clock < 0) or clocklock. */
 static int g_timed(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
 	int r = real.mutex_trylock(m);
@@ -751,7 +408,7 @@ static int g_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespe
 
 static int g_unlock(pthread_mutex_t *m)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (t) {
 		if (g_releases(m))
 			released(t, (uintptr_t)m, PK_MUTEX, true);
@@ -810,10 +467,10 @@ static int g_cond_destroy(pthread_cond_t *c)
 
 static void cond_signalled(uintptr_t c, bool glibc, bool broadcast)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return;
-	struct tent *e = entry(t, c, PK_COND, glibc);
+	struct tent *e = ls_prof_entry(t, c, PK_COND, glibc);
 	if (e)
 		BUMP(e->n[broadcast ? LS_PROF_BROADCAST : LS_PROF_SIGNAL], 1);
 	ls_prof_guard_leave();
@@ -836,15 +493,15 @@ static void cond_waited(uintptr_t c, bool glibc, uint64_t t0, int r)
 {
 	uint64_t t1 = ls_prof_now();
 	struct pthr *t;
-	if (!t0 || !(t = enter()))
+	if (!t0 || !(t = ls_prof_enter()))
 		return;
-	struct tent *e = entry(t, c, PK_COND, glibc);
+	struct tent *e = ls_prof_entry(t, c, PK_COND, glibc);
 	if (e && (r == 0 || r == ETIMEDOUT)) {
 		uint64_t d = ls_prof_since(t0, t1);
 		BUMP(e->n[r ? LS_PROF_CTIMEOUT : LS_PROF_WAITS], 1);
 		BUMP(e->wait_sum, d);
 		RAISE(e->wait_max, d);
-		hist_add(e, e->wait_h, d, true);
+		ls_prof_hist_add(e, e->wait_h, d, true);
 	}
 	ls_prof_guard_leave();
 }
@@ -859,7 +516,7 @@ static void on_cond_wait_end(pthread_cond_t *c, uint64_t token, int r)
  * far as lockswap can see) begins after it. */
 static uint64_t g_wait_begin(pthread_mutex_t *m)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return 0;
 	if (g_releases(m))
@@ -872,7 +529,7 @@ static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r
 {
 	cond_waited((uintptr_t)c, true, t0, r);
 	struct pthr *t;
-	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = enter())) {
+	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = ls_prof_enter())) {
 		acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
 		ls_prof_guard_leave();
 	}
@@ -964,7 +621,7 @@ static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, 
 	if (op == RW_TIMED && ((clock >= 0 && clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) ||
 			       (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L))))
 		return rw_call(rw, read, op, clock, abs);
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return rw_call(rw, read, op, clock, abs);
 	uintptr_t key = (uintptr_t)rw;
@@ -1030,7 +687,7 @@ static int p_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct tim
  * its read holds (none: a misuse, nothing to end). */
 static int p_rwunlock(pthread_rwlock_t *rw)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (t) {
 		if (rw_own_write(rw))
 			released(t, (uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
@@ -1059,7 +716,7 @@ static int p_rwdestroy(pthread_rwlock_t *rw)
 
 static int p_spinlock(pthread_spinlock_t *s)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return spinin.lock(s);
 	bool glibc = ls_prof.spin_passthrough;
@@ -1078,7 +735,7 @@ static int p_spinlock(pthread_spinlock_t *s)
 
 static int p_spintrylock(pthread_spinlock_t *s)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return spinin.trylock(s);
 	int r = spinin.trylock(s);
@@ -1092,7 +749,7 @@ static int p_spintrylock(pthread_spinlock_t *s)
 
 static int p_spinunlock(pthread_spinlock_t *s)
 {
-	struct pthr *t = enter();
+	struct pthr *t = ls_prof_enter();
 	if (t) {
 		released(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
 		ls_prof_guard_leave();
@@ -1227,7 +884,7 @@ static void report(bool from_signal)
 		ls_prof_modules_refresh();
 		ls_prof_lock();
 	}
-	merge_all();
+	ls_prof_merge_all();
 	writer();
 	ls_prof_unlock();
 }
@@ -1292,18 +949,7 @@ static void fork_child(void)
 	ls_prof_modules_fork_child();
 	ls_stack_fork_child();
 	ls_prof_tls.tid = 0;
-	for (struct pthr *t = threads, *next; t; t = next) {
-		next = t->next;
-		if (t != me)
-			pthr_free(t);
-	}
-	threads = me;
-	ls_prof.threads = 0;
-	if (me) {
-		me->next = me->prev = NULL;
-		reset_table(me);
-		ls_prof.threads = 1;
-	}
+	ls_prof_threads_fork_child();
 	uint64_t at = ls_prof_now();
 	for (struct grec *g = ls_prof.all; g; g = g->next_all) {
 		memset(g->n, 0, sizeof g->n);
@@ -1340,7 +986,7 @@ int ls_prof_record_start(char *err, size_t len)
 		return -1;
 	}
 	ls_prof_modules_refresh();
-	have_key = pthread_key_create(&exit_key, pthr_exit) == 0;
+	ls_prof_threads_start();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
 		struct sigaction old, sa = {.sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER};
