@@ -70,6 +70,7 @@
 
 #include "observe.h"
 #include "profile_base.h"
+#include "profile_event.h"
 #include "profile_modules.h"
 #include "profile_record.h"
 #include "profile_records.h"
@@ -77,158 +78,6 @@
 #include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
-
-/* ---- recording ---- */
-
-/* The holder's part: hand-off and start of the hold. */
-static inline void hold_begin(struct pthr *t, struct tent *e, uint64_t at)
-{
-	struct grec *g = e->g;
-	uint64_t last = atomic_load_explicit(&g->last, memory_order_relaxed);
-	if (last != t->serial) {
-		if (last)
-			BUMP(e->n[LS_PROF_HANDOFF], 1);
-		atomic_store_explicit(&g->last, t->serial, memory_order_relaxed);
-	}
-	atomic_store_explicit(&g->held_since, at, memory_order_relaxed);
-}
-
-static inline bool is_read(int how)
-{
-	return how >= LS_PROF_RDLOCK;
-}
-
-/* A read hold of an rwlock begins (this thread's first, or a nested one). */
-static inline void read_begin(struct tent *e, uint64_t at)
-{
-	if (e->rd_depth++ == 0)
-		e->rd_since = at;
-}
-
-static inline void hold_add(struct tent *e, uint64_t d, bool read)
-{
-	BUMP(e->hold_sum, d);
-	if (read)
-		BUMP(e->rd_hold_sum, d);
-	RAISE(e->hold_max, d);
-	ls_prof_hist_add(e, e->hold_h, d, false);
-}
-
-/* An acquisition whose first attempt succeeded (how: its counter). */
-static inline __attribute__((always_inline)) void acquired(struct pthr *t, uintptr_t key, int kind,
-							   bool glibc, int how)
-{
-	uint64_t at = ls_prof_now();
-	struct tent *e = ls_prof_entry(t, key, kind, glibc);
-	if (LS_UNLIKELY(!e))
-		return;
-	if (is_read(how))
-		read_begin(e, at);
-	else
-		hold_begin(t, e, at);
-	BUMP(e->n[how], 1);
-}
-
-/* A failed try (counter: LS_PROF_TRYFAIL or LS_PROF_RDTRYFAIL). */
-static void tryfailed(struct pthr *t, uintptr_t key, int kind, bool glibc, int counter)
-{
-	struct tent *e = ls_prof_entry(t, key, kind, glibc);
-	if (e)
-		BUMP(e->n[counter], 1);
-}
-
-/* A release: ends the hold, whoever took the mutex (or the write hold of
- * an rwlock, or a spinlock). */
-static inline __attribute__((always_inline)) void released(struct pthr *t, uintptr_t key, int kind,
-							   bool glibc)
-{
-	uint64_t at = ls_prof_now();
-	struct tent *e = ls_prof_entry(t, key, kind, glibc);
-	if (LS_UNLIKELY(!e))
-		return;
-	struct grec *g = e->g;
-	uint64_t since0 = atomic_load_explicit(&g->held_since, memory_order_relaxed);
-	if (!since0) /* taken while the profiler could not see it */
-		return;
-	atomic_store_explicit(&g->held_since, 0, memory_order_relaxed);
-	hold_add(e, ls_prof_since(since0, at), false);
-}
-
-/* The release of one of this thread's read holds of an rwlock: the last
- * one ends the hold. Nothing if it holds none the profiler saw (a misuse,
- * or a hold taken while it could not see). */
-static void read_released(struct pthr *t, uintptr_t key, bool glibc)
-{
-	uint64_t at = ls_prof_now();
-	struct tent *e = ls_prof_entry(t, key, PK_RWLOCK, glibc);
-	if (!e || !e->rd_depth)
-		return;
-	if (--e->rd_depth == 0)
-		hold_add(e, ls_prof_since(e->rd_since, at), true);
-}
-
-/* A contended attempt: begun when the first attempt failed, ended when
- * the algorithm (or glibc) returned. */
-struct waiting {
-	struct tent *e;
-	uint64_t t0;
-	unsigned nframes;
-	uintptr_t frames[PROF_MAX_FRAMES];
-};
-
-static __attribute__((noinline)) void wait_begin(struct pthr *t, uintptr_t key, int kind, bool glibc,
-						 struct waiting *w)
-{
-	w->t0 = ls_prof_now();
-	w->e = ls_prof_entry(t, key, kind, glibc);
-	w->nframes = 0;
-	if (!w->e)
-		return;
-	if (--t->sample_left == 0) {
-		t->sample_left = ls_prof.sample;
-		w->nframes = ls_prof_take_stack(w->frames, ls_prof.frames);
-		if (!w->nframes)
-			w->nframes = UINT32_MAX; /* sampled, but no stack */
-	}
-	struct grec *g = w->e->g;
-	uint32_t q = atomic_fetch_add_explicit(&g->waiters, 1, memory_order_relaxed) + 1;
-	uint32_t m = atomic_load_explicit(&g->max_waiters, memory_order_relaxed);
-	while (q > m && !atomic_compare_exchange_weak_explicit(&g->max_waiters, &m, q, memory_order_relaxed,
-							       memory_order_relaxed))
-		;
-}
-
-/* r: 0 acquired, ETIMEDOUT timed out, anything else neither. */
-static __attribute__((noinline)) void wait_end(struct pthr *t, struct waiting *w, int how, int r)
-{
-	uint64_t t1 = ls_prof_now();
-	struct tent *e = w->e;
-	if (!e)
-		return;
-	atomic_fetch_sub_explicit(&e->g->waiters, 1, memory_order_relaxed);
-	if (r != 0 && r != ETIMEDOUT)
-		return;
-	uint64_t d = ls_prof_since(w->t0, t1);
-	bool read = is_read(how);
-	if (r == 0) {
-		if (read)
-			read_begin(e, t1);
-		else
-			hold_begin(t, e, t1);
-		BUMP(e->n[how], 1);
-		BUMP(e->n[read ? LS_PROF_RDCONTENDED : LS_PROF_CONTENDED], 1);
-	} else {
-		BUMP(e->n[read ? LS_PROF_RDTIMEOUT : LS_PROF_TIMEOUT], 1);
-	}
-	BUMP(e->wait_sum, d);
-	if (read)
-		BUMP(e->rd_wait_sum, d);
-	RAISE(e->wait_max, d);
-	ls_prof_hist_add(e, e->wait_h, d, true);
-	if (w->nframes)
-		ls_prof_site_add(t, e->g, read, w->frames, w->nframes == UINT32_MAX ? 0 : w->nframes, d,
-				 r != 0);
-}
 
 /* ---- wrappers of the shim's mutex operations (observe.h: mutex) ---- */
 
@@ -247,12 +96,12 @@ static void w_lock(void *st)
 		return;
 	}
 	if (LS_LIKELY(in.trylock(st) == 0)) {
-		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_LOCK);
+		ls_prof_uncontended(t, key_of(st), PK_MUTEX, false, LS_PROF_LOCK);
 	} else {
 		struct waiting w;
-		wait_begin(t, key_of(st), PK_MUTEX, false, &w);
+		ls_prof_wait_begin(t, key_of(st), PK_MUTEX, false, &w);
 		in.lock(st);
-		wait_end(t, &w, LS_PROF_LOCK, 0);
+		ls_prof_wait_end(t, &w, LS_PROF_LOCK, 0);
 	}
 	ls_prof_guard_leave();
 }
@@ -264,9 +113,9 @@ static int w_trylock(void *st)
 		return in.trylock(st);
 	int r = in.trylock(st);
 	if (r == 0)
-		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_TRY);
+		ls_prof_uncontended(t, key_of(st), PK_MUTEX, false, LS_PROF_TRY);
 	else
-		tryfailed(t, key_of(st), PK_MUTEX, false, LS_PROF_TRYFAIL);
+		ls_prof_tryfailed(t, key_of(st), PK_MUTEX, false, LS_PROF_TRYFAIL);
 	ls_prof_guard_leave();
 	return r;
 }
@@ -278,12 +127,12 @@ static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
 		return in.timedlock(st, clock, abs);
 	int r = 0;
 	if (in.trylock(st) == 0) {
-		acquired(t, key_of(st), PK_MUTEX, false, LS_PROF_TIMED);
+		ls_prof_uncontended(t, key_of(st), PK_MUTEX, false, LS_PROF_TIMED);
 	} else {
 		struct waiting w;
-		wait_begin(t, key_of(st), PK_MUTEX, false, &w);
+		ls_prof_wait_begin(t, key_of(st), PK_MUTEX, false, &w);
 		r = in.timedlock(st, clock, abs);
-		wait_end(t, &w, LS_PROF_TIMED, r);
+		ls_prof_wait_end(t, &w, LS_PROF_TIMED, r);
 	}
 	ls_prof_guard_leave();
 	return r;
@@ -293,7 +142,7 @@ static void w_unlock(void *st)
 {
 	struct pthr *t = ls_prof_enter();
 	if (t) {
-		released(t, key_of(st), PK_MUTEX, false);
+		ls_prof_released(t, key_of(st), PK_MUTEX, false);
 		ls_prof_guard_leave();
 	}
 	in.unlock(st);
@@ -342,12 +191,12 @@ static int g_lock(pthread_mutex_t *m)
 	int r = real.mutex_trylock(m);
 	if (acquired_rc(r)) {
 		if (!g_reentry(m))
-			acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
+			ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
 	} else if (r == EBUSY && !g_own_errorcheck(m)) {
 		struct waiting w;
-		wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
+		ls_prof_wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
 		r = real.mutex_lock(m);
-		wait_end(t, &w, LS_PROF_LOCK, acquired_rc(r) ? 0 : EINVAL);
+		ls_prof_wait_end(t, &w, LS_PROF_LOCK, acquired_rc(r) ? 0 : EINVAL);
 	} else if (r == EBUSY) {
 		r = real.mutex_lock(m); /* EDEADLK */
 	}
@@ -363,9 +212,9 @@ static int g_trylock(pthread_mutex_t *m)
 	int r = real.mutex_trylock(m);
 	if (acquired_rc(r)) {
 		if (!g_reentry(m))
-			acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRY);
+			ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRY);
 	} else if (r == EBUSY && !g_own_errorcheck(m)) {
-		tryfailed(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRYFAIL);
+		ls_prof_tryfailed(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRYFAIL);
 	}
 	ls_prof_guard_leave();
 	return r;
@@ -380,15 +229,15 @@ static int g_timed(pthread_mutex_t *m, clockid_t clock, const struct timespec *a
 	int r = real.mutex_trylock(m);
 	if (acquired_rc(r)) {
 		if (!g_reentry(m))
-			acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TIMED);
+			ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TIMED);
 	} else if (r == EBUSY) {
 		bool own = g_own_errorcheck(m);
 		struct waiting w;
 		if (!own)
-			wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
+			ls_prof_wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
 		r = clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
 		if (!own)
-			wait_end(t, &w, LS_PROF_TIMED, acquired_rc(r) ? 0 : r);
+			ls_prof_wait_end(t, &w, LS_PROF_TIMED, acquired_rc(r) ? 0 : r);
 	}
 	ls_prof_guard_leave();
 	return r;
@@ -411,7 +260,7 @@ static int g_unlock(pthread_mutex_t *m)
 	struct pthr *t = ls_prof_enter();
 	if (t) {
 		if (g_releases(m))
-			released(t, (uintptr_t)m, PK_MUTEX, true);
+			ls_prof_released(t, (uintptr_t)m, PK_MUTEX, true);
 		ls_prof_guard_leave();
 	}
 	return real.mutex_unlock(m);
@@ -520,7 +369,7 @@ static uint64_t g_wait_begin(pthread_mutex_t *m)
 	if (!t)
 		return 0;
 	if (g_releases(m))
-		released(t, (uintptr_t)m, PK_MUTEX, true);
+		ls_prof_released(t, (uintptr_t)m, PK_MUTEX, true);
 	ls_prof_guard_leave();
 	return ls_prof_now();
 }
@@ -530,7 +379,7 @@ static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r
 	cond_waited((uintptr_t)c, true, t0, r);
 	struct pthr *t;
 	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = ls_prof_enter())) {
-		acquired(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
+		ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
 		ls_prof_guard_leave();
 	}
 }
@@ -629,15 +478,16 @@ static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, 
 	int how = (read ? LS_PROF_RDLOCK : LS_PROF_LOCK) + op;
 	int r = read ? rwin.tryrdlock(rw) : rwin.trywrlock(rw);
 	if (r == 0) {
-		acquired(t, key, PK_RWLOCK, glibc, how);
+		ls_prof_uncontended(t, key, PK_RWLOCK, glibc, how);
 	} else if (r == EBUSY && !rw_own_write(rw)) {
 		if (op == RW_TRY) {
-			tryfailed(t, key, PK_RWLOCK, glibc, read ? LS_PROF_RDTRYFAIL : LS_PROF_TRYFAIL);
+			ls_prof_tryfailed(t, key, PK_RWLOCK, glibc,
+					  read ? LS_PROF_RDTRYFAIL : LS_PROF_TRYFAIL);
 		} else {
 			struct waiting w;
-			wait_begin(t, key, PK_RWLOCK, glibc, &w);
+			ls_prof_wait_begin(t, key, PK_RWLOCK, glibc, &w);
 			r = rw_call(rw, read, op, clock, abs);
-			wait_end(t, &w, how, r == 0 || r == ETIMEDOUT ? r : EINVAL);
+			ls_prof_wait_end(t, &w, how, r == 0 || r == ETIMEDOUT ? r : EINVAL);
 		}
 	} else if (op != RW_TRY) {
 		r = rw_call(rw, read, op, clock, abs); /* its own answer: EDEADLK, EAGAIN */
@@ -690,9 +540,9 @@ static int p_rwunlock(pthread_rwlock_t *rw)
 	struct pthr *t = ls_prof_enter();
 	if (t) {
 		if (rw_own_write(rw))
-			released(t, (uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
+			ls_prof_released(t, (uintptr_t)rw, PK_RWLOCK, rw_glibc(rw));
 		else
-			read_released(t, (uintptr_t)rw, rw_glibc(rw));
+			ls_prof_read_released(t, (uintptr_t)rw, rw_glibc(rw));
 		ls_prof_guard_leave();
 	}
 	return rwin.unlock(rw);
@@ -722,12 +572,12 @@ static int p_spinlock(pthread_spinlock_t *s)
 	bool glibc = ls_prof.spin_passthrough;
 	int r = spinin.trylock(s);
 	if (r == 0) {
-		acquired(t, (uintptr_t)s, PK_SPIN, glibc, LS_PROF_LOCK);
+		ls_prof_uncontended(t, (uintptr_t)s, PK_SPIN, glibc, LS_PROF_LOCK);
 	} else {
 		struct waiting w;
-		wait_begin(t, (uintptr_t)s, PK_SPIN, glibc, &w);
+		ls_prof_wait_begin(t, (uintptr_t)s, PK_SPIN, glibc, &w);
 		r = spinin.lock(s);
-		wait_end(t, &w, LS_PROF_LOCK, r);
+		ls_prof_wait_end(t, &w, LS_PROF_LOCK, r);
 	}
 	ls_prof_guard_leave();
 	return r;
@@ -740,9 +590,9 @@ static int p_spintrylock(pthread_spinlock_t *s)
 		return spinin.trylock(s);
 	int r = spinin.trylock(s);
 	if (r == 0)
-		acquired(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRY);
+		ls_prof_uncontended(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRY);
 	else
-		tryfailed(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRYFAIL);
+		ls_prof_tryfailed(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough, LS_PROF_TRYFAIL);
 	ls_prof_guard_leave();
 	return r;
 }
@@ -751,7 +601,7 @@ static int p_spinunlock(pthread_spinlock_t *s)
 {
 	struct pthr *t = ls_prof_enter();
 	if (t) {
-		released(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
+		ls_prof_released(t, (uintptr_t)s, PK_SPIN, ls_prof.spin_passthrough);
 		ls_prof_guard_leave();
 	}
 	return spinin.unlock(s);

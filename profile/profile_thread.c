@@ -214,8 +214,8 @@ __attribute__((noinline)) struct tent *ls_prof_entry_slow(struct pthr *t, uintpt
 	return e;
 }
 
-void ls_prof_site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n, uint64_t wait,
-		     bool timeout)
+void ls_prof_site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n,
+		      uint64_t wait, bool timeout)
 {
 	uint32_t h = ls_prof_hash_stack(g, read, f, n);
 	struct tsite *s;

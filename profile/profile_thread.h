@@ -112,8 +112,8 @@ static inline struct tent *ls_prof_lookup(struct pthr *t, uintptr_t key)
  * created (with its record) if missing. NULL if out of memory. */
 struct tent *ls_prof_entry_slow(struct pthr *t, uintptr_t key, int kind, bool glibc);
 
-static inline __attribute__((always_inline)) struct tent *ls_prof_entry(struct pthr *t, uintptr_t key, int kind,
-								bool glibc)
+static inline __attribute__((always_inline)) struct tent *ls_prof_entry(struct pthr *t, uintptr_t key,
+									int kind, bool glibc)
 {
 	struct tent *e = t->mru;
 	if (LS_UNLIKELY(!e || e->key != key)) {
@@ -131,8 +131,8 @@ static inline __attribute__((always_inline)) struct tent *ls_prof_entry(struct p
 
 /* A call site of a contended acquisition or a timeout. Last use of any
  * entry pointer: it may merge and reset the thread's table. */
-void ls_prof_site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n, uint64_t wait,
-		      bool timeout);
+void ls_prof_site_add(struct pthr *t, struct grec *g, bool read, const uintptr_t *f, unsigned n,
+		      uint64_t wait, bool timeout);
 
 /* Under the global lock: merges every thread's entries into the records
  * (the report's first step). */
