@@ -16,7 +16,7 @@ void ls_prof_tryfailed(struct pthr *t, uintptr_t key, int kind, bool glibc, int 
 }
 
 __attribute__((noinline)) void ls_prof_wait_begin(struct pthr *t, uintptr_t key, int kind, bool glibc,
-						 struct waiting *w)
+						  struct waiting *w)
 {
 	w->t0 = ls_prof_now();
 	w->e = ls_prof_entry(t, key, kind, glibc);

@@ -61,7 +61,7 @@ static inline void ls_prof_hold_add(struct tent *e, uint64_t d, bool read)
 
 /* An acquisition whose first attempt succeeded (how: its counter). */
 static inline __attribute__((always_inline)) void ls_prof_uncontended(struct pthr *t, uintptr_t key, int kind,
-							   bool glibc, int how)
+								      bool glibc, int how)
 {
 	uint64_t at = ls_prof_now();
 	struct tent *e = ls_prof_entry(t, key, kind, glibc);
@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) void ls_prof_uncontended(struct pth
 /* A release: ends the hold, whoever took the mutex (or the write hold of
  * an rwlock, or a spinlock). */
 static inline __attribute__((always_inline)) void ls_prof_released(struct pthr *t, uintptr_t key, int kind,
-							   bool glibc)
+								   bool glibc)
 {
 	uint64_t at = ls_prof_now();
 	struct tent *e = ls_prof_entry(t, key, kind, glibc);

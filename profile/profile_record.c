@@ -72,6 +72,7 @@
 #include "profile_base.h"
 #include "profile_event.h"
 #include "profile_modules.h"
+#include "profile_mutex.h"
 #include "profile_record.h"
 #include "profile_records.h"
 #include "profile_thread.h"
@@ -79,222 +80,9 @@
 #include "tpclock.h"
 #include "wait.h"
 
-/* ---- wrappers of the shim's mutex operations (observe.h: mutex) ---- */
-
-static struct ls_mutex_ops in; /* the shim's, wrapped */
-
-static inline uintptr_t key_of(void *state)
-{
-	return (uintptr_t)ls_obs_mutex_of(state);
-}
-
-static void w_lock(void *st)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t) {
-		in.lock(st);
-		return;
-	}
-	if (LS_LIKELY(in.trylock(st) == 0)) {
-		ls_prof_uncontended(t, key_of(st), PK_MUTEX, false, LS_PROF_LOCK);
-	} else {
-		struct waiting w;
-		ls_prof_wait_begin(t, key_of(st), PK_MUTEX, false, &w);
-		in.lock(st);
-		ls_prof_wait_end(t, &w, LS_PROF_LOCK, 0);
-	}
-	ls_prof_guard_leave();
-}
-
-static int w_trylock(void *st)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return in.trylock(st);
-	int r = in.trylock(st);
-	if (r == 0)
-		ls_prof_uncontended(t, key_of(st), PK_MUTEX, false, LS_PROF_TRY);
-	else
-		ls_prof_tryfailed(t, key_of(st), PK_MUTEX, false, LS_PROF_TRYFAIL);
-	ls_prof_guard_leave();
-	return r;
-}
-
-static int w_timedlock(void *st, clockid_t clock, const struct timespec *abs)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return in.timedlock(st, clock, abs);
-	int r = 0;
-	if (in.trylock(st) == 0) {
-		ls_prof_uncontended(t, key_of(st), PK_MUTEX, false, LS_PROF_TIMED);
-	} else {
-		struct waiting w;
-		ls_prof_wait_begin(t, key_of(st), PK_MUTEX, false, &w);
-		r = in.timedlock(st, clock, abs);
-		ls_prof_wait_end(t, &w, LS_PROF_TIMED, r);
-	}
-	ls_prof_guard_leave();
-	return r;
-}
-
-static void w_unlock(void *st)
-{
-	struct pthr *t = ls_prof_enter();
-	if (t) {
-		ls_prof_released(t, key_of(st), PK_MUTEX, false);
-		ls_prof_guard_leave();
-	}
-	in.unlock(st);
-}
-
-/* ---- wrappers of glibc's functions (observe.h: glibc) ---- */
-
-static struct ls_glibc real; /* the shim's, wrapped */
-
-#define GLIBC_OWNER_CHECKED (16 | 32 | 64) /* robust, PI, PP: unlock checks the owner */
-
-static bool acquired_rc(int r)
-{
-	return r == 0 || r == EOWNERDEAD;
-}
-
-/* A recursive mutex's inner relock by its owner is not an acquisition. */
-static bool g_reentry(pthread_mutex_t *m)
-{
-	return (m->__data.__kind & 3) == PTHREAD_MUTEX_RECURSIVE && m->__data.__count > 1;
-}
-
-/* EBUSY from the owner of an error-checking mutex: its own, not contention. */
-static bool g_own_errorcheck(pthread_mutex_t *m)
-{
-	return (m->__data.__kind & 3) == PTHREAD_MUTEX_ERRORCHECK && m->__data.__owner == ls_prof_tid();
-}
-
-/* Whether an unlock will release the mutex (glibc refuses a non-owner's
- * for every kind that checks ownership; a recursive one counts down). */
-static bool g_releases(pthread_mutex_t *m)
-{
-	int kind = m->__data.__kind, type = kind & 3;
-	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK ||
-	     (kind & GLIBC_OWNER_CHECKED)) &&
-	    m->__data.__owner != ls_prof_tid())
-		return false;
-	return !(type == PTHREAD_MUTEX_RECURSIVE && m->__data.__count > 1);
-}
-
-static int g_lock(pthread_mutex_t *m)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return real.mutex_lock(m);
-	int r = real.mutex_trylock(m);
-	if (acquired_rc(r)) {
-		if (!g_reentry(m))
-			ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
-	} else if (r == EBUSY && !g_own_errorcheck(m)) {
-		struct waiting w;
-		ls_prof_wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
-		r = real.mutex_lock(m);
-		ls_prof_wait_end(t, &w, LS_PROF_LOCK, acquired_rc(r) ? 0 : EINVAL);
-	} else if (r == EBUSY) {
-		r = real.mutex_lock(m); /* EDEADLK */
-	}
-	ls_prof_guard_leave();
-	return r;
-}
-
-static int g_trylock(pthread_mutex_t *m)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return real.mutex_trylock(m);
-	int r = real.mutex_trylock(m);
-	if (acquired_rc(r)) {
-		if (!g_reentry(m))
-			ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRY);
-	} else if (r == EBUSY && !g_own_errorcheck(m)) {
-		ls_prof_tryfailed(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TRYFAIL);
-	}
-	ls_prof_guard_leave();
-	return r;
-}
-
-/* timedlock (clock < 0) or clocklock. */
-static int g_timed(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
-	int r = real.mutex_trylock(m);
-	if (acquired_rc(r)) {
-		if (!g_reentry(m))
-			ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_TIMED);
-	} else if (r == EBUSY) {
-		bool own = g_own_errorcheck(m);
-		struct waiting w;
-		if (!own)
-			ls_prof_wait_begin(t, (uintptr_t)m, PK_MUTEX, true, &w);
-		r = clock < 0 ? real.mutex_timedlock(m, abs) : real.mutex_clocklock(m, clock, abs);
-		if (!own)
-			ls_prof_wait_end(t, &w, LS_PROF_TIMED, acquired_rc(r) ? 0 : r);
-	}
-	ls_prof_guard_leave();
-	return r;
-}
-
-static int g_timedlock(pthread_mutex_t *m, const struct timespec *abs)
-{
-	return g_timed(m, -1, abs);
-}
-
-static int g_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
-{
-	if (clock < 0) /* glibc's EINVAL, without confusing g_timed */
-		return real.mutex_clocklock(m, clock, abs);
-	return g_timed(m, clock, abs);
-}
-
-static int g_unlock(pthread_mutex_t *m)
-{
-	struct pthr *t = ls_prof_enter();
-	if (t) {
-		if (g_releases(m))
-			ls_prof_released(t, (uintptr_t)m, PK_MUTEX, true);
-		ls_prof_guard_leave();
-	}
-	return real.mutex_unlock(m);
-}
-
 /* ---- lifecycle ---- */
 
-/* lockswap's own mutexes and condvars (the shim's events) */
-static void on_init(enum ls_obj kind, void *obj)
-{
-	ls_prof_created((uintptr_t)obj, kind == LS_OBJ_COND ? PK_COND : PK_MUTEX, false);
-}
-
-static void on_destroy(enum ls_obj kind, void *obj)
-{
-	(void)kind;
-	ls_prof_ended((uintptr_t)obj);
-}
-
-static int g_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
-{
-	int r = real.mutex_init(m, a);
-	if (r == 0)
-		ls_prof_created((uintptr_t)m, PK_MUTEX, true);
-	return r;
-}
-
-static int g_mutex_destroy(pthread_mutex_t *m)
-{
-	int r = real.mutex_destroy(m);
-	if (r == 0)
-		ls_prof_ended((uintptr_t)m);
-	return r;
-}
+static struct ls_glibc real; /* the shim's, wrapped (its condvar functions) */
 
 static int g_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
@@ -368,7 +156,7 @@ static uint64_t g_wait_begin(pthread_mutex_t *m)
 	struct pthr *t = ls_prof_enter();
 	if (!t)
 		return 0;
-	if (g_releases(m))
+	if (ls_prof_glibc_releases(m))
 		ls_prof_released(t, (uintptr_t)m, PK_MUTEX, true);
 	ls_prof_guard_leave();
 	return ls_prof_now();
@@ -648,39 +436,25 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	ssize_t n = readlink("/proc/self/exe", ls_prof.exe, sizeof ls_prof.exe - 1);
 	ls_prof.exe[n > 0 ? n : 0] = '\0';
 
-	in = ob->mutex;
-	ob->mutex = (struct ls_mutex_ops){w_lock, w_trylock, w_unlock, w_timedlock};
+	ls_prof_mutex_install(ob);
 	real = ob->glibc;
-	ob->glibc = (struct ls_glibc){
-	    .mutex_init = g_mutex_init,
-	    .mutex_destroy = g_mutex_destroy,
-	    .mutex_lock = g_lock,
-	    .mutex_trylock = g_trylock,
-	    .mutex_timedlock = g_timedlock,
-	    .mutex_clocklock = g_clocklock,
-	    .mutex_unlock = g_unlock,
-	    .cond_init = g_cond_init,
-	    .cond_destroy = g_cond_destroy,
-	    .cond_wait = g_cond_wait,
-	    .cond_timedwait = g_cond_timedwait,
-	    .cond_clockwait = g_cond_clockwait,
-	    .cond_signal = g_cond_signal,
-	    .cond_broadcast = g_cond_broadcast,
-	};
+	ob->glibc.cond_init = g_cond_init;
+	ob->glibc.cond_destroy = g_cond_destroy;
+	ob->glibc.cond_wait = g_cond_wait;
+	ob->glibc.cond_timedwait = g_cond_timedwait;
+	ob->glibc.cond_clockwait = g_cond_clockwait;
+	ob->glibc.cond_signal = g_cond_signal;
+	ob->glibc.cond_broadcast = g_cond_broadcast;
 	rwin = ob->rwlock;
 	ob->rwlock = (struct ls_rwlock_ops){p_rwinit,	   p_rwdestroy,	  p_rdlock,  p_tryrdlock,
 					    p_timedrdlock, p_clockrdlock, p_wrlock,  p_trywrlock,
 					    p_timedwrlock, p_clockwrlock, p_rwunlock};
 	spinin = ob->spin;
 	ob->spin = (struct ls_spin_ops){p_spininit, p_spindestroy, p_spinlock, p_spintrylock, p_spinunlock};
-	ob->ev = (struct ls_events){
-	    .init = on_init,
-	    .destroy = on_destroy,
-	    .cond_signal = on_cond_signal,
-	    .cond_wait_begin = on_cond_wait_begin,
-	    .cond_wait_end = on_cond_wait_end,
-	    .exiting = on_exiting,
-	};
+	ob->ev.cond_signal = on_cond_signal;
+	ob->ev.cond_wait_begin = on_cond_wait_begin;
+	ob->ev.cond_wait_end = on_cond_wait_end;
+	ob->ev.exiting = on_exiting;
 	ls_prof_on = true;
 	return 0;
 }
