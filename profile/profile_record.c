@@ -70,6 +70,7 @@
 
 #include "observe.h"
 #include "profile_base.h"
+#include "profile_cond.h"
 #include "profile_event.h"
 #include "profile_modules.h"
 #include "profile_mutex.h"
@@ -79,135 +80,6 @@
 #include "stack.h"
 #include "tpclock.h"
 #include "wait.h"
-
-/* ---- lifecycle ---- */
-
-static struct ls_glibc real; /* the shim's, wrapped (its condvar functions) */
-
-static int g_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
-{
-	int r = real.cond_init(c, a);
-	if (r == 0)
-		ls_prof_created((uintptr_t)c, PK_COND, true);
-	return r;
-}
-
-static int g_cond_destroy(pthread_cond_t *c)
-{
-	int r = real.cond_destroy(c);
-	if (r == 0)
-		ls_prof_ended((uintptr_t)c);
-	return r;
-}
-
-/* ---- condition variables ---- */
-
-static void cond_signalled(uintptr_t c, bool glibc, bool broadcast)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return;
-	struct tent *e = ls_prof_entry(t, c, PK_COND, glibc);
-	if (e)
-		BUMP(e->n[broadcast ? LS_PROF_BROADCAST : LS_PROF_SIGNAL], 1);
-	ls_prof_guard_leave();
-}
-
-static void on_cond_signal(pthread_cond_t *c, bool broadcast)
-{
-	cond_signalled((uintptr_t)c, false, broadcast);
-}
-
-/* The wait itself runs outside the guard: a program's cleanup handlers
- * (cancellation) and signal handlers are recorded as usual. */
-static uint64_t on_cond_wait_begin(pthread_cond_t *c)
-{
-	(void)c;
-	return ls_prof_tls.guard ? 0 : ls_prof_now();
-}
-
-static void cond_waited(uintptr_t c, bool glibc, uint64_t t0, int r)
-{
-	uint64_t t1 = ls_prof_now();
-	struct pthr *t;
-	if (!t0 || !(t = ls_prof_enter()))
-		return;
-	struct tent *e = ls_prof_entry(t, c, PK_COND, glibc);
-	if (e && (r == 0 || r == ETIMEDOUT)) {
-		uint64_t d = ls_prof_since(t0, t1);
-		BUMP(e->n[r ? LS_PROF_CTIMEOUT : LS_PROF_WAITS], 1);
-		BUMP(e->wait_sum, d);
-		RAISE(e->wait_max, d);
-		ls_prof_hist_add(e, e->wait_h, d, true);
-	}
-	ls_prof_guard_leave();
-}
-
-static void on_cond_wait_end(pthread_cond_t *c, uint64_t token, int r)
-{
-	cond_waited((uintptr_t)c, false, token, r);
-}
-
-/* glibc's condvars release and retake the mutex inside glibc: the hold
- * ends before the wait and a new one (an uncontended lock acquisition, as
- * far as lockswap can see) begins after it. */
-static uint64_t g_wait_begin(pthread_mutex_t *m)
-{
-	struct pthr *t = ls_prof_enter();
-	if (!t)
-		return 0;
-	if (ls_prof_glibc_releases(m))
-		ls_prof_released(t, (uintptr_t)m, PK_MUTEX, true);
-	ls_prof_guard_leave();
-	return ls_prof_now();
-}
-
-static void g_wait_end(pthread_cond_t *c, pthread_mutex_t *m, uint64_t t0, int r)
-{
-	cond_waited((uintptr_t)c, true, t0, r);
-	struct pthr *t;
-	if (t0 && (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) && (t = ls_prof_enter())) {
-		ls_prof_uncontended(t, (uintptr_t)m, PK_MUTEX, true, LS_PROF_LOCK);
-		ls_prof_guard_leave();
-	}
-}
-
-static int g_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
-{
-	uint64_t t0 = g_wait_begin(m);
-	int r = real.cond_wait(c, m);
-	g_wait_end(c, m, t0, r);
-	return r;
-}
-
-static int g_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
-{
-	uint64_t t0 = g_wait_begin(m);
-	int r = real.cond_timedwait(c, m, abs);
-	g_wait_end(c, m, t0, r);
-	return r;
-}
-
-static int g_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-			    const struct timespec *abs)
-{
-	uint64_t t0 = g_wait_begin(m);
-	int r = real.cond_clockwait(c, m, clock, abs);
-	g_wait_end(c, m, t0, r);
-	return r;
-}
-
-static int g_cond_signal(pthread_cond_t *c)
-{
-	cond_signalled((uintptr_t)c, true, false);
-	return real.cond_signal(c);
-}
-
-static int g_cond_broadcast(pthread_cond_t *c)
-{
-	cond_signalled((uintptr_t)c, true, true);
-	return real.cond_broadcast(c);
-}
 
 /* ---- rwlocks and spinlocks (observe.h: rwlock, spin) ----
  *
@@ -437,23 +309,13 @@ int ls_prof_record_install(struct ls_observe *ob, char *err, size_t len)
 	ls_prof.exe[n > 0 ? n : 0] = '\0';
 
 	ls_prof_mutex_install(ob);
-	real = ob->glibc;
-	ob->glibc.cond_init = g_cond_init;
-	ob->glibc.cond_destroy = g_cond_destroy;
-	ob->glibc.cond_wait = g_cond_wait;
-	ob->glibc.cond_timedwait = g_cond_timedwait;
-	ob->glibc.cond_clockwait = g_cond_clockwait;
-	ob->glibc.cond_signal = g_cond_signal;
-	ob->glibc.cond_broadcast = g_cond_broadcast;
+	ls_prof_cond_install(ob);
 	rwin = ob->rwlock;
 	ob->rwlock = (struct ls_rwlock_ops){p_rwinit,	   p_rwdestroy,	  p_rdlock,  p_tryrdlock,
 					    p_timedrdlock, p_clockrdlock, p_wrlock,  p_trywrlock,
 					    p_timedwrlock, p_clockwrlock, p_rwunlock};
 	spinin = ob->spin;
 	ob->spin = (struct ls_spin_ops){p_spininit, p_spindestroy, p_spinlock, p_spintrylock, p_spinunlock};
-	ob->ev.cond_signal = on_cond_signal;
-	ob->ev.cond_wait_begin = on_cond_wait_begin;
-	ob->ev.cond_wait_end = on_cond_wait_end;
 	ob->ev.exiting = on_exiting;
 	ls_prof_on = true;
 	return 0;
