@@ -8,14 +8,15 @@
  * Everything here is async-signal-safe, because _exit may be called in a
  * fork child or a signal handler and a fatal signal may arrive anywhere:
  * memory from mmap, files through open/read/write, symbols read from the
- * ELF files themselves (stack/elfsym.h: their .symtab, else .dynsym; no
- * dladdr, which takes the loader's lock), no stdio.
+ * ELF files themselves (profile_frames.c, stack/elfsym.h: their .symtab,
+ * else .dynsym; no dladdr, which takes the loader's lock), no stdio.
  *
  * Steps: turn the records into rows and their raw stacks into (module,
  * offset, symbol) frames, each distinct stack once (the JSON refers to
  * stacks by index: 100,000 mutexes created by one loop share one stack),
- * sort by wait time, and render with profile_table.c: the table on stderr
- * (unless LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV.
+ * sort by wait time, and render: the table on stderr (profile_table.c,
+ * unless LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV
+ * (profile_json.c, profile_csv.c).
  * A fork child and a program started by a profiled one write FILE.PID.
  */
 #define _GNU_SOURCE
