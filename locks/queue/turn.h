@@ -65,7 +65,17 @@
  *   the low one, pending and sleepers, with holders clearing bits: a
  *   release and a new ticket restored it, and a waiter whose turn that
  *   release began slept through its only wake-up.) All-zero is free, any
- *   copy of a free word is free, and a held word is never 0.
+ *   copy of a free word is free, and a held word is never 0. The release
+ *   is one CAS when the holder's is the only ticket out and nobody sleeps;
+ *   anything else (a hand-over, sleepers to wake, an unlock of a free
+ *   lock) is ls_tkt_release_slow.
+ *   fork() (fork.h): a ticket records no waiter, so in a fork child the
+ *   tickets of threads the fork left behind cannot be told from others.
+ *   The first hand-over of a word in a generation (ls_fork_first) serves
+ *   every ticket out at once instead, leaving the lock free; a live
+ *   waiter whose ticket the turn has passed takes another (ls_tkt_wait),
+ *   so the child's waiters of that moment queue again, once, in a new
+ *   order. A holder's ticket is never voided: only its own release does it.
  *
  * ls_slot, 64 bits:
  *	bits 0-31	go: the last ticket allowed to proceed among those of
@@ -212,21 +222,27 @@ static inline uint64_t ls_tkt_released(uint64_t v)
 	return n;
 }
 
+/* Out of line: every release but the holder's alone with nobody asleep
+ * (an unlock of a free lock, a hand-over, sleepers to wake). */
+void ls_tkt_release_slow(_Atomic uint64_t *w, uint64_t v, bool last);
+
 static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic uint64_t *w, uint64_t v,
 								      bool last)
 {
-	do {
-		if (LS_UNLIKELY(!(v & LS_TKT_PENDING)))
-			return; /* free: an unlock too many (lock.h, misuse) */
+	/* The holder's ticket alone, nobody asleep: one CAS. */
+	if (LS_LIKELY((v & (LS_TKT_PENDING | LS_TKT_SLEEPERS)) == LS_TKT_PENDING1)) {
 		LS_INJECT();
 		/* release: pairs with the acquire of the take, try or wait that
 		 * sees the new turn */
-	} while (!atomic_compare_exchange_weak_explicit(w, &v, ls_tkt_released(v), memory_order_release,
-							memory_order_relaxed));
-	if (last)
-		LS_TEST_POINT(LS_POINT_RELEASED);
-	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS))
-		ls_tkt_wake(w, v);
+		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
+			w, &v, v + (LS_TKT_TURN1 - LS_TKT_PENDING1), memory_order_release,
+			memory_order_relaxed))) {
+			if (last)
+				LS_TEST_POINT(LS_POINT_RELEASED);
+			return;
+		}
+	}
+	ls_tkt_release_slow(w, v, last);
 }
 
 /* The same from the word's value v, read (relaxed) by the caller: the CAS
