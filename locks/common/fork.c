@@ -13,6 +13,9 @@
  * have done already (a library's child handler that ran before ours and
  * took a slow path): the same store twice.
  *
+ * Hooks (ls_fork_at_child) run once per child, from whichever of our
+ * handler and ls_fork_resolve comes first.
+ *
  * The table (ls_fork_first): FIRST_SLOTS entries of (address, generation),
  * by a hash of the address, each under a lock word that names the
  * generation of its locker: a word locked by an older generation was
@@ -49,12 +52,30 @@ static void fork_parent(void)
 		atomic_fetch_and_explicit(&ls_fork_word, ~LS_FORK_PENDING, memory_order_relaxed);
 }
 
+#define MAX_HOOKS 8
+static void (*hooks[MAX_HOOKS])(void);
+static _Atomic unsigned nhooks;
+static uint32_t hooks_gen; /* the generation whose hooks have run */
+
+void ls_fork_at_child(void (*fn)(void))
+{
+	unsigned i = atomic_fetch_add_explicit(&nhooks, 1, memory_order_relaxed);
+	if (i < MAX_HOOKS)
+		hooks[i] = fn;
+}
+
 static void fork_child(void)
 {
 	atomic_store_explicit(&inflight, 0, memory_order_relaxed);
 	/* relaxed: the child's threads are created after this, or resolve it */
 	atomic_store_explicit(&ls_fork_odd, next_gen << 1 | 1, memory_order_relaxed);
 	atomic_store_explicit(&ls_fork_word, next_gen, memory_order_relaxed);
+	if (hooks_gen == next_gen)
+		return; /* ls_fork_resolve ran them */
+	hooks_gen = next_gen;
+	unsigned n = atomic_load_explicit(&nhooks, memory_order_relaxed);
+	for (unsigned i = 0; i < n && i < MAX_HOOKS; i++)
+		hooks[i]();
 }
 
 uint32_t ls_fork_resolve(void)
@@ -84,7 +105,7 @@ struct first_slot {
 };
 static struct first_slot first_slots[FIRST_SLOTS];
 
-bool ls_fork_first(const void *addr)
+bool ls_fork_first(const void *addr, void (*repair)(void *arg), void *arg)
 {
 	uint32_t g = ls_fork_gen();
 	if (!g)
@@ -106,6 +127,8 @@ bool ls_fork_first(const void *addr)
 	}
 	bool first = s->addr != addr || s->gen != g;
 	if (first) {
+		if (repair)
+			repair(arg);
 		s->addr = addr;
 		s->gen = g;
 	}

@@ -97,6 +97,12 @@ static inline bool ls_fork_stale(uint32_t stamp)
 	return LS_UNLIKELY((stamp & LS_FORK_GEN_MASK) != ls_fork_gen());
 }
 
+/* Registers fn to run in the child of every fork, once, on the forking
+ * thread, after the generation has changed and before that thread takes
+ * any slow path (at most 8; before the first fork: a constructor). For
+ * what lives in the forking thread itself (hemlock's records). */
+void ls_fork_at_child(void (*fn)(void));
+
 /* The same for a value of a word stamped with ls_fork_odd_stamp() (not 0;
  * LS_PARKED ignored). */
 static inline bool ls_fork_stale_odd(uint32_t v)
@@ -105,11 +111,12 @@ static inline bool ls_fork_stale_odd(uint32_t v)
 }
 
 /* True for the first caller with `addr` in this generation (in a process
- * that is not a fork child: never). A table of addresses, not of locks: a
- * lock created after the fork at the address of one that was gone through
- * already needs nothing either. Two addresses may share an entry and evict
- * each other: a caller must accept being first again (the repairs it
- * guards cost once more, and are harmless when repeated). */
-bool ls_fork_first(const void *addr);
+ * that is not a fork child: never), which runs repair(arg) first, if not
+ * NULL: no other caller with `addr` returns before it is done. A table of
+ * addresses, not of locks: a lock created after the fork at the address of
+ * one that was gone through already needs nothing either. Two addresses
+ * may share an entry and evict each other: a caller must accept being
+ * first again (the repairs it guards are harmless when repeated). */
+bool ls_fork_first(const void *addr, void (*repair)(void *arg), void *arg);
 
 #endif

@@ -66,13 +66,6 @@ void ls_tkt_wait(_Atomic uint64_t *w, uint32_t t)
 #endif
 }
 
-/* Every ticket out served at once and none pending: the word of a lock
- * that is free, and whose waiters hold tickets the turn has passed. */
-static uint64_t rebased(uint64_t v)
-{
-	return (uint64_t)(ls_tkt_turn(v) + ls_tkt_pending(v)) << 32;
-}
-
 void ls_tkt_release_slow(_Atomic uint64_t *w, uint64_t v, bool last)
 {
 	bool rebase = false;
@@ -82,11 +75,12 @@ void ls_tkt_release_slow(_Atomic uint64_t *w, uint64_t v, bool last)
 		/* fork (turn.h): the first hand-over of this word in a fork
 		 * child voids every ticket out */
 		if (!rebase && ls_tkt_waiters(v) && ls_fork_child())
-			rebase = ls_fork_first(w);
+			rebase = ls_fork_first(w, NULL, NULL);
 		LS_INJECT();
 		/* release: pairs with the acquire of the take, try or wait that
 		 * sees the new turn */
-		if (atomic_compare_exchange_weak_explicit(w, &v, rebase ? rebased(v) : ls_tkt_released(v),
+		if (atomic_compare_exchange_weak_explicit(w, &v,
+							  rebase ? ls_tkt_all_void(v) : ls_tkt_released(v),
 							  memory_order_release, memory_order_relaxed))
 			break;
 	}
@@ -119,21 +113,26 @@ void ls_slot_prewake_slow(_Atomic uint64_t *w, uint32_t bit)
 	ls_futex_wake_bits(ls_half(w, true), INT_MAX, bit);
 }
 
-void ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap)
+bool ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap)
 {
 	uint32_t bit = 1u << (lap % LS_SLOT_CLASSES);
 	struct ls_spin s = LS_SPIN_INIT;
 	for (;;) {
 		LS_INJECT();
 		/* acquire: pairs with the release exchange of ls_slot_release */
-		if (ls_slot_go(atomic_load_explicit(w, memory_order_acquire)) == mine)
-			return;
+		uint32_t go = ls_slot_go(atomic_load_explicit(w, memory_order_acquire));
+		if (go == mine)
+			return true;
+		if (ls_slot_voided(go, mine))
+			return false;
 		if (!ls_spin_step(&s))
 			continue;
 		/* acquire: as above, when it finds our turn */
 		uint64_t v = atomic_fetch_or_explicit(w, (uint64_t)bit << 32, memory_order_acquire);
 		if (ls_slot_go(v) == mine)
-			return; /* our bit is cleared by the next release of the slot */
+			return true; /* our bit is cleared by the next release of the slot */
+		if (ls_slot_voided(ls_slot_go(v), mine))
+			return false;
 		LS_INJECT();
 		ls_futex_wait_bits(ls_half(w, true), (uint32_t)(v >> 32) | bit, 0, bit);
 		s = (struct ls_spin)LS_SPIN_INIT; /* woken: our turn is next */

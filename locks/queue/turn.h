@@ -78,8 +78,10 @@
  *   order. A holder's ticket is never voided: only its own release does it.
  *
  * ls_slot, 64 bits:
- *	bits 0-31	go: the last ticket allowed to proceed among those of
- *			this slot (slots.h)
+ *	bits 0-30	go: the last ticket allowed to proceed among those of
+ *			this slot (slots.h), tickets counting modulo 2^31
+ *	bit 31		LS_SLOT_VOID: go allows nobody, and the tickets up to
+ *			it are void (a fork child's first hand-over, slots.h)
  *	bits 32-63	sleepers: bit (lap mod 32) set, lap = ticket / slots
  *   A release stores go = t and 0 sleepers in one exchange, and wakes the
  *   classes whose bits it cleared: the waiter whose ticket comes, and, only
@@ -226,6 +228,18 @@ static inline uint64_t ls_tkt_released(uint64_t v)
  * (an unlock of a free lock, a hand-over, sleepers to wake). */
 void ls_tkt_release_slow(_Atomic uint64_t *w, uint64_t v, bool last);
 
+/* fork (above): v with every ticket out served at once and none pending,
+ * the lock free; or, with its holder's ticket kept (a lock held), every
+ * other ticket void. No sleeper bits: the caller wakes the sleepers of v. */
+static inline uint64_t ls_tkt_all_void(uint64_t v)
+{
+	return (uint64_t)(ls_tkt_turn(v) + ls_tkt_pending(v)) << 32;
+}
+static inline uint64_t ls_tkt_holder_only(uint64_t v)
+{
+	return ls_tkt_held(v) ? (uint64_t)ls_tkt_turn(v) << 32 | LS_TKT_PENDING1 : ls_tkt_all_void(v);
+}
+
 static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic uint64_t *w, uint64_t v,
 								      bool last)
 {
@@ -261,15 +275,24 @@ static inline void ls_tkt_unlock(_Atomic uint64_t *w)
 /* ---- ls_slot: a grant slot ---- */
 
 #define LS_SLOT_CLASSES 32u
+#define LS_SLOT_VOID 0x80000000u
 
 static inline uint32_t ls_slot_go(uint64_t v)
 {
 	return (uint32_t)v;
 }
 
-/* Waits until the slot's go is `mine`, reading it with acquire ordering;
- * sleeps, by the policy, with class `lap`. */
-void ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap);
+/* Ticket `mine` (waiting on its slot, whose go is `go`) was voided: go has
+ * passed it, which only a fork child's first hand-over does (slots.h). */
+static inline bool ls_slot_voided(uint32_t go, uint32_t mine)
+{
+	return go != mine && (int32_t)(((go & ~LS_SLOT_VOID) - mine) << 1) >= 0;
+}
+
+/* Waits until the slot's go is `mine`, reading it with acquire ordering,
+ * and returns true; false if the ticket was voided (ls_slot_voided: take
+ * another); sleeps, by the policy, with class `lap`. */
+bool ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap);
 
 /* Out of line: wakes the classes of `sleepers` (the high half that a
  * release's exchange cleared). Touches only the kernel. */
