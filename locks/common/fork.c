@@ -16,11 +16,11 @@
  * Hooks (ls_fork_at_child) run once per child, from whichever of our
  * handler and ls_fork_resolve comes first.
  *
- * The table (ls_fork_first): FIRST_SLOTS entries of (address, generation),
- * by a hash of the address, each under a lock word that names the
- * generation of its locker: a word locked by an older generation was
- * locked by a thread that fork left behind, and is taken over. Slow paths
- * of fork children only.
+ * The table (ls_fork_first, and the locks of ls_fork_repair):
+ * FIRST_SLOTS entries of (address, generation), by a hash of the address,
+ * each under a lock word that names the generation of its locker: a word
+ * locked by an older generation was locked by a thread that fork left
+ * behind, and is taken over. Slow paths of fork children only.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -105,11 +105,8 @@ struct first_slot {
 };
 static struct first_slot first_slots[FIRST_SLOTS];
 
-bool ls_fork_first(const void *addr, void (*repair)(void *arg), void *arg)
+static struct first_slot *slot_lock(const void *addr, uint32_t g)
 {
-	uint32_t g = ls_fork_gen();
-	if (!g)
-		return false;
 	uint64_t h = (uint64_t)(uintptr_t)addr * 0x9e3779b97f4a7c15ull;
 	struct first_slot *s = &first_slots[h >> 56];
 	uint64_t mine = (uint64_t)g << 1 | 1;
@@ -120,19 +117,45 @@ bool ls_fork_first(const void *addr, void (*repair)(void *arg), void *arg)
 			sched_yield();
 			continue;
 		}
-		/* acquire: pairs with the release store below */
+		/* acquire: pairs with the release store in slot_unlock */
 		if (atomic_compare_exchange_weak_explicit(&s->lock, &v, mine, memory_order_acquire,
 							  memory_order_relaxed))
-			break;
+			return s;
 	}
+}
+
+static void slot_unlock(struct first_slot *s, uint32_t g)
+{
+	/* release: the entry, and a repair made under it, are seen by the next locker */
+	atomic_store_explicit(&s->lock, (uint64_t)g << 1, memory_order_release);
+}
+
+bool ls_fork_first(const void *addr)
+{
+	uint32_t g = ls_fork_gen();
+	if (!g)
+		return false;
+	struct first_slot *s = slot_lock(addr, g);
 	bool first = s->addr != addr || s->gen != g;
 	if (first) {
-		if (repair)
-			repair(arg);
 		s->addr = addr;
 		s->gen = g;
 	}
-	/* release: the entry is seen by the next locker */
-	atomic_store_explicit(&s->lock, (uint64_t)g << 1, memory_order_release);
+	slot_unlock(s, g);
 	return first;
+}
+
+void ls_fork_repair(const void *addr, _Atomic uint32_t *gen, void (*repair)(void *arg), void *arg)
+{
+	uint32_t g = ls_fork_gen();
+	/* acquire: pairs with the release of slot_unlock after the repair */
+	if (!g || atomic_load_explicit(gen, memory_order_acquire) == g)
+		return;
+	struct first_slot *s = slot_lock(addr, g);
+	/* relaxed: under the slot's lock, which every repair of addr takes */
+	if (atomic_load_explicit(gen, memory_order_relaxed) != g) {
+		repair(arg);
+		atomic_store_explicit(gen, g, memory_order_relaxed);
+	}
+	slot_unlock(s, g);
 }

@@ -111,12 +111,20 @@ static inline bool ls_fork_stale_odd(uint32_t v)
 }
 
 /* True for the first caller with `addr` in this generation (in a process
- * that is not a fork child: never), which runs repair(arg) first, if not
- * NULL: no other caller with `addr` returns before it is done. A table of
- * addresses, not of locks: a lock created after the fork at the address of
- * one that was gone through already needs nothing either. Two addresses
- * may share an entry and evict each other: a caller must accept being
- * first again (the repairs it guards are harmless when repeated). */
-bool ls_fork_first(const void *addr, void (*repair)(void *arg), void *arg);
+ * that is not a fork child: never). A table of addresses, not of locks: a
+ * lock created after the fork at the address of one that was gone through
+ * already needs nothing either. Two addresses may share an entry and evict
+ * each other: a caller must accept being first again (what it does then
+ * must be harmless when repeated: a ticket lock voids its tickets once
+ * more). */
+bool ls_fork_first(const void *addr);
+
+/* Runs repair(arg) once per generation for a lock that records it in *gen,
+ * a word of its own (0 in a new lock: a lock made in the child is repaired
+ * once too, which finds nothing to do): the first caller runs it, and no
+ * other caller returns before it is done. For a slow path, in a fork child
+ * (the caller tests ls_fork_child() first, so that no other process pays
+ * more than that test). */
+void ls_fork_repair(const void *addr, _Atomic uint32_t *gen, void (*repair)(void *arg), void *arg);
 
 #endif

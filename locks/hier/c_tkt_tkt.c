@@ -65,7 +65,8 @@
  * in the global word. The global word is turn.h's: its first hand-over in
  * the child voids every ticket out. The local words are repaired by the
  * child's first cohort path (lock or unlock), before any thread of the
- * child touches one (ls_fork_first runs the repair while the others wait):
+ * child touches one (ls_fork_repair runs it while the others wait; the
+ * block head records its generation):
  * as the fork left them, only the cluster of the global lock's holder (the
  * thread that forked, or one that is gone and holds the lock for ever)
  * keeps its holder's ticket; every other ticket out is void, and the
@@ -125,13 +126,13 @@ struct ctt_fork {
 static void ctt_fork_repair(void *arg)
 {
 	struct ctt_fork *f = arg;
-	/* relaxed: no thread of the child has touched them yet (ls_fork_first) */
+	/* relaxed: no thread of the child has touched them yet (ls_fork_repair) */
 	uint32_t keep = ls_tkt_held(atomic_load_explicit(&f->l->global, memory_order_relaxed)) ? f->h->holder
 											       : LS_HIER_FAST;
 	for (uint32_t c = 0; c < f->h->h.nclusters; c++) {
 		struct local *s = ls_hier_line(&f->h->h, 1 + c);
 		uint64_t v = atomic_load_explicit(&s->t, memory_order_relaxed);
-		/* relaxed: published by the release of ls_fork_first's table */
+		/* relaxed: published by the release of ls_fork_repair's lock */
 		atomic_store_explicit(&s->t, c == keep ? ls_tkt_holder_only(v) : ls_tkt_all_void(v),
 				      memory_order_relaxed);
 		if (c != keep)
@@ -142,7 +143,7 @@ static void ctt_fork_repair(void *arg)
 static __attribute__((noinline)) void ctt_fork(struct ctt *l, struct ls_cohort_head *h)
 {
 	struct ctt_fork f = {l, h};
-	ls_fork_first(&l->lines, ctt_fork_repair, &f);
+	ls_fork_repair(&l->lines, &h->gen, ctt_fork_repair, &f);
 }
 
 /* ---- the cohort lock ---- */

@@ -63,6 +63,7 @@
  *	head:	holder		the holder's leaf node (unlock may be another
  *				thread's)
  *		cluster		the holder's cluster
+ *		gen		the fork generation it was last repaired in
  *		fast		1: taken by the fast path (hier.h): the root
  *				alone, with fastq, the lock's own root node
  *	level:	tail		the level's MCS queue
@@ -87,8 +88,8 @@
  * holder and its path, waiters the fork left behind at every level, and
  * levels held by threads that were climbing (their level nodes queued at
  * the parent). Every acquisition and release that reaches the tree goes
- * through the child's repair first (ls_fork_first: the first runs it, the
- * others wait), so the repair sees the tree as the fork left it (a fast
+ * through the child's repair first (ls_fork_repair: the first runs it, the
+ * others wait; the head records its generation), so the repair sees the tree as the fork left it (a fast
  * path may have taken an empty root since): it keeps the holder's path,
  * each of its queues cut after the holder's node there (the leaf node and
  * the path's level nodes, or fastq at the root), and empties every other
@@ -141,8 +142,9 @@ _Static_assert(sizeof(struct level) == LS_CACHELINE, "one line per tree node");
 struct head {
 	struct ls_hier_head h;
 	struct ls_mcs_node *holder;
-	uint32_t cluster;
-	uint32_t fast;
+	uint16_t cluster;
+	uint16_t fast;
+	_Atomic uint32_t gen;	  /* the fork generation it was last repaired in */
 	struct ls_mcs_node fastq; /* the fast path's node at the root */
 };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
@@ -284,7 +286,7 @@ struct hmcs_fork {
 /* Cuts a queue after n (n its only node: its holder's). */
 static void cut_after(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
-	/* relaxed: published by the release of ls_fork_first's table; no
+	/* relaxed: published by the release of ls_fork_repair's lock; no
 	 * thread of the child is in the tree */
 	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
 	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
@@ -327,7 +329,7 @@ static void hmcs_fork_repair(void *arg)
 static __attribute__((noinline)) void hmcs_fork(struct hmcs *l, struct head *h)
 {
 	struct hmcs_fork f = {l, h};
-	ls_fork_first(&l->lines, hmcs_fork_repair, &f);
+	ls_fork_repair(&l->lines, &h->gen, hmcs_fork_repair, &f);
 }
 
 /* ---- the lock ---- */

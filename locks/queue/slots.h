@@ -141,7 +141,7 @@ static inline int slots_trylock(struct slots *l, uint32_t n)
 static __attribute__((noinline)) void slots_handover(struct slots *l, uint32_t n, uint32_t h)
 {
 	uint32_t t = h & SLOTS_MASK;
-	if (!ls_fork_child() || !ls_fork_first(l, NULL, NULL)) {
+	if (!ls_fork_child() || !ls_fork_first(l)) {
 		/* (B) release: pairs with (A) */
 		ls_slot_release(&slot_of(l, n, t)->word, t);
 		return;

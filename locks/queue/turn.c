@@ -75,7 +75,7 @@ void ls_tkt_release_slow(_Atomic uint64_t *w, uint64_t v, bool last)
 		/* fork (turn.h): the first hand-over of this word in a fork
 		 * child voids every ticket out */
 		if (!rebase && ls_tkt_waiters(v) && ls_fork_child())
-			rebase = ls_fork_first(w, NULL, NULL);
+			rebase = ls_fork_first(w);
 		LS_INJECT();
 		/* release: pairs with the acquire of the take, try or wait that
 		 * sees the new turn */
