@@ -102,6 +102,7 @@ static inline bool stale(struct node *n)
 static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, struct node *pred,
 					  uint64_t deadline)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	for (;;) {
 		if (LS_UNLIKELY(stale(pred))) {
 			/* Behind a thread that fork left behind: the holder's

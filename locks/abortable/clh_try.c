@@ -163,6 +163,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 {
 	uint32_t stat;
 
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	/* Spin on the predecessor until it is AVAILABLE or we run out of
 	 * patience, skipping predecessors that left (and telling them, with
 	 * RECYCLED, that we are done with their node). */

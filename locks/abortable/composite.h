@@ -273,6 +273,8 @@ static inline __attribute__((always_inline)) int cal_acquire_in(struct cal *l, u
 
 	/* Wait for the predecessor (L52-69). */
 	uint32_t pred = CAL_IDX(t);
+	if (pred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 	for (;;) {
 		if (pred == 0) {
 			if (!fp)

@@ -172,6 +172,7 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 {
 	unsigned late = 0;
 
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	/* A deadline already past is a trylock: walk the whole chain (POSIX:
 	 * no timeout when the mutex can be locked at once). */
 	if (deadline != AB_NEVER && deadline && ls_now_ns() >= deadline)

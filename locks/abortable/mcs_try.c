@@ -227,6 +227,7 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 {
 	ptr succ = NIL, temp;
 
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	LS_TEST_POINT(LS_POINT_ENQUEUED);
 	if (LS_UNLIKELY(stale(pred))) {
 		/* The first live waiter of a fork child: behind the holder

@@ -149,6 +149,8 @@ static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head
 	struct local *s = ls_hier_line(&h->h, 1 + c);
 	struct ls_mcs_node *n = ls_node_alloc(), *pred = ls_mcs_enqueue(&s->tail, n);
 	uint32_t go = GO_ACQUIRE;
+	if (pred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (LS_UNLIKELY(pred && ls_mcs_stale(pred))) {
 		go = cbm_fork_wait(l, h, c, n);
 	} else if (pred) {

@@ -103,6 +103,7 @@ static inline struct node *node_of(struct ls_mcs_node *q)
 
 static __attribute__((noinline)) void cna_wait(struct cna *l, struct node *n, struct ls_mcs_node *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (LS_UNLIKELY(ls_mcs_stale(pred))) {
 		/* relaxed: written before the fork; kept until we are granted */
 		struct node *h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);

@@ -240,6 +240,8 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	/* release: a successor that gets n sees its state; acquire: pairs with
 	 * the release CAS below when we get NULL */
 	pred = atomic_exchange_explicit(&q->tail, n, memory_order_acq_rel);
+	if (pred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (pred && !stale(pred)) { /* behind a stale one: the master */
 		/* waitForGrantOrClusterMaster (Fig. 7.31, line 11) */
 		WAIT_PRED(pred, v, (v & CLUSTER) != c || (v & TWS) || !(v & SMW));
@@ -280,6 +282,8 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	if (!atomic_compare_exchange_strong_explicit(&q->tail, &expected, NULL, memory_order_acq_rel,
 						     memory_order_relaxed))
 		update(&ltail->state, TWS | LREF, 0, false);
+	if (gpred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (gpred && stale(gpred)) {
 		/* relaxed: written before the fork by the holder, whose release
 		 * (clearing SMW) orders the rest */

@@ -179,6 +179,7 @@ static bool arrive(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 	struct ls_mcs_node *pred = ls_mcs_enqueue(tail, n);
 	if (!pred)
 		return true;
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	ls_mcs_link(pred, n, WAIT);
 	return false;
 }

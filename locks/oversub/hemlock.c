@@ -264,6 +264,7 @@ __attribute__((constructor)) static void hemlock_fork_register(void)
  * a stale pred (the first live waiter of a fork child), the holder's. */
 static __attribute__((noinline)) void hemlock_wait(struct hemlock *l, struct rec *I, struct rec *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (LS_UNLIKELY(stale(pred))) {
 		/* relaxed: written before the fork; the holder's grant of l,
 		 * which we acknowledge, orders what follows */

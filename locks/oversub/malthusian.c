@@ -158,6 +158,7 @@ static void await_grant(struct node *n)
 static __attribute__((noinline)) void malthusian_wait(struct malthusian *l, struct node *n,
 						      struct ls_mcs_node *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (LS_UNLIKELY(ls_mcs_stale(pred))) {
 		/* relaxed: written before the fork; kept until we are granted */
 		struct node *h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);

@@ -189,6 +189,8 @@ static __attribute__((noinline)) void shfl_lock_slow(struct shfl *l)
 	/* release: a successor that gets me from the swap sees the stores
 	 * above; acquire: pairs with the release CAS that emptied the queue */
 	struct node *prev = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+	if (prev)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 	/* A predecessor the fork left behind never makes us head: we are */
 	if (prev && !(ls_fork_child() && ls_fork_stale(prev->gen))) {
 		/* release: the head reads our node after following this link */

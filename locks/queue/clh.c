@@ -82,6 +82,7 @@ static inline bool clh_stale(struct node *n)
  * pred (the first live waiter of a fork child), wait for the holder's. */
 static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, struct node *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	LS_INJECT();
 	if (LS_UNLIKELY(clh_stale(pred))) {
 		/* relaxed: written before the fork; kept until we write ours */

@@ -63,6 +63,7 @@ _Static_assert(sizeof(struct mcs) <= LS_INLINE_STATE, "inline state");
  * holder. */
 static __attribute__((noinline)) void mcs_wait(struct mcs *l, struct ls_mcs_node *n, struct ls_mcs_node *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	if (LS_UNLIKELY(ls_mcs_stale(pred)))
 		/* relaxed: written before the fork by the holder, which keeps
 		 * it until it has granted us (mcs_fork_release) */

@@ -92,6 +92,7 @@ static inline uint32_t lap(uint32_t n, uint32_t t)
  * voided (fork, above). */
 static __attribute__((noinline)) void slots_wait(struct slots *l, uint32_t n, uint32_t raw)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	uint32_t t = raw & SLOTS_MASK;
 	/* (A) acquire: pairs with (B) */
 	while (!ls_slot_wait(&slot_of(l, n, t)->word, t, lap(n, t))) {

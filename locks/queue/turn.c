@@ -28,6 +28,7 @@ static inline bool voided(uint64_t v, uint32_t t)
 
 void ls_tkt_wait(_Atomic uint64_t *w, uint32_t t)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	uint32_t bit = ls_tkt_bit(t);
 	struct ls_spin s = LS_SPIN_INIT;
 	uint64_t v;

@@ -304,6 +304,7 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 			acquired(l, I, now);
 			return GOT;
 		}
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 		LS_INJECT();
 		if (LS_UNLIKELY(stale(pred))) {
 			/* The first live waiter of a fork child: behind the

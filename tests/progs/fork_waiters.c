@@ -347,9 +347,16 @@ static atomic_int stop;
 static void *busy_fn(void *p)
 {
 	(void)p;
+	/* Bursts of contention, with a pause between them that leaves the
+	 * forking thread a CPU (the pause shapes the load; nothing depends on
+	 * its length). */
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		CHECK_RC(pthread_mutex_lock(&mx), 0);
-		CHECK_RC(pthread_mutex_unlock(&mx), 0);
+		for (int i = 0; i < 64; i++) {
+			CHECK_RC(pthread_mutex_lock(&mx), 0);
+			CHECK_RC(pthread_mutex_unlock(&mx), 0);
+		}
+		struct timespec t = {0, 20000};
+		nanosleep(&t, NULL);
 	}
 	return NULL;
 }
