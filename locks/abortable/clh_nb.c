@@ -63,6 +63,10 @@
  * every waiter does, pointing its successor at that node. A hold taken
  * before the fork empties the queue if its tail is stale or its own node
  * (its node is never freed then), else marks its node AVAILABLE.
+ * Its unlock clears `holder` first, as every unlock does, and puts it back
+ * once its fast path has failed and it finds its node stale (the
+ * uncontended path checks nothing): until then the first live waiter looks
+ * again after slices of sleep.
  *
  * After the release (lock.h): the CAS that empties the queue, or the store
  * of AVAILABLE into the holder's node, is the last access to the lock.
@@ -103,18 +107,27 @@ static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, stru
 					  uint64_t deadline)
 {
 	LS_TEST_POINT(LS_POINT_VISIBLE);
+	uint64_t slice = 1000000;
 	for (;;) {
 		if (LS_UNLIKELY(stale(pred))) {
 			/* Behind a thread that fork left behind: the holder's
 			 * node instead (see the header). relaxed: written before
 			 * the fork, kept until we write ours. */
 			struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
-			if (h && h != pred)
+			if (h && h != pred) {
 				pred = h;
-			else if (!h) {
-				/* a holder that is gone: wait for ever, or time out */
-				if (ab_wait(&pred->status, ab_load(&pred->status), deadline, NULL) ==
-				    ETIMEDOUT)
+			} else if (!h) {
+				/* Its unlock has not put it back yet, or the holder
+				 * is gone: look again after a slice of sleep. */
+				uint64_t t = ls_now_ns() + slice, until = t < deadline ? t : deadline;
+				slice = slice < 16000000 ? slice * 2 : slice;
+				uint32_t st = ab_load(&pred->status);
+				if (st == AVAILABLE) {
+					/* released before the fork: free then */
+					atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+					return 0;
+				}
+				if (ab_wait(&pred->status, st, until, NULL) == ETIMEDOUT && until == deadline)
 					break;
 				continue;
 			}
@@ -226,6 +239,22 @@ static __attribute__((noinline)) void fork_release(struct clh_nb *l, struct node
 	LS_TEST_POINT(LS_POINT_RELEASED);
 }
 
+/* A successor has swapped itself in behind i. */
+static __attribute__((noinline)) void release_slow(struct clh_nb *l, struct node *i)
+{
+	if (LS_UNLIKELY(stale(i))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter, then its release (see the header). */
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		fork_release(l, i);
+		return;
+	}
+	LS_INJECT();
+	/* (B) release: token state 3 -> 2; the successor frees i */
+	ab_set(&i->status, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
 static void clh_nb_unlock(void *state)
 {
 	struct clh_nb *l = state;
@@ -234,10 +263,6 @@ static void clh_nb_unlock(void *state)
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = i;
 	if (LS_UNLIKELY(!i))
 		return; /* never locked, or unlocked already: free (lock.h, misuse) */
-	if (LS_UNLIKELY(stale(i))) {
-		fork_release(l, i);
-		return;
-	}
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* No successor: token state 3 -> 1. Read first: under contention the
 	 * CAS would fail (the "Scott-AL-OPT" of paper 003, section 4.1). i is
@@ -251,10 +276,7 @@ static void clh_nb_unlock(void *state)
 		ab_pool_free(i);
 		return;
 	}
-	LS_INJECT();
-	/* (B) release: token state 3 -> 2; the successor frees i */
-	ab_set(&i->status, AVAILABLE);
-	LS_TEST_POINT(LS_POINT_RELEASED);
+	release_slow(l, i);
 }
 
 /* An unheld lock: free the chain the last timed-out waiters left. */

@@ -68,7 +68,12 @@
  * AVAILABLE). A hold taken before the fork empties the queue if its tail
  * is stale (every waiter is gone; its node is never freed then: a
  * successor that is gone may have marked it), else makes its node
- * AVAILABLE whatever mark a successor that is gone left on it.
+ * AVAILABLE whatever mark a successor that is gone left on it. Its unlock
+ * clears `holder` first, as every unlock does, and puts it back once its
+ * fast path has failed and it finds its node stale (the uncontended path
+ * checks nothing): until then the first live waiter looks again after
+ * slices of sleep. A release that emptied the queue does not wait for a
+ * successor that is gone to restore a mark it left.
  *
  * After the release (lock.h): the CAS that empties the queue, or the CAS
  * of the holder's status to AVAILABLE, is the last access to the lock;
@@ -116,15 +121,19 @@ static inline bool stale(struct node *n)
 }
 
 /* The first live waiter of a fork child, i, whose predecessor is stale:
- * waits on the holder's node (see the header). */
+ * waits on the holder's node (see the header). `holder` is NULL while its
+ * unlock, which clears it first, has not yet put it back (release_slow), or
+ * for ever if the holder is gone: then it looks again after a slice of
+ * sleep (1 ms, doubling up to 16 ms). */
 static __attribute__((noinline)) int fork_slow(struct clh_try *l, struct node *i, struct node *stale_pred,
 					       uint64_t deadline)
 {
-	/* relaxed: written before the fork; kept until we write ours */
-	struct node *pred = atomic_load_explicit(&l->holder, memory_order_relaxed);
-	if (!pred)
-		pred = stale_pred; /* a holder that is gone: wait for ever */
+	struct node *pred;
+	uint64_t slice = 1000000;
 	for (;;) {
+		/* relaxed: written before the fork; kept until we write ours */
+		struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+		pred = h ? h : stale_pred;
 		/* (A) acquire: pairs with (B) in fork_release */
 		uint32_t stat = ab_load(&pred->status);
 		if (stat == AVAILABLE) {
@@ -135,7 +144,13 @@ static __attribute__((noinline)) int fork_slow(struct clh_try *l, struct node *i
 			atomic_store_explicit(&l->holder, i, memory_order_relaxed);
 			return 0;
 		}
-		if (ab_wait(&pred->status, stat, deadline, NULL) == ETIMEDOUT)
+		uint64_t until = deadline;
+		if (!h) {
+			uint64_t t = ls_now_ns() + slice;
+			until = t < deadline ? t : deadline;
+			slice = slice < 16000000 ? slice * 2 : slice;
+		}
+		if (ab_wait(&pred->status, stat, until, NULL) == ETIMEDOUT && until == deadline)
 			break;
 	}
 	/* Out of patience: leave, pointing our successor at pred. */
@@ -315,8 +330,17 @@ static inline bool clh_try_empty(struct clh_try *l, struct node *i)
 
 /* Release with a successor, or one that linked itself out and may still
  * swing the tail back to i. */
+static void fork_release(struct clh_try *l, struct node *i);
+
 static __attribute__((noinline)) void release_slow(struct clh_try *l, struct node *i)
 {
+	if (LS_UNLIKELY(stale(i))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter (fork_slow), then its release. */
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		fork_release(l, i);
+		return;
+	}
 	for (;;) {
 		LS_INJECT();
 		/* (B) release: pairs with (A); the successor frees i */
@@ -339,6 +363,14 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 			return;
 		}
 	}
+}
+
+/* After a release that emptied the queue: a successor that left may still
+ * owe i its restoring store. One that fork left behind never makes it. */
+static __attribute__((noinline)) void await_restored(struct node *i)
+{
+	if (!stale(i))
+		ls_wait_while_eq(&i->status, TRANSIENT);
 }
 
 /* The release of a hold taken before the process forked (see the header):
@@ -374,17 +406,14 @@ static void clh_try_unlock(void *state)
 	struct node *i = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	if (LS_UNLIKELY(!i))
 		return; /* never locked, or unlocked already: free (lock.h, misuse) */
-	if (LS_UNLIKELY(stale(i))) {
-		fork_release(l, i);
-		return;
-	}
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	if (LS_LIKELY(clh_try_empty(l, i))) {
 		LS_TEST_POINT(LS_POINT_RELEASED);
 		/* A successor that linked itself out may still owe us its
 		 * restoring store (TRANSIENT -> WAITING). */
 		LS_INJECT();
-		ls_wait_while_eq(&i->status, TRANSIENT);
+		if (LS_UNLIKELY(ab_load(&i->status) == TRANSIENT))
+			await_restored(i);
 		ab_node_free(i); /* `releasing` was never set: no clear */
 		return;
 	}

@@ -76,7 +76,10 @@
  * fork empties the queue if its tail is stale or its own node (its node is
  * never freed then); else swaps AVAILABLE into its next and tells the
  * successor it finds only if that one is live (a live waiter that links
- * later finds AVAILABLE).
+ * later finds AVAILABLE). Its unlock clears `holder` first, as every unlock
+ * does, and puts it back once its fast path has failed and it finds its
+ * node stale (the uncontended path checks nothing): until then the first
+ * live waiter looks again after slices of sleep, before it links.
  *
  * After the release (lock.h): the CAS that empties the queue, or the swap
  * of AVAILABLE into the holder's next (with no successor) or of available
@@ -177,13 +180,26 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 	 * no timeout when the mutex can be locked at once). */
 	if (deadline != AB_NEVER && deadline && ls_now_ns() >= deadline)
 		deadline = 0;
-	for (;;) {
+	for (uint64_t slice = 1000000;;) {
 		LS_INJECT();
 		if (LS_UNLIKELY(stale(pred))) {
 			/* relaxed: written before the fork, kept until we write ours */
 			struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
-			if (h)
-				pred = h; /* else a holder that is gone: wait for ever */
+			if (h) {
+				pred = h;
+			} else {
+				/* Its unlock has not put it back yet, or the holder
+				 * is gone: look again after a slice of sleep (a
+				 * private word nobody wakes). */
+				uint64_t now = ls_now_ns();
+				if (deadline != AB_NEVER && now >= deadline)
+					return leave(l, i, pred);
+				_Atomic uint32_t nobody = 0;
+				uint64_t t = now + slice;
+				ls_futex_wait(&nobody, 0, deadline < t ? deadline : t);
+				slice = slice < 16000000 ? slice * 2 : slice;
+				continue;
+			}
 		}
 		struct node *pn = swap_next(pred, i);
 		if (LS_UNLIKELY(is_node(pn)))
@@ -330,26 +346,14 @@ static __attribute__((noinline)) void fork_release(struct mcs_nb *l, struct node
 	LS_TEST_POINT(LS_POINT_RELEASED);
 }
 
-static void mcs_nb_unlock(void *state)
+/* A successor has swapped itself in behind x (or links in). */
+static __attribute__((noinline)) void release_slow(struct mcs_nb *l, struct node *x)
 {
-	struct mcs_nb *l = state;
-	/* relaxed: written by the acquisition this unlock ends; unlock may
-	 * run on another thread only after the program's own synchronisation */
-	struct node *x = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = x;
-	if (LS_UNLIKELY(!x))
-		return; /* never locked, or unlocked already: free (lock.h, misuse) */
 	if (LS_UNLIKELY(stale(x))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter, then its release (see the header). */
+		atomic_store_explicit(&l->holder, x, memory_order_relaxed);
 		fork_release(l, x);
-		return;
-	}
-	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
-	/* release: pairs with the acquire of the swap that next reads NULL */
-	/* relaxed: a hint; the CAS that follows decides and orders */
-	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == x &&
-	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
-						    memory_order_relaxed)) {
-		LS_TEST_POINT(LS_POINT_RELEASED);
-		ab_pool_free(x);
 		return;
 	}
 	LS_INJECT();
@@ -363,6 +367,27 @@ static void mcs_nb_unlock(void *state)
 		LS_TEST_POINT(LS_POINT_RELEASED);
 	}
 	/* x is freed by whoever takes the lock past it */
+}
+
+static void mcs_nb_unlock(void *state)
+{
+	struct mcs_nb *l = state;
+	/* relaxed: written by the acquisition this unlock ends; unlock may
+	 * run on another thread only after the program's own synchronisation */
+	struct node *x = atomic_load_explicit(&l->holder, memory_order_relaxed), *expected = x;
+	if (LS_UNLIKELY(!x))
+		return; /* never locked, or unlocked already: free (lock.h, misuse) */
+	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+	/* release: pairs with the acquire of the swap that next reads NULL */
+	/* relaxed: a hint; the CAS that follows decides and orders */
+	if (atomic_load_explicit(&l->tail, memory_order_relaxed) == x &&
+	    atomic_compare_exchange_strong_explicit(&l->tail, &expected, NULL, memory_order_acq_rel,
+						    memory_order_relaxed)) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
+		ab_pool_free(x);
+		return;
+	}
+	release_slow(l, x);
 }
 
 /* An unheld lock: free what the last timed-out waiters left behind

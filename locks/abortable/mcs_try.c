@@ -78,6 +78,11 @@
  * live waiter left); else waits until its next names a live node, from
  * which on every change of its next is a live thread's and the listing's
  * release goes on. Its node is never freed if it emptied the queue.
+ * Its unlock clears `holder` first, as every unlock does, and puts it back
+ * once its fast path has failed and it finds its node stale (the
+ * uncontended path checks nothing): until then the first live waiter
+ * looks again after slices of sleep, before it links. A release that
+ * emptied the queue does not wait for a leaver that is gone.
  *
  * After the release (lock.h): the CAS that empties the queue, or the grant
  * (the swap into the successor's prev), is the last access to the lock;
@@ -233,7 +238,20 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 		/* The first live waiter of a fork child: behind the holder
 		 * (see the header). relaxed: written before the fork, kept
 		 * until we write ours. */
-		ptr h = (ptr)atomic_load_explicit(&l->holder, memory_order_relaxed);
+		ptr h;
+		for (uint64_t slice = 1000000;
+		     !(h = (ptr)atomic_load_explicit(&l->holder, memory_order_relaxed));) {
+			/* Its unlock has not put it back yet, or the holder is
+			 * gone: look again after a slice of sleep (a private
+			 * word nobody wakes); at the deadline, go on behind the
+			 * stale node and time out there. */
+			uint64_t now = ls_now_ns();
+			if (deadline != AB_NEVER && now >= deadline)
+				break;
+			_Atomic uint32_t nobody = 0;
+			ls_futex_wait(&nobody, 0, deadline < now + slice ? deadline : now + slice);
+			slice = slice < 16000000 ? slice * 2 : slice;
+		}
 		if (h)
 			pred = h;
 		st(I, &I->prev, pred);
@@ -505,7 +523,7 @@ static int mcs_try_trylock(void *state)
 
 /* Release, all cases; the next field has been found not NIL, or the tail
  * has moved. */
-static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct node *I)
+static void release_loop(struct mcs_try *l, struct node *I)
 {
 	ptr succ;
 	for (;;) {
@@ -561,6 +579,14 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 	}
 }
 
+/* After a release that emptied the queue: a waiter that sneaked in and
+ * left may still be looking at I. One that fork left behind never stops. */
+static __attribute__((noinline)) void await_restored(struct node *I)
+{
+	if (!stale((ptr)I))
+		AWAIT(I, is_transient(ld(&I->next)));
+}
+
 /* The release of a hold taken before the process forked (see the header):
  * `holder` stays I for the first live waiter, which overwrites it. */
 static __attribute__((noinline)) void fork_release(struct mcs_try *l, struct node *I)
@@ -587,7 +613,20 @@ static __attribute__((noinline)) void fork_release(struct mcs_try *l, struct nod
 		 * steps 4 and 6), notifies I's event word. */
 		AWAIT(I, ld(&I->next) == n && atomic_load_explicit(&l->tail, memory_order_seq_cst) == t);
 	}
-	release_slow(l, I);
+	release_loop(l, I);
+}
+
+/* Release, all cases but the first round's (see mcs_try_unlock). */
+static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct node *I)
+{
+	if (LS_UNLIKELY(stale((ptr)I))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter, then its release (see the header). */
+		atomic_store_explicit(&l->holder, I, memory_order_relaxed);
+		fork_release(l, I);
+		return;
+	}
+	release_loop(l, I);
 }
 
 static void mcs_try_unlock(void *state)
@@ -598,10 +637,6 @@ static void mcs_try_unlock(void *state)
 	struct node *I = atomic_load_explicit(&l->holder, memory_order_relaxed);
 	if (LS_UNLIKELY(!I))
 		return; /* never locked, or unlocked already: free (lock.h, misuse) */
-	if (LS_UNLIKELY(stale((ptr)I))) {
-		fork_release(l, I);
-		return;
-	}
 	atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
 	/* No successor, and the tail swings back: the listing's first round
 	 * of the loop, peeled off so that it leaves `releasing` alone (never
@@ -611,7 +646,8 @@ static void mcs_try_unlock(void *state)
 		      atomic_compare_exchange_strong_explicit(&l->tail, &expected, NIL, memory_order_seq_cst,
 							      memory_order_seq_cst))) {
 		LS_TEST_POINT(LS_POINT_RELEASED);
-		AWAIT(I, is_transient(ld(&I->next)));
+		if (LS_UNLIKELY(is_transient(ld(&I->next))))
+			await_restored(I);
 		ab_node_free(I);
 		return;
 	}

@@ -50,12 +50,13 @@
 #define LS_FORK_PENDING (1u << 29) /* a fork is under way (see above) */
 #define LS_FORK_GEN_MASK (LS_FORK_PENDING - 1)
 
-/* The generation, with LS_FORK_PENDING while a fork is under way. */
-extern _Atomic uint32_t ls_fork_word;
+/* The generation, with LS_FORK_PENDING while a fork is under way. Hidden:
+ * read at its own address, not through the GOT (one load on a path). */
+extern _Atomic uint32_t ls_fork_word __attribute__((visibility("hidden")));
 /* The generation times two plus one: a stamp that is never 0 and leaves
  * bit 31 (LS_PARKED) free, for a word that is 0 when released and the
  * stamp while held or waited for (clh.c's node). Without PENDING. */
-extern _Atomic uint32_t ls_fork_odd;
+extern _Atomic uint32_t ls_fork_odd __attribute__((visibility("hidden")));
 
 /* What a fast path stamps: the word as it is. relaxed: it changes only in
  * fork's child handler, before any thread of the child that could read it
