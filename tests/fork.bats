@@ -97,9 +97,14 @@ rw_fork_algos() { local a; for a in $(rwalgos lock); do [[ "$RW_FORK_LIMITS" == 
   done
 }
 
-@test "1,000 forks while 4 threads contend for the mutex the atfork handlers take: no hang, resident memory flat in the parent and the children (mcs, hemlock, ticket+gcr)" {
-  for a in mcs hemlock ticket+gcr; do
-    out=$(under "$a" -- "$W" forks 2>&1) || { echo "=== $a: $out"; return 1; }
+@test "1,000 forks while 4 threads contend for the mutex the atfork handlers take: no hang, resident memory flat in the parent and the children; the parent's queue nodes all free at exit and no more than its 5 threads need (mcs, clh-try, hemlock, ticket+gcr)" {
+  local a out nodes carved
+  for a in mcs clh-try hemlock ticket+gcr; do
+    out=$(under "$a" -- env LOCKSWAP_STATS=1 LOCKSWAP_VERBOSE=1 "$W" forks 2>&1) || { echo "=== $a: $out"; return 1; }
+    # the parent's line at exit (a child exits by _exit: no line)
+    nodes=$(echo "$out" | grep 'lockswap: nodes in_use=') || { echo "=== $a: no node line: $out"; return 1; }
+    carved=${nodes##*carved=}
+    [[ "$nodes" == *"in_use=0 "* ]] && [ "$carved" -le 8 ] || { echo "=== $a: $nodes"; return 1; }
   done
 }
 
