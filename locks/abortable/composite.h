@@ -67,7 +67,8 @@
  * holder's node alone (or none), FP as it was (a fast-path holder keeps
  * the lock). A hold taken before the fork is released as any other. The
  * check is on cal's uncontended path (its every acquisition takes a node):
- * two instructions on lock and unlock; cal-fp's fast path has none.
+ * on lock, and on the queue release (a tail call there, so that the
+ * release needs no frame); cal-fp's fast path has none.
  *
  * Backoff (L39): a thread that cannot take its node sleeps on that node's
  * word for a random time below a doubling limit (AB_CAL_BACKOFF_MIN..MAX
@@ -359,6 +360,24 @@ static inline bool cal_fast(struct cal *l)
 	return true;
 }
 
+/* The queue release of node idx (Fig. 1 line 14). */
+static inline void cal_release_node(struct cal *l, uint32_t idx)
+{
+	/* relaxed: read only by an unlock, which a release of the lock (below)
+	 * orders after us */
+	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
+	/* (B) release: Fig. 1 line 14 */
+	ab_set(&cal_at(l, idx)->word, CAL_R);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
+/* The same in a fork child: after the lock's repair (see the header). */
+static __attribute__((noinline)) void cal_release_forked(struct cal *l, uint32_t idx)
+{
+	cal_fork(l);
+	cal_release_node(l, idx);
+}
+
 static void cal_release(struct cal *l, bool fp)
 {
 	/* relaxed: written by the acquisition this release ends */
@@ -381,14 +400,11 @@ static void cal_release(struct cal *l, bool fp)
 	}
 	if (!fp && idx == 0)
 		return; /* free: an unlock too many (lock.h, misuse) */
-	if (LS_UNLIKELY(ls_fork_child()))
-		cal_fork(l);
-	/* relaxed: read only by an unlock, which a release of the lock (below)
-	 * orders after us */
-	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
-	/* (B) release: Fig. 1 line 14 */
-	ab_set(&cal_at(l, idx)->word, CAL_R);
-	LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY(ls_fork_child())) {
+		cal_release_forked(l, idx); /* a tail call: the release stays a leaf */
+		return;
+	}
+	cal_release_node(l, idx);
 }
 
 /* trylock: EBUSY without taking a node if the tail node is W (held or
