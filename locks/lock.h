@@ -184,6 +184,9 @@ enum ls_test_point {
 	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
 	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */
 	LS_POINT_WATCH,		/* a probing waiter watches a lock it saw released (auto) */
+	LS_POINT_VISIBLE,	/* a waiter has made itself visible to the lock (its node swapped
+				 * into the tail, its ticket taken) and written nothing else yet:
+				 * where fork() may leave a thread (tests/unit/fork_window.c) */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

@@ -52,17 +52,40 @@
  * otherwise one attempt with zero patience. lock() is an attempt with
  * infinite patience: it never leaves the queue, so it never fails.
  *
+ * fork() (fork.h). In a fork child, nodes stamped before the fork (`gen`)
+ * are the holder's and those of waiters the fork left behind, which never
+ * release, leave or free anything. A live thread waits on no stale node
+ * but the holder's: the first live waiter (whose predecessor is stale; so
+ * is one that follows a leaver's prev to the holder's node) waits on the
+ * holder's node (`holder`, kept by a hold taken before the fork until the
+ * next holder writes its own; a holder that is gone: on the stale
+ * predecessor, for ever), and frees it once AVAILABLE; it times out as
+ * every waiter does, pointing its successor at that node. A hold taken
+ * before the fork empties the queue if its tail is stale or its own node
+ * (its node is never freed then), else marks its node AVAILABLE.
+ * Its unlock clears `holder` first, as every unlock does, and puts it back
+ * once its fast path has failed and it finds its node stale (the
+ * uncontended path checks nothing): until then the first live waiter looks
+ * again after slices of sleep.
+ *
  * After the release (lock.h): the CAS that empties the queue, or the store
  * of AVAILABLE into the holder's node, is the last access to the lock.
  * Misuse: unlock takes the holder field and clears it, so an unlock of a
  * free lock finds NULL and returns.
  */
 #include "abortable.h"
+#include "fork.h"
 
 enum { WAITING, AVAILABLE, LEAVING };
 
 struct node {
-	_Atomic uint32_t status;
+	union {
+		struct {
+			uint32_t gen; /* fork generation when enqueued */
+			_Atomic uint32_t status;
+		};
+		uint64_t gen_status; /* both, for the one store of the enqueue */
+	};
 	struct node *_Atomic prev;
 };
 _Static_assert(sizeof(struct node) <= AB_POOL_OFF, "the pool's fields follow the node");
@@ -73,10 +96,42 @@ struct clh_nb {
 };
 _Static_assert(sizeof(struct clh_nb) <= LS_INLINE_STATE, "inline state");
 
+/* n was enqueued before this process forked (see the header). relaxed:
+ * written before the swap that published n. */
+static inline bool stale(struct node *n)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
+}
+
 static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, struct node *pred,
 					  uint64_t deadline)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
+	uint64_t slice = 1000000;
 	for (;;) {
+		if (LS_UNLIKELY(stale(pred))) {
+			/* Behind a thread that fork left behind: the holder's
+			 * node instead (see the header). relaxed: written before
+			 * the fork, kept until we write ours. */
+			struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+			if (h && h != pred) {
+				pred = h;
+			} else if (!h) {
+				/* Its unlock has not put it back yet, or the holder
+				 * is gone: look again after a slice of sleep. */
+				uint64_t t = ls_now_ns() + slice, until = t < deadline ? t : deadline;
+				slice = slice < 16000000 ? slice * 2 : slice;
+				uint32_t st = ab_load(&pred->status);
+				if (st == AVAILABLE) {
+					/* released before the fork: free then */
+					atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+					return 0;
+				}
+				if (ab_wait(&pred->status, st, until, NULL) == ETIMEDOUT && until == deadline)
+					break;
+				continue;
+			}
+		}
 		/* (A) acquire: pairs with (B) in unlock and (C) below */
 		uint32_t s = ab_load(&pred->status);
 		if (s == AVAILABLE) {
@@ -123,8 +178,10 @@ static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, stru
 static int acquire(struct clh_nb *l, uint64_t deadline)
 {
 	struct node *i = ab_pool_alloc();
-	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	/* relaxed: published by the release of the exchange or CAS that
+	 * enqueues the node; status WAITING, and the stamp */
+	_Static_assert(WAITING == 0, "the stamp is the whole word");
+	__atomic_store_n(&i->gen_status, (uint64_t)ls_fork_stamp(), __ATOMIC_RELAXED);
 	LS_INJECT();
 	/* release: a successor that gets i sees WAITING; acquire: pairs with
 	 * the release CAS in unlock when we get NULL (token state 1 -> 3). */
@@ -158,6 +215,46 @@ static int clh_nb_trylock(void *state)
 	return acquire(l, 0) == 0 ? 0 : EBUSY;
 }
 
+/* The release of a hold taken before the process forked (see the header):
+ * `holder` stays i for the first live waiter, which overwrites it. */
+static __attribute__((noinline)) void fork_release(struct clh_nb *l, struct node *i)
+{
+	for (;;) {
+		/* acquire: pairs with the release of the swap that enqueued it */
+		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
+		if (!t)
+			return; /* free: an unlock too many (lock.h) */
+		if (t != i && !stale(t))
+			break;
+		/* release: pairs with the acquire of the next swap that reads NULL */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			return; /* i is never freed: see the header */
+		}
+	}
+	LS_INJECT();
+	/* (B) release: the first live waiter frees i */
+	ab_set(&i->status, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
+/* A successor has swapped itself in behind i. */
+static __attribute__((noinline)) void release_slow(struct clh_nb *l, struct node *i)
+{
+	if (LS_UNLIKELY(stale(i))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter, then its release (see the header). */
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		fork_release(l, i);
+		return;
+	}
+	LS_INJECT();
+	/* (B) release: token state 3 -> 2; the successor frees i */
+	ab_set(&i->status, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
 static void clh_nb_unlock(void *state)
 {
 	struct clh_nb *l = state;
@@ -179,10 +276,7 @@ static void clh_nb_unlock(void *state)
 		ab_pool_free(i);
 		return;
 	}
-	LS_INJECT();
-	/* (B) release: token state 3 -> 2; the successor frees i */
-	ab_set(&i->status, AVAILABLE);
-	LS_TEST_POINT(LS_POINT_RELEASED);
+	release_slow(l, i);
 }
 
 /* An unheld lock: free the chain the last timed-out waiters left. */

@@ -55,6 +55,26 @@
  * the node is freed (by the acquirer, or by the releaser that emptied the
  * queue), so a node from the pool has it 0 (pool.h).
  *
+ * fork() (fork.h). In a fork child, nodes stamped before the fork (`gen`)
+ * are the holder's and those of waiters the fork left behind, which never
+ * release, leave or restore what they marked. A live thread never waits on,
+ * marks or follows a stale node but the holder's: the first live waiter
+ * (whose predecessor is stale; so is a waiter that follows a leaver's
+ * `prev` to the holder's node) waits on the holder's node (`holder`, kept
+ * by a hold taken before the fork until the next holder writes its own),
+ * and when it times out it leaves without marking it (the holder's node
+ * never leaves, and its release over a live leaver is what the handshake
+ * already covers: the leaver's successor, or the next arrival, finds it
+ * AVAILABLE). A hold taken before the fork empties the queue if its tail
+ * is stale (every waiter is gone; its node is never freed then: a
+ * successor that is gone may have marked it), else makes its node
+ * AVAILABLE whatever mark a successor that is gone left on it. Its unlock
+ * clears `holder` first, as every unlock does, and puts it back once its
+ * fast path has failed and it finds its node stale (the uncontended path
+ * checks nothing): until then the first live waiter looks again after
+ * slices of sleep. A release that emptied the queue does not wait for a
+ * successor that is gone to restore a mark it left.
+ *
  * After the release (lock.h): the CAS that empties the queue, or the CAS
  * of the holder's status to AVAILABLE, is the last access to the lock;
  * what follows (waiting for a departing successor's restoring store,
@@ -62,11 +82,18 @@
  * field and clears it, so an unlock of a free lock finds NULL and returns.
  */
 #include "abortable.h"
+#include "fork.h"
 
 enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED };
 
 struct node {
-	_Atomic uint32_t status;
+	union {
+		struct {
+			uint32_t gen; /* fork generation when enqueued */
+			_Atomic uint32_t status;
+		};
+		uint64_t gen_status; /* both, for the one store of the enqueue */
+	};
 	_Atomic uint32_t releasing; /* its owner is releasing: see the header */
 	struct node *_Atomic prev;  /* predecessor, published when leaving */
 };
@@ -77,6 +104,67 @@ struct clh_try {
 	struct node *_Atomic holder;
 };
 _Static_assert(sizeof(struct clh_try) <= LS_INLINE_STATE, "inline state");
+
+/* Stamps n (status WAITING, 0) for the enqueue. relaxed: published by the
+ * release of the exchange or CAS that enqueues it. */
+static inline void stamp(struct node *n)
+{
+	_Static_assert(WAITING == 0, "the stamp is the whole word");
+	__atomic_store_n(&n->gen_status, (uint64_t)ls_fork_stamp(), __ATOMIC_RELAXED);
+}
+
+/* n was enqueued before this process forked (see the header). relaxed:
+ * written before the swap that published n. */
+static inline bool stale(struct node *n)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
+}
+
+/* The first live waiter of a fork child, i, whose predecessor is stale:
+ * waits on the holder's node (see the header). `holder` is NULL while its
+ * unlock, which clears it first, has not yet put it back (release_slow), or
+ * for ever if the holder is gone: then it looks again after a slice of
+ * sleep (1 ms, doubling up to 16 ms). */
+static __attribute__((noinline)) int fork_slow(struct clh_try *l, struct node *i, struct node *stale_pred,
+					       uint64_t deadline)
+{
+	struct node *pred;
+	uint64_t slice = 1000000;
+	for (;;) {
+		/* relaxed: written before the fork; kept until we write ours */
+		struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+		pred = h ? h : stale_pred;
+		/* (A) acquire: pairs with (B) in fork_release */
+		uint32_t stat = ab_load(&pred->status);
+		if (stat == AVAILABLE) {
+			/* relaxed: nobody else reaches pred now */
+			atomic_store_explicit(&pred->releasing, 0, memory_order_relaxed);
+			ab_node_free(pred);
+			/* relaxed: as in slow() */
+			atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+			return 0;
+		}
+		uint64_t until = deadline;
+		if (!h) {
+			uint64_t t = ls_now_ns() + slice;
+			until = t < deadline ? t : deadline;
+			slice = slice < 16000000 ? slice * 2 : slice;
+		}
+		if (ab_wait(&pred->status, stat, until, NULL) == ETIMEDOUT && until == deadline)
+			break;
+	}
+	/* Out of patience: leave, pointing our successor at pred. */
+	/* relaxed: published by the release CAS that marks us LEAVING */
+	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
+	while (!ab_cas(&i->status, WAITING, LEAVING))
+		ls_wait_while_eq(&i->status, TRANSIENT);
+	struct node *expected = i;
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, pred, memory_order_acq_rel,
+						     memory_order_relaxed))
+		ab_wait_for(&i->status, RECYCLED);
+	ab_node_free(i);
+	return ETIMEDOUT;
+}
 
 static struct node *prev_of(struct node *n)
 {
@@ -90,10 +178,13 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 {
 	uint32_t stat;
 
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	/* Spin on the predecessor until it is AVAILABLE or we run out of
 	 * patience, skipping predecessors that left (and telling them, with
 	 * RECYCLED, that we are done with their node). */
 	for (;;) {
+		if (LS_UNLIKELY(stale(pred)))
+			return fork_slow(l, i, pred, deadline);
 		/* (A) acquire: pairs with (B) in unlock and with the LEAVING CAS */
 		stat = ab_load(&pred->status);
 		if (stat == AVAILABLE)
@@ -133,6 +224,8 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 			struct node *temp = prev_of(pred);
 			ab_set(&pred->status, RECYCLED);
 			pred = temp;
+			if (LS_UNLIKELY(stale(pred)))
+				return fork_slow(l, i, pred, 0); /* out of patience */
 			continue;
 		}
 		break; /* WAITING: the word is ours until we restore it */
@@ -179,8 +272,7 @@ got:
 static int acquire(struct clh_try *l, uint64_t deadline)
 {
 	struct node *i = ab_node_alloc();
-	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	stamp(i);
 	LS_INJECT();
 	/* release: a successor that gets i from its swap sees WAITING;
 	 * acquire: pairs with the release CAS in unlock when we get NULL. */
@@ -212,8 +304,7 @@ static int clh_try_trylock(void *state)
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
 	struct node *i = ab_node_alloc(), *expected = NULL;
-	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	stamp(i);
 	/* as the exchange in acquire */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, i, memory_order_acq_rel,
 						     memory_order_relaxed)) {
@@ -239,8 +330,17 @@ static inline bool clh_try_empty(struct clh_try *l, struct node *i)
 
 /* Release with a successor, or one that linked itself out and may still
  * swing the tail back to i. */
+static void fork_release(struct clh_try *l, struct node *i);
+
 static __attribute__((noinline)) void release_slow(struct clh_try *l, struct node *i)
 {
+	if (LS_UNLIKELY(stale(i))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter (fork_slow), then its release. */
+		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
+		fork_release(l, i);
+		return;
+	}
 	for (;;) {
 		LS_INJECT();
 		/* (B) release: pairs with (A); the successor frees i */
@@ -265,6 +365,39 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 	}
 }
 
+/* After a release that emptied the queue: a successor that left may still
+ * owe i its restoring store. One that fork left behind never makes it. */
+static __attribute__((noinline)) void await_restored(struct node *i)
+{
+	if (!stale(i))
+		ls_wait_while_eq(&i->status, TRANSIENT);
+}
+
+/* The release of a hold taken before the process forked (see the header):
+ * `holder` stays i for the first live waiter, which overwrites it. */
+static __attribute__((noinline)) void fork_release(struct clh_try *l, struct node *i)
+{
+	for (;;) {
+		/* acquire: pairs with the release of the swap that enqueued it */
+		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
+		if (!t)
+			return; /* free: an unlock too many (lock.h) */
+		if (t != i && !stale(t))
+			break;
+		/* release: pairs with the acquire of the next swap that reads NULL */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			return; /* i is never freed: see the header */
+		}
+	}
+	LS_INJECT();
+	/* (B) release: pairs with (A) in fork_slow; whatever a successor that
+	 * is gone left in the word */
+	ab_set(&i->status, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
 static void clh_try_unlock(void *state)
 {
 	struct clh_try *l = state;
@@ -279,7 +412,8 @@ static void clh_try_unlock(void *state)
 		/* A successor that linked itself out may still owe us its
 		 * restoring store (TRANSIENT -> WAITING). */
 		LS_INJECT();
-		ls_wait_while_eq(&i->status, TRANSIENT);
+		if (LS_UNLIKELY(ab_load(&i->status) == TRANSIENT))
+			await_restored(i);
 		ab_node_free(i); /* `releasing` was never set: no clear */
 		return;
 	}

@@ -57,6 +57,19 @@
  * to bump a sequence word `fpseq` for the head of the queue after its CAS:
  * a write into a block that a destroy may have freed by then.)
  *
+ * fork() (fork.h). The nodes are the lock's own, and in a fork child the
+ * threads the fork left behind keep theirs for ever: queued, holding one
+ * taken but not yet spliced in, or aborted; with C nodes, C such threads
+ * would leave the child none. So the child's first acquisition or queue
+ * release repairs the lock as the fork left it, before any thread of the
+ * child takes a node (ls_fork_repair: the first runs it, the others wait;
+ * `gen` records it): every node but the holder's is free again, and the tail names the
+ * holder's node alone (or none), FP as it was (a fast-path holder keeps
+ * the lock). A hold taken before the fork is released as any other. The
+ * check is on cal's uncontended path (its every acquisition takes a node):
+ * on lock, and on the queue release (a tail call there, so that the
+ * release needs no frame); cal-fp's fast path has none.
+ *
  * Backoff (L39): a thread that cannot take its node sleeps on that node's
  * word for a random time below a doubling limit (AB_CAL_BACKOFF_MIN..MAX
  * ns), capped by its deadline, waking early if the node changes: a
@@ -66,6 +79,7 @@
 #define LS_ABORTABLE_COMPOSITE_H
 
 #include "abortable.h"
+#include "fork.h"
 
 #define AB_CAL_MAX 16
 #define AB_CAL_BACKOFF_MIN 1000u
@@ -85,7 +99,7 @@ struct cal_node {
 
 struct cal {
 	_Atomic uint64_t tail;
-	_Atomic uint32_t unused;
+	_Atomic uint32_t gen;	 /* the fork generation it was last repaired in */
 	_Atomic uint32_t holder; /* node index of the holder; 0: none, or fast path */
 	char pad[LS_CACHELINE - 16];
 	struct cal_node node[AB_CAL_MAX];
@@ -168,11 +182,38 @@ static __attribute__((noinline)) int cal_fp_wait(struct cal *l, uint64_t deadlin
 	}
 }
 
+/* The lock as the fork left it (see the header), before any thread of the
+ * child takes a node. */
+static void cal_fork_repair(void *arg)
+{
+	struct cal *l = arg;
+	/* relaxed: the holder's own acquisition wrote it; its release waits
+	 * for this repair */
+	uint32_t h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+	for (uint32_t i = 1; i <= AB_CAL_MAX; i++)
+		if (i != h)
+			ab_set(&cal_at(l, i)->word, CAL_F);
+	/* relaxed: the CAS below orders; acq_rel: the nodes' new states are
+	 * seen by whoever reads the tail */
+	uint64_t t = atomic_load_explicit(&l->tail, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(
+	    &l->tail, &t, ((t & ~(CAL_VER - 1)) + CAL_VER) | (t & (CAL_FP | CAL_FPWAIT)) | h,
+	    memory_order_acq_rel, memory_order_relaxed)) {
+	}
+}
+
+static __attribute__((noinline)) void cal_fork(struct cal *l)
+{
+	ls_fork_repair(l, &l->gen, cal_fork_repair, l);
+}
+
 /* Returns 0 with the lock, or ETIMEDOUT. fp: cal-fp's slow path (a
  * constant in each copy: cal_acquire below). */
 static inline __attribute__((always_inline)) int cal_acquire_in(struct cal *l, uint32_t c, uint64_t deadline,
 								bool fp)
 {
+	if (LS_UNLIKELY(ls_fork_child()))
+		cal_fork(l);
 	uint32_t idx = 1 + ab_random() % c;
 	struct cal_node *n = cal_at(l, idx);
 	uint32_t limit = AB_CAL_BACKOFF_MIN;
@@ -233,6 +274,8 @@ static inline __attribute__((always_inline)) int cal_acquire_in(struct cal *l, u
 
 	/* Wait for the predecessor (L52-69). */
 	uint32_t pred = CAL_IDX(t);
+	if (pred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 	for (;;) {
 		if (pred == 0) {
 			if (!fp)
@@ -317,6 +360,24 @@ static inline bool cal_fast(struct cal *l)
 	return true;
 }
 
+/* The queue release of node idx (Fig. 1 line 14). */
+static inline void cal_release_node(struct cal *l, uint32_t idx)
+{
+	/* relaxed: read only by an unlock, which a release of the lock (below)
+	 * orders after us */
+	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
+	/* (B) release: Fig. 1 line 14 */
+	ab_set(&cal_at(l, idx)->word, CAL_R);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
+/* The same in a fork child: after the lock's repair (see the header). */
+static __attribute__((noinline)) void cal_release_forked(struct cal *l, uint32_t idx)
+{
+	cal_fork(l);
+	cal_release_node(l, idx);
+}
+
 static void cal_release(struct cal *l, bool fp)
 {
 	/* relaxed: written by the acquisition this release ends */
@@ -339,12 +400,11 @@ static void cal_release(struct cal *l, bool fp)
 	}
 	if (!fp && idx == 0)
 		return; /* free: an unlock too many (lock.h, misuse) */
-	/* relaxed: read only by an unlock, which a release of the lock (below)
-	 * orders after us */
-	atomic_store_explicit(&l->holder, 0, memory_order_relaxed);
-	/* (B) release: Fig. 1 line 14 */
-	ab_set(&cal_at(l, idx)->word, CAL_R);
-	LS_TEST_POINT(LS_POINT_RELEASED);
+	if (LS_UNLIKELY(ls_fork_child())) {
+		cal_release_forked(l, idx); /* a tail call: the release stays a leaf */
+		return;
+	}
+	cal_release_node(l, idx);
 }
 
 /* trylock: EBUSY without taking a node if the tail node is W (held or

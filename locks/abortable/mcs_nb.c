@@ -64,6 +64,23 @@
  * trylock is EBUSY when the tail node is visibly held or queued (a hint
  * read from type-stable memory), else one attempt with zero patience.
  *
+ * fork() (fork.h). In a fork child, nodes stamped before the fork (`gen`)
+ * are the holder's and those of waiters the fork left behind, which never
+ * move, release or free anything. A live thread deals with no stale node
+ * but the holder's: the first live waiter (whose predecessor is stale; so
+ * is one that follows a departed node's prev to the holder's node) links
+ * to the holder's node instead (`holder`, kept by a hold taken before the
+ * fork until the next holder writes its own; a holder that is gone: it
+ * waits on the stale predecessor, or times out), taking a successor that
+ * is gone out of its next as if it were empty. A hold taken before the
+ * fork empties the queue if its tail is stale or its own node (its node is
+ * never freed then); else swaps AVAILABLE into its next and tells the
+ * successor it finds only if that one is live (a live waiter that links
+ * later finds AVAILABLE). Its unlock clears `holder` first, as every unlock
+ * does, and puts it back once its fast path has failed and it finds its
+ * node stale (the uncontended path checks nothing): until then the first
+ * live waiter looks again after slices of sleep, before it links.
+ *
  * After the release (lock.h): the CAS that empties the queue, or the swap
  * of AVAILABLE into the holder's next (with no successor) or of available
  * into the successor's status, is the last access to the lock. Misuse:
@@ -71,6 +88,7 @@
  * finds NULL and returns.
  */
 #include "abortable.h"
+#include "fork.h"
 
 enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED };
 
@@ -80,7 +98,13 @@ struct node;
 #define NX_TRANSIENT ((struct node *)3)
 
 struct node {
-	_Atomic uint32_t status;
+	union {
+		struct {
+			uint32_t gen; /* fork generation when enqueued */
+			_Atomic uint32_t status;
+		};
+		uint64_t gen_status; /* both, for the one store of the enqueue */
+	};
 	struct node *_Atomic next;
 	struct node *_Atomic prev;
 };
@@ -133,18 +157,53 @@ static int leave(struct mcs_nb *l, struct node *i, struct node *pred)
 
 #define LATE_STEPS 64
 
+/* n was enqueued before this process forked (see the header). relaxed:
+ * written before the swap that published n. */
+static inline bool stale(struct node *n)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
+}
+
+/* A real node pointer found in a next field. */
+static inline bool is_node(struct node *n)
+{
+	return (uintptr_t)n > (uintptr_t)NX_TRANSIENT;
+}
+
 static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, struct node *pred,
 					  uint64_t deadline)
 {
 	unsigned late = 0;
 
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	/* A deadline already past is a trylock: walk the whole chain (POSIX:
 	 * no timeout when the mutex can be locked at once). */
 	if (deadline != AB_NEVER && deadline && ls_now_ns() >= deadline)
 		deadline = 0;
-	for (;;) {
+	for (uint64_t slice = 1000000;;) {
 		LS_INJECT();
+		if (LS_UNLIKELY(stale(pred))) {
+			/* relaxed: written before the fork, kept until we write ours */
+			struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+			if (h) {
+				pred = h;
+			} else {
+				/* Its unlock has not put it back yet, or the holder
+				 * is gone: look again after a slice of sleep (a
+				 * private word nobody wakes). */
+				uint64_t now = ls_now_ns();
+				if (deadline != AB_NEVER && now >= deadline)
+					return leave(l, i, pred);
+				_Atomic uint32_t nobody = 0;
+				uint64_t t = now + slice;
+				ls_futex_wait(&nobody, 0, deadline < t ? deadline : t);
+				slice = slice < 16000000 ? slice * 2 : slice;
+				continue;
+			}
+		}
 		struct node *pn = swap_next(pred, i);
+		if (LS_UNLIKELY(is_node(pn)))
+			pn = NULL; /* a successor the fork left behind: we replace it */
 		if (pn == NX_AVAILABLE) {
 			/* The releaser found no successor; its tail CAS failed
 			 * (we are in the tail): it will not touch pred again. */
@@ -220,8 +279,9 @@ static int acquire(struct mcs_nb *l, uint64_t deadline)
 	struct node *i = ab_pool_alloc();
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&i->next, NULL, memory_order_relaxed);
-	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&i->status, WAITING, memory_order_relaxed);
+	/* relaxed: as above; status WAITING, and the stamp */
+	_Static_assert(WAITING == 0, "the stamp is the whole word");
+	__atomic_store_n(&i->gen_status, (uint64_t)ls_fork_stamp(), __ATOMIC_RELAXED);
 	LS_INJECT();
 	/* release: our fields are initialised for whoever gets i; acquire:
 	 * pairs with the release CAS in unlock when we get NULL */
@@ -260,6 +320,55 @@ static int mcs_nb_trylock(void *state)
 	return acquire(l, 0) == 0 ? 0 : EBUSY;
 }
 
+/* The release of a hold taken before the process forked (see the header):
+ * `holder` stays x for the first live waiter, which overwrites it. */
+static __attribute__((noinline)) void fork_release(struct mcs_nb *l, struct node *x)
+{
+	for (;;) {
+		/* acquire: pairs with the release of the swap that enqueued it */
+		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
+		if (!t)
+			return; /* free: an unlock too many (lock.h) */
+		if (t != x && !stale(t))
+			break;
+		/* release: pairs with the acquire of the next swap that reads NULL */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
+							    memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			return; /* x is never freed: see the header */
+		}
+	}
+	LS_INJECT();
+	/* release: as in mcs_nb_unlock */
+	struct node *succ = swap_next(x, NX_AVAILABLE);
+	if (is_node(succ) && !stale(succ))
+		tell(succ, AVAILABLE);
+	LS_TEST_POINT(LS_POINT_RELEASED);
+}
+
+/* A successor has swapped itself in behind x (or links in). */
+static __attribute__((noinline)) void release_slow(struct mcs_nb *l, struct node *x)
+{
+	if (LS_UNLIKELY(stale(x))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter, then its release (see the header). */
+		atomic_store_explicit(&l->holder, x, memory_order_relaxed);
+		fork_release(l, x);
+		return;
+	}
+	LS_INJECT();
+	/* release: the critical section happens before the successor's
+	 * acquire of AVAILABLE (in x->next) or available (in its status) */
+	struct node *succ = swap_next(x, NX_AVAILABLE);
+	if (!succ)
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	if (succ) {
+		tell(succ, AVAILABLE);
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	}
+	/* x is freed by whoever takes the lock past it */
+}
+
 static void mcs_nb_unlock(void *state)
 {
 	struct mcs_nb *l = state;
@@ -278,17 +387,7 @@ static void mcs_nb_unlock(void *state)
 		ab_pool_free(x);
 		return;
 	}
-	LS_INJECT();
-	/* release: the critical section happens before the successor's
-	 * acquire of AVAILABLE (in x->next) or available (in its status) */
-	struct node *succ = swap_next(x, NX_AVAILABLE);
-	if (!succ)
-		LS_TEST_POINT(LS_POINT_RELEASED);
-	if (succ) {
-		tell(succ, AVAILABLE);
-		LS_TEST_POINT(LS_POINT_RELEASED);
-	}
-	/* x is freed by whoever takes the lock past it */
+	release_slow(l, x);
 }
 
 /* An unheld lock: free what the last timed-out waiters left behind

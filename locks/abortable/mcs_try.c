@@ -64,6 +64,26 @@
  * clears it first), so a node from the pool has it 0: carved memory is
  * zero and the pool writes only a free node's last 8 bytes (pool.h).
  *
+ * fork() (fork.h). In a fork child, nodes stamped before the fork (`gen`)
+ * are the holder's and those of waiters the fork left behind, which never
+ * answer a handshake, and whose marks (in their neighbours' next and prev)
+ * are never taken back. A live thread never touches a stale node but the
+ * holder's: the first live waiter (whose predecessor is stale) links
+ * behind the holder's node (`holder`, kept by a hold taken before the fork
+ * until the next holder writes its own; a holder that is gone: behind the
+ * stale predecessor, for ever), storing over whatever a waiter that is gone
+ * left in its next, and then follows the listing with it as predecessor
+ * (a timeout too: the holder's node never leaves). A hold taken before the
+ * fork empties the queue if its tail is stale, or is its own node again (a
+ * live waiter left); else waits until its next names a live node, from
+ * which on every change of its next is a live thread's and the listing's
+ * release goes on. Its node is never freed if it emptied the queue.
+ * Its unlock clears `holder` first, as every unlock does, and puts it back
+ * once its fast path has failed and it finds its node stale (the
+ * uncontended path checks nothing): until then the first live waiter
+ * looks again after slices of sleep, before it links. A release that
+ * emptied the queue does not wait for a leaver that is gone.
+ *
  * After the release (lock.h): the CAS that empties the queue, or the grant
  * (the swap into the successor's prev), is the last access to the lock;
  * the handshakes after it wait on our own node only. Misuse: unlock takes
@@ -71,6 +91,7 @@
  * and returns.
  */
 #include "abortable.h"
+#include "fork.h"
 
 typedef uintptr_t ptr;
 
@@ -79,6 +100,7 @@ struct node {
 	_Atomic ptr next;
 	_Atomic uint32_t seq;
 	_Atomic uint32_t releasing; /* its owner is releasing: see the header */
+	uint32_t gen;		    /* fork generation when enqueued */
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
@@ -199,11 +221,43 @@ static void relink(struct node *I, ptr *predp, ptr *tempp)
 	*tempp = temp;
 }
 
+/* n was enqueued before this process forked (see the header). relaxed:
+ * written before the swap that published n. */
+static inline bool stale(ptr n)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&N(n)->gen, __ATOMIC_RELAXED));
+}
+
 static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr pred, uint64_t deadline)
 {
 	ptr succ = NIL, temp;
 
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	LS_TEST_POINT(LS_POINT_ENQUEUED);
+	if (LS_UNLIKELY(stale(pred))) {
+		/* The first live waiter of a fork child: behind the holder
+		 * (see the header). relaxed: written before the fork, kept
+		 * until we write ours. */
+		ptr h;
+		for (uint64_t slice = 1000000;
+		     !(h = (ptr)atomic_load_explicit(&l->holder, memory_order_relaxed));) {
+			/* Its unlock has not put it back yet, or the holder is
+			 * gone: look again after a slice of sleep (a private
+			 * word nobody wakes); at the deadline, go on behind the
+			 * stale node and time out there. */
+			uint64_t now = ls_now_ns();
+			if (deadline != AB_NEVER && now >= deadline)
+				break;
+			_Atomic uint32_t nobody = 0;
+			ls_futex_wait(&nobody, 0, deadline < now + slice ? deadline : now + slice);
+			slice = slice < 16000000 ? slice * 2 : slice;
+		}
+		if (h)
+			pred = h;
+		st(I, &I->prev, pred);
+		st(N(pred), &N(pred)->next, (ptr)I);
+		goto wait;
+	}
 	st(I, &I->prev, transient(NIL)); /* word on which to spin */
 	LS_INJECT();
 	/* Make predecessor point to me, but preserve transient tag if set. */
@@ -232,6 +286,7 @@ static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr
 		(void)cas_val(I, &I->prev, transient(NIL), pred);
 	}
 
+wait:
 	for (;;) {
 		LS_INJECT();
 		if (AB_AWAIT(&I->seq, (temp = ld(&I->prev)) == pred, deadline)) {
@@ -422,6 +477,7 @@ static int acquire(struct mcs_try *l, uint64_t deadline)
 	struct node *I = ab_node_alloc();
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
+	I->gen = ls_fork_stamp();
 	LS_INJECT();
 	ptr pred = atomic_exchange_explicit(&l->tail, (ptr)I, memory_order_seq_cst);
 	if (LS_LIKELY(pred == NIL)) { /* lock was free */
@@ -453,6 +509,7 @@ static int mcs_try_trylock(void *state)
 	ptr expected = NIL;
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NIL, memory_order_relaxed);
+	I->gen = ls_fork_stamp();
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, (ptr)I, memory_order_seq_cst,
 						     memory_order_relaxed)) {
 		ab_node_free(I);
@@ -466,7 +523,7 @@ static int mcs_try_trylock(void *state)
 
 /* Release, all cases; the next field has been found not NIL, or the tail
  * has moved. */
-static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct node *I)
+static void release_loop(struct mcs_try *l, struct node *I)
 {
 	ptr succ;
 	for (;;) {
@@ -522,6 +579,56 @@ static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct nod
 	}
 }
 
+/* After a release that emptied the queue: a waiter that sneaked in and
+ * left may still be looking at I. One that fork left behind never stops. */
+static __attribute__((noinline)) void await_restored(struct node *I)
+{
+	if (!stale((ptr)I))
+		AWAIT(I, is_transient(ld(&I->next)));
+}
+
+/* The release of a hold taken before the process forked (see the header):
+ * `holder` stays I for the first live waiter, which overwrites it. */
+static __attribute__((noinline)) void fork_release(struct mcs_try *l, struct node *I)
+{
+	for (;;) {
+		ptr t = atomic_load_explicit(&l->tail, memory_order_seq_cst), e = t, n;
+		if (t == NIL)
+			return; /* free: an unlock too many (lock.h) */
+		if (t == (ptr)I || stale(t)) {
+			/* Nobody live waits: empty the queue. */
+			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NIL, memory_order_seq_cst,
+								    memory_order_seq_cst)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
+				return; /* I is never freed: see the header */
+			}
+			continue;
+		}
+		/* A live waiter is queued: it links behind I (slow). Until then
+		 * I's next may hold what a waiter that is gone left. */
+		n = ld(&I->next);
+		if (is_real(n) && !is_restored(n) && !stale(n))
+			break;
+		/* Every change of next, and of the tail back to I (a leaver's
+		 * steps 4 and 6), notifies I's event word. */
+		AWAIT(I, ld(&I->next) == n && atomic_load_explicit(&l->tail, memory_order_seq_cst) == t);
+	}
+	release_loop(l, I);
+}
+
+/* Release, all cases but the first round's (see mcs_try_unlock). */
+static __attribute__((noinline)) void release_slow(struct mcs_try *l, struct node *I)
+{
+	if (LS_UNLIKELY(stale((ptr)I))) {
+		/* A hold taken before the fork: `holder` back for the first
+		 * live waiter, then its release (see the header). */
+		atomic_store_explicit(&l->holder, I, memory_order_relaxed);
+		fork_release(l, I);
+		return;
+	}
+	release_loop(l, I);
+}
+
 static void mcs_try_unlock(void *state)
 {
 	struct mcs_try *l = state;
@@ -539,7 +646,8 @@ static void mcs_try_unlock(void *state)
 		      atomic_compare_exchange_strong_explicit(&l->tail, &expected, NIL, memory_order_seq_cst,
 							      memory_order_seq_cst))) {
 		LS_TEST_POINT(LS_POINT_RELEASED);
-		AWAIT(I, is_transient(ld(&I->next)));
+		if (LS_UNLIKELY(is_transient(ld(&I->next))))
+			await_restored(I);
 		ab_node_free(I);
 		return;
 	}

@@ -87,8 +87,10 @@
  * and is unlinked (under QLOCK) before that returns. A late futex wake on a
  * node whose frame is gone is a spurious wake-up, re-checked by every
  * waiter. After fork() the child's list may hold nodes of threads that do
- * not exist there: nodes record a fork generation, and the first QLOCK
- * holder that meets stale ones unlinks them.
+ * not exist there, on stacks that glibc hands to the child's new threads or
+ * unmaps: never read. The lock records the fork generation (fork.h) of its
+ * list's last append; the first QLOCK holder of a later generation drops
+ * the whole list (every node in it was queued before the fork).
  *
  * All-zero is unlocked with an empty list; an unlocked mutex without
  * waiters holds no pointer, so a byte copy is a free lock of its own.
@@ -113,6 +115,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "wait.h"
 
@@ -129,7 +132,6 @@ enum { WAITING = 1, NODE_WOKEN = 2, OWNER = 3 };
 
 struct node {
 	_Atomic uint32_t state; /* WAITING, NODE_WOKEN, OWNER; LS_PARKED while asleep */
-	uint32_t gen;		/* fork generation when queued */
 	struct node *next, *prev;
 	uint64_t since; /* ls_now_ns() when it queued */
 	bool listed;
@@ -137,7 +139,8 @@ struct node {
 
 struct autolock {
 	_Atomic uint32_t word;
-	_Atomic uint32_t learn; /* the spin budget's record (below); a hint, relaxed */
+	_Atomic uint16_t learn; /* the spin budget's record (below); a hint, relaxed */
+	uint16_t gen;		/* fork generation of the list's last append, low bits; under QLOCK */
 	struct node *head;	/* circular list, head->prev is the tail; under QLOCK */
 };
 _Static_assert(sizeof(struct autolock) <= LS_INLINE_STATE, "inline state");
@@ -150,22 +153,6 @@ _Static_assert(sizeof(struct autolock) <= LS_INLINE_STATE, "inline state");
  * rate measured (48 M/s), so the count adds at most as many hand-offs as
  * the 1 ms bound; it is the bound that needs no clock. */
 static uint64_t fair_ns = 1000000, pass_limit = 65536;
-
-/* fork(): the child's lists may hold nodes of threads that do not exist
- * there. Each node records the generation it was queued in; a QLOCK holder
- * that finds nodes of an older one unlinks them. */
-static _Atomic uint32_t fork_gen;
-
-static void fork_child(void)
-{
-	/* relaxed: fork's child is single-threaded */
-	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
-}
-
-__attribute__((constructor)) static void register_fork(void)
-{
-	pthread_atfork(NULL, NULL, fork_child);
-}
 
 /* ---- the spin budget, learned per mutex (header, point 2) ----
  *
@@ -299,6 +286,7 @@ static void list_append(struct autolock *l, struct node *n)
 {
 	struct node *h = l->head;
 	n->listed = true;
+	l->gen = (uint16_t)ls_fork_gen();
 	if (!h) {
 		n->next = n->prev = n;
 		l->head = n;
@@ -323,17 +311,18 @@ static void list_remove(struct autolock *l, struct node *n)
 		l->head = n->next;
 }
 
-/* Unlinks the nodes of threads that did not survive a fork. Returns true if
- * it changed the list (the head, then, is a new one and not woken). */
+/* Drops a list queued before a fork: its nodes are on the stacks of threads
+ * that do not exist here, which glibc reuses for the child's new threads or
+ * unmaps, so none is read. A list is all of one generation: the first
+ * QLOCK holder of a generation comes here before it appends. (16 bits of
+ * the generation: a list left untouched through a multiple of 65,536
+ * generations of nested forks would be taken for a live one.) Returns true
+ * if it changed the list (emptied it). */
 static bool purge_stale(struct autolock *l)
 {
-	/* relaxed: written once, in fork's child, before any other thread exists */
-	uint32_t gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
-	struct node *h = l->head;
-	if (!h || h->gen == gen)
-		return false; /* nodes are queued in generation order */
-	while (l->head && l->head->gen != gen)
-		list_remove(l, l->head);
+	if (!l->head || l->gen == (uint16_t)ls_fork_gen())
+		return false;
+	l->head = NULL;
 	return true;
 }
 
@@ -507,8 +496,6 @@ static bool enqueue(struct autolock *l, struct node *me)
 	bool purged = purge_stale(l);
 	/* relaxed: published by qunlock's release of QLOCK */
 	atomic_store_explicit(&me->state, WAITING, memory_order_relaxed);
-	/* relaxed: as in purge_stale */
-	me->gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	list_append(l, me);
 	uint32_t nv = qunlock(l, l->head == me, purged ? WOKEN : 0);
 	/* The unlock that released the lock meanwhile saw WAITERS (set with

@@ -51,6 +51,15 @@
  * after the cohort path, it finds the global word 0 and returns before it
  * follows the stale node.
  *
+ * fork() (mcs_core.h): in a fork child, the first live waiter of a
+ * cluster's queue (its predecessor is stale) waits behind the holder's
+ * node if the cohort holding the global lock is its cluster's, else takes
+ * the local lock at once: its queue's head is a thread that fork left
+ * behind, waiting for the global lock. A cohort hold taken before the
+ * fork hands its local lock to that waiter (or empties the queue), then
+ * releases the global lock: no pass. The global word is a TTAS lock: its
+ * waiters record nothing.
+ *
  * Without a block (no address space, hier.h): the lock is its global
  * backoff lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
  * releases the global lock as after the fast path; no node is used.
@@ -59,6 +68,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
@@ -113,6 +123,22 @@ static void global_acquire(struct cbm *l)
 
 /* ---- the cohort lock ---- */
 
+/* fork (see the header): n is the first live waiter of cluster c's queue
+ * (its predecessor is stale). If the cohort that holds the global lock is
+ * c's (the thread that forked, or one that is gone), n waits behind the
+ * holder's node for its grant; else the head of c's queue is a thread that
+ * is gone, and the local lock is n's at once. Returns the grant. */
+static __attribute__((noinline)) uint32_t cbm_fork_wait(struct cbm *l, struct head *h, unsigned c,
+							struct ls_mcs_node *n)
+{
+	/* relaxed: written before the fork by the cohort that holds the
+	 * global lock, which keeps them until it has handed our local lock on */
+	if (!atomic_load_explicit(&l->global.word, memory_order_relaxed) || h->holder != c)
+		return GO_ACQUIRE;
+	ls_mcs_link_holder(h->node, n, WAIT);
+	return ls_mcs_await(n, WAIT);
+}
+
 static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head *h)
 {
 	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
@@ -123,7 +149,11 @@ static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head
 	struct local *s = ls_hier_line(&h->h, 1 + c);
 	struct ls_mcs_node *n = ls_node_alloc(), *pred = ls_mcs_enqueue(&s->tail, n);
 	uint32_t go = GO_ACQUIRE;
-	if (pred) {
+	if (pred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (LS_UNLIKELY(pred && ls_mcs_stale(pred))) {
+		go = cbm_fork_wait(l, h, c, n);
+	} else if (pred) {
 		ls_mcs_link(pred, n, WAIT);
 		go = ls_mcs_await(n, WAIT);
 	}
@@ -173,6 +203,18 @@ static void local_release(struct local *s, struct ls_mcs_node *n, uint32_t go, b
 	ls_node_free(n);
 }
 
+/* The release of a hold taken before the process forked (mcs_core.h):
+ * the local lock to the first live waiter of the cluster (linked behind n:
+ * cbm_fork_wait), or its queue emptied; then the global lock. */
+static __attribute__((noinline)) void cbm_fork_release(struct cbm *l, struct local *s, struct ls_mcs_node *n)
+{
+	struct ls_mcs_node *succ = ls_mcs_fork_successor(&s->tail, n);
+	if (succ)
+		ls_mcs_grant(succ, GO_ACQUIRE);
+	ls_node_free(n);
+	ls_ttas_release(&l->global);
+}
+
 static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct head *h)
 {
 	/* relaxed: the cohort's own acquisition set it */
@@ -180,6 +222,10 @@ static __attribute__((noinline)) void cbm_unlock_cohort(struct cbm *l, struct he
 		return; /* free: holder and node are stale (lock.h, misuse) */
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
 	struct ls_mcs_node *n = h->node;
+	if (LS_UNLIKELY(ls_mcs_stale(n))) {
+		cbm_fork_release(l, s, n);
+		return;
+	}
 	/* Cohort detection: a successor has swapped itself in behind n. */
 	if (atomic_load_explicit(&s->tail, memory_order_relaxed) != n && h->passes < ls_cohort_passes) {
 		h->passes++;

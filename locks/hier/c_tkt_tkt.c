@@ -59,6 +59,20 @@
  * unlocked already) does nothing, before it reads the block (which a lock
  * never used does not have).
  *
+ * fork() (fork.h). In a fork child, the tickets of the threads the fork
+ * left behind are in the local words (their cluster's waiters, and a
+ * master that holds its local lock while it waits for the global one) and
+ * in the global word. The global word is turn.h's: its first hand-over in
+ * the child voids every ticket out. The local words are repaired by the
+ * child's first cohort path (lock or unlock), before any thread of the
+ * child touches one (ls_fork_repair runs it while the others wait; the
+ * block head records its generation):
+ * as the fork left them, only the cluster of the global lock's holder (the
+ * thread that forked, or one that is gone and holds the lock for ever)
+ * keeps its holder's ticket; every other ticket out is void, and the
+ * cluster's grant is cleared (a QUEUED global ticket is the global word's
+ * to void).
+ *
  * No queue nodes. Waiting policy: turn.h's; a release wakes only the
  * waiter whose ticket comes up (and the next holder wakes the one after
  * it early), on the global lock and on each local one. trylock is the fast
@@ -74,6 +88,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "hier.h"
 #include "lock.h"
 #include "queue/turn.h"
@@ -100,6 +115,37 @@ _Static_assert(offsetof(struct ctt, lines) == LS_HIER_LINES_AT, "hier.h");
  * path's. */
 static const struct ls_cohort_head flat = {.h = LS_HIER_FLAT_HEAD, .holder = LS_HIER_FAST};
 
+/* ---- fork ---- */
+
+struct ctt_fork {
+	struct ctt *l;
+	struct ls_cohort_head *h;
+};
+
+/* The local words as the fork left them: see the header. */
+static void ctt_fork_repair(void *arg)
+{
+	struct ctt_fork *f = arg;
+	/* relaxed: no thread of the child has touched them yet (ls_fork_repair) */
+	uint32_t keep = ls_tkt_held(atomic_load_explicit(&f->l->global, memory_order_relaxed)) ? f->h->holder
+											       : LS_HIER_FAST;
+	for (uint32_t c = 0; c < f->h->h.nclusters; c++) {
+		struct local *s = ls_hier_line(&f->h->h, 1 + c);
+		uint64_t v = atomic_load_explicit(&s->t, memory_order_relaxed);
+		/* relaxed: published by the release of ls_fork_repair's lock */
+		atomic_store_explicit(&s->t, c == keep ? ls_tkt_holder_only(v) : ls_tkt_all_void(v),
+				      memory_order_relaxed);
+		if (c != keep)
+			atomic_store_explicit(&s->granted, NONE, memory_order_relaxed);
+	}
+}
+
+static __attribute__((noinline)) void ctt_fork(struct ctt *l, struct ls_cohort_head *h)
+{
+	struct ctt_fork f = {l, h};
+	ls_fork_repair(&l->lines, &h->gen, ctt_fork_repair, &f);
+}
+
 /* ---- the cohort lock ---- */
 
 /* The papers' acquisition: the local lock of the caller's cluster, then
@@ -110,6 +156,8 @@ static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct ls_c
 		ls_tkt_lock(&l->global);
 		return;
 	}
+	if (LS_UNLIKELY(ls_fork_child()))
+		ctt_fork(l, h);
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct local *s = ls_hier_line(&h->h, 1 + c);
 	ls_tkt_lock(&s->t);
@@ -153,6 +201,8 @@ static int ctt_trylock(void *state)
 
 static __attribute__((noinline)) void ctt_unlock_cohort(struct ctt *l, struct ls_cohort_head *h)
 {
+	if (LS_UNLIKELY(ls_fork_child()))
+		ctt_fork(l, h);
 	struct local *s = ls_hier_line(&h->h, 1 + h->holder);
 	/* relaxed: we hold the local lock; a waiter's ticket seen late only
 	 * makes us release the global lock instead of passing it */

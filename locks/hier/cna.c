@@ -47,6 +47,11 @@
  * policy: ls_wait_while_eq / ls_word_publish on status and linked, one
  * waiter per word. trylock: a CAS on an empty queue. No native timeout.
  *
+ * fork() (mcs_core.h): a fork child's first live waiter links behind the
+ * holder; a hold taken before the fork drops its secondary queue (of
+ * waiters the fork left behind) and goes to that waiter, or the queue
+ * empties.
+ *
  * Bounded work: a release looks at most at LOCKSWAP_CNA_SCAN waiters
  * (default 64) for one of the cluster it wants, then gives up as if there
  * were none. The paper walks the main queue to its end, and with the pass
@@ -98,7 +103,14 @@ static inline struct node *node_of(struct ls_mcs_node *q)
 
 static __attribute__((noinline)) void cna_wait(struct cna *l, struct node *n, struct ls_mcs_node *pred)
 {
-	ls_mcs_link(pred, &n->q, WAITING);
+	LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (LS_UNLIKELY(ls_mcs_stale(pred))) {
+		/* relaxed: written before the fork; kept until we are granted */
+		struct node *h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
+		ls_mcs_link_holder(h ? &h->q : NULL, &n->q, WAITING);
+	} else {
+		ls_mcs_link(pred, &n->q, WAITING);
+	}
 	/* passes and sec_head were written before the grant */
 	ls_mcs_await(&n->q, WAITING);
 	l->holder = n;
@@ -238,11 +250,30 @@ done:
 	ls_node_free(n);
 }
 
+/* The release of a hold taken before the process forked (mcs_core.h): its
+ * secondary queue is of waiters the fork left behind, dropped; the lock
+ * goes to the first live waiter of the main queue, or the queue empties. */
+static __attribute__((noinline)) void cna_fork_release(struct cna *l, struct node *n)
+{
+	struct node *s = node_of(ls_mcs_fork_successor(&l->tail, &n->q));
+	if (s) {
+		l->holder = NULL;
+		hand(s, NULL, 0);
+	} else {
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	}
+	ls_node_free(n);
+}
+
 static __attribute__((noinline)) void cna_unlock_slow(struct cna *l, struct node *n)
 {
 	/* relaxed: the holder's own swap made it non-NULL */
 	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return; /* free: n is stale (lock.h, misuse) */
+	if (LS_UNLIKELY(ls_mcs_stale(&n->q))) {
+		cna_fork_release(l, n);
+		return;
+	}
 	struct node *sh = n->sec_head;
 	struct ls_mcs_node *expected = &n->q;
 	/* (D) acquire: pairs with (C) in ls_mcs_link */

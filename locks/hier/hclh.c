@@ -46,6 +46,8 @@
  *	node:	state		cluster (bits 0-7) | SMW (successor must wait)
  *				| TWS (tail when spliced) | LREF | LDONE | GDONE
  *				| OWN (fastq) | LS_PARKED
+ *		gen		the fork generation it was enqueued in (fork.h;
+ *				not fastq's, which is always the holder's)
  *
  * Transitions of a node: enqueued (cluster|SMW) -> spliced (in the global
  * queue; + TWS|LREF if it was the last spliced and a local successor
@@ -77,6 +79,16 @@
  * never used (no block) returns at once; of a free one, its CAS finds the
  * global queue empty (the stale holder is not the tail) and it returns.
  *
+ * fork() (fork.h): in a fork child, pool nodes stamped before the fork are
+ * the holder's (the thread that forked, or one that is gone) and those of
+ * waiters the fork left behind, which never release theirs. A thread
+ * whose local predecessor is stale is its cluster's master at once (the
+ * queue's head is gone); a master whose global predecessor is stale (the
+ * first live one) waits on the holder's node instead (`holder`, which
+ * nobody clears) and is its global successor (global_done); a releaser
+ * whose global queue's tail is stale (every waiter is gone) empties the
+ * queue. The tree is entered by slow paths only: no fast path pays.
+ *
  * Without a block (no address space, hier.h): there is no fastq, and a
  * queue holder's node would have nowhere to be found by unlock (the 16
  * inline bytes are the global tail and the lines word), so the global
@@ -91,6 +103,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
@@ -107,6 +120,7 @@
 
 struct node {
 	_Atomic uint32_t state;
+	uint32_t gen;
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
@@ -200,6 +214,15 @@ static void local_done(struct node *x)
 		ls_wait_while_eq(&(x)->state, v);                                                            \
 	}
 
+/* x was enqueued before the process forked (fastq never is stale: it is
+ * the holder's). relaxed: both fields written before the swap or splice
+ * that published x. */
+static inline bool stale(struct node *x)
+{
+	return ls_fork_child() && !(atomic_load_explicit(&x->state, memory_order_relaxed) & OWN) &&
+	       ls_fork_stale(__atomic_load_n(&x->gen, __ATOMIC_RELAXED));
+}
+
 static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head *h)
 {
 	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, init_block)) == &flat) {
@@ -212,11 +235,14 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	uint32_t v;
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&n->state, c | SMW, memory_order_relaxed);
+	n->gen = ls_fork_stamp();
 	LS_INJECT();
 	/* release: a successor that gets n sees its state; acquire: pairs with
 	 * the release CAS below when we get NULL */
 	pred = atomic_exchange_explicit(&q->tail, n, memory_order_acq_rel);
-	if (pred) {
+	if (pred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (pred && !stale(pred)) { /* behind a stale one: the master */
 		/* waitForGrantOrClusterMaster (Fig. 7.31, line 11) */
 		WAIT_PRED(pred, v, (v & CLUSTER) != c || (v & TWS) || !(v & SMW));
 		if ((v & CLUSTER) == c && !(v & TWS)) {
@@ -256,6 +282,15 @@ static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head
 	if (!atomic_compare_exchange_strong_explicit(&q->tail, &expected, NULL, memory_order_acq_rel,
 						     memory_order_relaxed))
 		update(&ltail->state, TWS | LREF, 0, false);
+	if (gpred)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (gpred && stale(gpred)) {
+		/* relaxed: written before the fork by the holder, whose release
+		 * (clearing SMW) orders the rest */
+		struct node *hn = h->holder;
+		if (hn)
+			gpred = hn; /* else a holder that is gone: wait for ever */
+	}
 	if (gpred) {
 		WAIT_PRED(gpred, v, !(v & SMW)); /* line 25 */
 		global_done(gpred);
@@ -324,6 +359,16 @@ static __attribute__((noinline)) void hclh_release(struct hclh *l, struct head *
 	}
 	if (!seen)
 		return; /* the queue is empty: the lock is free (lock.h, misuse) */
+	while (stale(seen)) {
+		/* Every waiter is gone (see the header): empty the queue.
+		 * release: as unlock's CAS */
+		if (atomic_compare_exchange_strong_explicit(&l->global, &seen, NULL, memory_order_release,
+							    memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			hclh_emptied(n == &h->fastq ? NULL : n);
+			return;
+		}
+	}
 	/* (B): the global successor now frees n (Fig. 7.32, line 31), or
 	 * makes fastq ready */
 	update(&n->state, 0, SMW, true);

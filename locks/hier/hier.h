@@ -125,6 +125,7 @@ struct ls_cohort_head {
 	struct ls_hier_head h;
 	uint32_t holder; /* cluster, or LS_HIER_FAST */
 	uint32_t passes;
+	_Atomic uint32_t gen; /* the fork generation it was last repaired in (fork.h) */
 };
 
 /* Where the lines word is in the inline state of every lock that has one

@@ -63,6 +63,7 @@
  *	head:	holder		the holder's leaf node (unlock may be another
  *				thread's)
  *		cluster		the holder's cluster
+ *		gen		the fork generation it was last repaired in
  *		fast		1: taken by the fast path (hier.h): the root
  *				alone, with fastq, the lock's own root node
  *	level:	tail		the level's MCS queue
@@ -83,6 +84,21 @@
  * on status and linked, one waiter per word. trylock: the fast path's
  * attempt. No native timeout.
  *
+ * fork() (fork.h). In a fork child the tree may hold, besides the lock's
+ * holder and its path, waiters the fork left behind at every level, and
+ * levels held by threads that were climbing (their level nodes queued at
+ * the parent). Every acquisition and release that reaches the tree goes
+ * through the child's repair first (ls_fork_repair: the first runs it, the
+ * others wait; the head records its generation), so the repair sees the tree as the fork left it (a fast
+ * path may have taken an empty root since): it keeps the holder's path,
+ * each of its queues cut after the holder's node there (the leaf node and
+ * the path's level nodes, or fastq at the root), and empties every other
+ * queue. The holder is the fast path's if fastq is the root's tail (a
+ * fast path of the child, or the forking thread's with nobody behind it)
+ * or if `fast` says so (written before the fork: a root with waiters takes
+ * no fast path); else the tree's (holder, cluster). A holder that is gone
+ * keeps the lock, as under glibc.
+ *
  * Without a block (no address space, hier.h): there is no fastq, and a
  * root holder's node would have nowhere to be found by unlock (the 16
  * inline bytes are the root's tail and the lines word), so the root's word
@@ -97,6 +113,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "hier.h"
 #include "lock.h"
 #include "pool.h"
@@ -125,8 +142,9 @@ _Static_assert(sizeof(struct level) == LS_CACHELINE, "one line per tree node");
 struct head {
 	struct ls_hier_head h;
 	struct ls_mcs_node *holder;
-	uint32_t cluster;
-	uint32_t fast;
+	uint16_t cluster;
+	uint16_t fast;
+	_Atomic uint32_t gen;	  /* the fork generation it was last repaired in */
 	struct ls_mcs_node fastq; /* the fast path's node at the root */
 };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
@@ -161,6 +179,7 @@ static bool arrive(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 	struct ls_mcs_node *pred = ls_mcs_enqueue(tail, n);
 	if (!pred)
 		return true;
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	ls_mcs_link(pred, n, WAIT);
 	return false;
 }
@@ -258,12 +277,72 @@ static inline void path_of(struct head *h, unsigned c, struct path *p)
 	}
 }
 
+/* ---- fork (see the header) ---- */
+
+struct hmcs_fork {
+	struct hmcs *l;
+	struct head *h;
+};
+
+/* Cuts a queue after n (n its only node: its holder's). */
+static void cut_after(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
+{
+	/* relaxed: published by the release of ls_fork_repair's lock; no
+	 * thread of the child is in the tree */
+	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(tail, n, memory_order_relaxed);
+}
+
+static void hmcs_fork_repair(void *arg)
+{
+	struct hmcs *l = ((struct hmcs_fork *)arg)->l;
+	struct head *h = ((struct hmcs_fork *)arg)->h;
+	unsigned nlevels = h->h.nclusters + h->h.ngroups;
+	struct level *path[MAX_LEVELS] = {NULL};
+	struct path p = {.n = 0};
+	/* acquire: pairs with a fast path's CAS; relaxed below: as cut_after */
+	struct ls_mcs_node *root = atomic_load_explicit(&l->root, memory_order_acquire);
+	if (root && root != &h->fastq) {
+		if (h->fast) {
+			cut_after(&l->root, &h->fastq);
+		} else {
+			path_of(h, h->cluster, &p);
+			struct ls_mcs_node *n = h->holder;
+			for (unsigned i = 0; i < p.n; i++) {
+				path[i] = p.lv[i];
+				cut_after(&p.lv[i]->tail, n);
+				n = &p.lv[i]->q[p.lv[i]->cur];
+			}
+			cut_after(&l->root, n);
+		}
+	}
+	for (unsigned i = 0; i < nlevels; i++) {
+		struct level *t = ls_hier_line(&h->h, 1 + i);
+		bool on_path = false;
+		for (unsigned k = 0; k < p.n; k++)
+			on_path |= path[k] == t;
+		if (!on_path)
+			atomic_store_explicit(&t->tail, NULL, memory_order_relaxed);
+	}
+}
+
+static __attribute__((noinline)) void hmcs_fork(struct hmcs *l, struct head *h)
+{
+	struct hmcs_fork f = {l, h};
+	ls_fork_repair(&l->lines, &h->gen, hmcs_fork_repair, &f);
+}
+
+/* ---- the lock ---- */
+
 static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head *h)
 {
 	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat, NULL)) == &flat) {
 		ls_tkt_lock(&l->tkt);
 		return;
 	}
+	if (LS_UNLIKELY(ls_fork_child()))
+		hmcs_fork(l, h);
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
 	struct path p;
 	path_of(h, c, &p);
@@ -313,6 +392,8 @@ static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct he
 	/* relaxed: the holder's own acquisition made it non-NULL */
 	if (!atomic_load_explicit(&l->root, memory_order_relaxed))
 		return; /* free: the holder field is stale (lock.h, misuse) */
+	if (LS_UNLIKELY(ls_fork_child()))
+		hmcs_fork(l, h);
 	struct ls_mcs_node *n = h->holder;
 	struct path p;
 	path_of(h, h->cluster, &p);
@@ -327,6 +408,14 @@ static __attribute__((noinline)) void hmcs_unlock_handon(struct hmcs *l, struct 
 	if (h == &flat) {
 		ls_tkt_unlock(&l->tkt); /* nothing if it is free */
 		return;
+	}
+	if (LS_UNLIKELY(ls_fork_child())) {
+		hmcs_fork(l, h);
+		/* waiters the fork left behind are gone from the root */
+		if (ls_mcs_leave(&l->root, &h->fastq)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			return;
+		}
 	}
 	/* Unlinked, and the CAS failed: a successor has swapped itself in
 	 * (the root is not NULL), or the lock is free and the fast flag stale

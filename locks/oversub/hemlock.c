@@ -43,6 +43,10 @@
  *		seq	futex word for sleepers on grant (eventcount; bit 31
  *			LS_PARKED: someone sleeps on it), bumped by every write
  *			of grant while someone sleeps
+ *		gen	the fork generation of its thread (fork.h): set at
+ *			creation, and for the forking thread's records in the
+ *			child (fork_child); a record of an older generation is
+ *			a thread's that fork left behind
  *		held	(second cache line, written by its thread only) locks
  *			acquired with it minus those its thread released
  *		balance	releases of its locks by other threads (negative),
@@ -57,6 +61,17 @@
  * that release's acknowledgement. Until then nobody else can reach it: a
  * waiter reaches a record only through Tail, i.e. while its owner holds or
  * waits.
+ *
+ * fork() (fork.h): a record is its thread, so in a fork child a record
+ * whose generation is older is a thread the fork left behind, exactly (the
+ * forking thread's records are brought to the child's generation, and
+ * their grants not yet acknowledged, which only a thread now gone could
+ * take, are cleared). The first live waiter, the only one whose
+ * predecessor is stale, waits for the grant of the lock's holder (a holder
+ * that is gone: for ever, as under glibc); a releaser whose queue's tail is
+ * stale (every waiter is gone) empties the queue instead of granting a
+ * successor that would never acknowledge. Records of threads that are gone
+ * are never freed.
  *
  * Waiting policy: waiters and the overlap wait watch a record's grant
  * under the policy, sleeping on its seq; a new holder that waited wakes a
@@ -83,6 +98,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
@@ -92,7 +108,8 @@
 struct rec {
 	_Atomic uintptr_t grant;
 	_Atomic uint32_t seq;
-	char pad[LS_CACHELINE - 12];
+	uint32_t gen;
+	char pad[LS_CACHELINE - 16];
 	int64_t held;
 	_Atomic int64_t balance;
 };
@@ -191,6 +208,7 @@ static void make_key(void)
 static struct rec *rec_new(struct rec **slot)
 {
 	struct rec *r = ls_ext_alloc_wait(sizeof *r); /* zero-filled */
+	r->gen = ls_fork_gen();
 	pthread_once(&exit_once, make_key);
 	if (exit_ok)
 		pthread_setspecific(exit_key, r);
@@ -211,11 +229,49 @@ static struct rec *rec_for(struct hemlock *l)
 	return r;
 }
 
+/* ---- fork ---- */
+
+/* A record of a thread the fork left behind. relaxed: set before its
+ * thread first enqueued it, or by fork_child before any other thread of
+ * the child existed. */
+static inline bool stale(const struct rec *r)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&r->gen, __ATOMIC_RELAXED));
+}
+
+/* In the child, on the forking thread: its records are of the child's
+ * generation, and hold no grant (its successor, if any, is gone). */
+static void fork_child(void)
+{
+	uint32_t g = ls_fork_gen();
+	struct rec *r[2] = {self, spare};
+	for (int i = 0; i < 2; i++)
+		if (r[i]) {
+			__atomic_store_n(&r[i]->gen, g, __ATOMIC_RELAXED);
+			/* relaxed: no other thread of the child exists yet */
+			atomic_store_explicit(&r[i]->grant, 0, memory_order_relaxed);
+		}
+}
+
+__attribute__((constructor)) static void hemlock_fork_register(void)
+{
+	ls_fork_at_child(fork_child);
+}
+
 /* ---- the lock ---- */
 
-/* Contended acquisition: wait for pred's grant of l, acknowledge it. */
+/* Contended acquisition: wait for pred's grant of l, acknowledge it. Behind
+ * a stale pred (the first live waiter of a fork child), the holder's. */
 static __attribute__((noinline)) void hemlock_wait(struct hemlock *l, struct rec *I, struct rec *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (LS_UNLIKELY(stale(pred))) {
+		/* relaxed: written before the fork; the holder's grant of l,
+		 * which we acknowledge, orders what follows */
+		struct rec *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+		if (h)
+			pred = h; /* else a holder that is gone: wait for ever */
+	}
 	/* (A) acquire: pairs with (B) in hand_over */
 	await_grant(pred, (uintptr_t)l);
 	LS_INJECT();
@@ -309,6 +365,20 @@ static __attribute__((noinline)) void foreign_release(struct rec *r)
  * that grant is taken, see rec_for). */
 static __attribute__((noinline)) bool hand_over(struct hemlock *l, struct rec *r)
 {
+	while (ls_fork_child()) {
+		/* A fork child: if the tail is stale, every waiter is gone (the
+		 * first live one would have been the tail since): empty the
+		 * queue instead. acquire: pairs with the swap that enqueued it. */
+		struct rec *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
+		if (!t || !stale(t))
+			break;
+		/* release: pairs with the acquire of the next exchange or CAS that reads NULL */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_release,
+							    memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			return true;
+		}
+	}
 	for (;;) {
 		uintptr_t none = 0;
 		LS_INJECT();

@@ -46,6 +46,10 @@
  * path (waking it ahead, when the chain behind the new holder is empty, was
  * measured and did not help: results/oversub). Not FIFO.
  *
+ * fork() (mcs_core.h): a fork child's first live waiter links behind the
+ * holder; a hold taken before the fork drops its passive set (of waiters
+ * the fork left behind) and goes to that waiter, or the chain empties.
+ *
  * After the release (lock.h): the CAS that empties the chain, or the grant
  * to the next holder (from the chain, the passive set, or a re-admission),
  * is the last access to the lock; the holder's node is freed after it.
@@ -154,7 +158,14 @@ static void await_grant(struct node *n)
 static __attribute__((noinline)) void malthusian_wait(struct malthusian *l, struct node *n,
 						      struct ls_mcs_node *pred)
 {
-	ls_mcs_link(pred, &n->q, WAITING);
+	LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (LS_UNLIKELY(ls_mcs_stale(pred))) {
+		/* relaxed: written before the fork; kept until we are granted */
+		struct node *h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
+		ls_mcs_link_holder(h ? &h->q : NULL, &n->q, WAITING);
+	} else {
+		ls_mcs_link(pred, &n->q, WAITING);
+	}
 	await_grant(n);
 	l->holder = n; /* ps_head/ps_tail were set by the granter */
 }
@@ -227,12 +238,32 @@ static bool readmit(struct malthusian *l, struct node *I)
 	return true;
 }
 
+/* The release of a hold taken before the process forked (mcs_core.h): its
+ * passive set is of waiters the fork left behind, dropped; the lock goes
+ * to the first live waiter, or the chain empties. */
+static __attribute__((noinline)) void malthusian_fork_release(struct malthusian *l, struct node *I)
+{
+	I->ps_head = I->ps_tail = NULL;
+	struct node *s = (struct node *)ls_mcs_fork_successor(&l->tail, &I->q);
+	if (s) {
+		l->holder = NULL;
+		grant(I, s);
+	} else {
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	}
+	ls_node_free(I);
+}
+
 static __attribute__((noinline)) void malthusian_release(struct malthusian *l, struct node *I)
 {
 	/* relaxed: the holder's own swap made it non-NULL; it is NULL only
 	 * when the lock is free (the passive set empty too) */
 	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
-		return;	  /* free: I is stale (lock.h, misuse) */
+		return; /* free: I is stale (lock.h, misuse) */
+	if (LS_UNLIKELY(ls_mcs_stale(&I->q))) {
+		malthusian_fork_release(l, I);
+		return;
+	}
 	l->holder = NULL; /* until the next holder writes its own */
 	/* Without a passive set we are here because a successor has linked or
 	 * swapped itself in (unlock's CAS failed: the tail never comes back to

@@ -42,6 +42,14 @@
  *		next	successor in the queue (moved only by the head, and
  *			never the tail's, which a newcomer may be writing)
  *		cluster	its owner's cluster
+ *		gen	the fork generation it was queued in (fork.h)
+ *
+ * fork() (fork.h): the holder owns no node, so a queue in a fork child is
+ * the nodes of waiters the fork left behind (its head among them, perhaps
+ * asleep on the word or having set NOSTEAL), then live ones. The first
+ * live waiter, the only one whose predecessor is stale, is the head at
+ * once: nobody ahead of it will ever hand the role on. It takes the word
+ * as every head does (clearing NOSTEAL). The stale nodes are never freed.
  *
  * Nodes: ls_node_alloc when a thread joins the queue; freed by that thread
  * once it holds the lock and has handed the head role on: only the head
@@ -56,6 +64,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
@@ -68,6 +77,7 @@ struct node {
 	_Atomic uint32_t status;
 	uint32_t cluster;
 	struct node *_Atomic next;
+	uint32_t gen;
 };
 _Static_assert(sizeof(struct node) <= LS_NODE_SIZE - 8, "the pool links free nodes in the last 8 bytes");
 
@@ -174,11 +184,15 @@ static __attribute__((noinline)) void shfl_lock_slow(struct shfl *l)
 	atomic_store_explicit(&me->status, WAITING, memory_order_relaxed);
 	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
 	me->cluster = clusters > 1 ? (uint32_t)((unsigned)sched_getcpu() % clusters) : 0;
+	me->gen = ls_fork_stamp();
 	LS_INJECT();
 	/* release: a successor that gets me from the swap sees the stores
 	 * above; acquire: pairs with the release CAS that emptied the queue */
 	struct node *prev = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-	if (prev) {
+	if (prev)
+		LS_TEST_POINT(LS_POINT_VISIBLE);
+	/* A predecessor the fork left behind never makes us head: we are */
+	if (prev && !(ls_fork_child() && ls_fork_stale(prev->gen))) {
 		/* release: the head reads our node after following this link */
 		atomic_store_explicit(&prev->next, me, memory_order_release);
 		LS_INJECT();

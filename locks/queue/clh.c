@@ -17,8 +17,10 @@
  *	state:	tail	last node enqueued, NULL when free with no waiters
  *		holder	the holder's node, for unlock (which may run on
  *			another thread)
- *	node:	locked	1: its owner holds or waits for the lock;
- *			0: released (bit 31 is LS_PARKED: the successor sleeps)
+ *	node:	locked	its owner holds or waits for the lock: the fork
+ *			generation it was enqueued in, stamped
+ *			(ls_fork_odd_stamp: never 0); 0: released (bit 31 is
+ *			LS_PARKED: the successor sleeps)
  *
  * Nodes come from ls_node_alloc, one per acquisition. Who frees which node:
  * the SUCCESSOR frees its predecessor's node once it has seen it released
@@ -33,6 +35,15 @@
  * (the releaser clears it), and stale only after a release that emptied
  * the queue, where the CAS finds NULL: an unlock of a free lock returns.
  *
+ * fork() (fork.h): in the child, the nodes stamped before the fork are the
+ * holder's (at the head) and those of waiters that are gone, which never
+ * release theirs; the first live waiter, the only one whose predecessor is
+ * stale, watches the holder's node instead (l->holder) and frees it; a
+ * holder whose node is stale empties the queue if its tail is stale (every
+ * waiter is gone), else releases its node for that waiter, keeping
+ * `holder` until the waiter writes its own. Stale waiters' nodes are never
+ * freed.
+ *
  * Waiting policy: ls_wait_while_eq on the predecessor's word, ls_word_publish
  * to release (one waiter per word, so no herd); a thread that waited for the
  * lock wakes a successor asleep on its node as soon as it acquires
@@ -43,6 +54,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
@@ -58,12 +70,30 @@ struct clh {
 };
 _Static_assert(sizeof(struct clh) <= LS_INLINE_STATE, "inline state");
 
-/* Contended acquisition: wait for pred's release, then own. */
+/* Stamped before this process forked (fork.h). */
+static inline bool clh_stale(struct node *n)
+{
+	/* relaxed: stamped before the swap that published n */
+	uint32_t v = atomic_load_explicit(&n->locked, memory_order_relaxed);
+	return (v & ~LS_PARKED) && ls_fork_stale_odd(v);
+}
+
+/* Contended acquisition: wait for pred's release, then own. Behind a stale
+ * pred (the first live waiter of a fork child), wait for the holder's. */
 static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, struct node *pred)
 {
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	LS_INJECT();
+	if (LS_UNLIKELY(clh_stale(pred))) {
+		/* relaxed: written before the fork; kept until we write ours */
+		struct node *h = __atomic_load_n(&l->holder, __ATOMIC_RELAXED);
+		if (h)
+			pred = h; /* else a holder that is gone: wait for ever */
+	}
 	/* (A) acquire: pairs with (B) in clh_unlock */
-	ls_wait_while_eq(&pred->locked, 1);
+	uint32_t v = atomic_load_explicit(&pred->locked, memory_order_acquire) & ~LS_PARKED;
+	if (v)
+		ls_wait_while_eq(&pred->locked, v);
 	LS_INJECT();
 	ls_node_free(pred); /* released: we hold its last reference */
 	l->holder = n;
@@ -76,9 +106,9 @@ static __attribute__((noinline)) void clh_wait(struct clh *l, struct node *n, st
 static inline __attribute__((always_inline)) void clh_acquire(struct clh *l, struct node *n)
 {
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
+	atomic_store_explicit(&n->locked, ls_fork_odd_stamp(), memory_order_relaxed);
 	LS_INJECT();
-	/* release: a successor that gets n from its swap sees locked == 1;
+	/* release: a successor that gets n from its swap sees it locked;
 	 * acquire: pairs with the release CAS in clh_unlock when we get NULL. */
 	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
 	if (LS_UNLIKELY(pred != NULL)) {
@@ -113,7 +143,7 @@ static int clh_trylock(void *state)
 		return EBUSY;
 	struct node *n = ls_node_alloc(), *expected = NULL;
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&n->locked, 1, memory_order_relaxed);
+	atomic_store_explicit(&n->locked, ls_fork_odd_stamp(), memory_order_relaxed);
 	LS_INJECT();
 	/* as the exchange in clh_lock */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
@@ -125,11 +155,39 @@ static int clh_trylock(void *state)
 	return 0;
 }
 
+/* The release of a hold taken before the process forked: empties the
+ * queue if every waiter in it is gone, else releases n for the first live
+ * waiter, which watches it through `holder` (clh_wait). */
+static __attribute__((noinline)) void clh_fork_release(struct clh *l, struct node *n)
+{
+	for (;;) {
+		/* acquire: pairs with the release of the swap that enqueued it */
+		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
+		if (!clh_stale(t))
+			break;
+		LS_INJECT();
+		/* release: pairs with the acquire of the next swap or CAS that reads NULL */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_release,
+							    memory_order_relaxed)) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			ls_node_free(n); /* no live waiter watches it */
+			return;
+		}
+	}
+	LS_INJECT();
+	/* (B) release: pairs with (A); that waiter now frees n */
+	ls_word_release(&n->locked, 0);
+}
+
 /* A successor has swapped itself in behind n (the CAS found `seen`). */
 static __attribute__((noinline)) void clh_handover(struct clh *l, struct node *n, struct node *seen)
 {
 	if (!seen)
-		return;	  /* the queue is empty: the lock is free, n stale (lock.h, misuse) */
+		return; /* the queue is empty: the lock is free, n stale (lock.h, misuse) */
+	if (LS_UNLIKELY(clh_stale(n))) {
+		clh_fork_release(l, n);
+		return;
+	}
 	l->holder = NULL; /* until the successor writes its own: an unlock too many is harmless */
 	LS_INJECT();
 	/* (B) release: pairs with (A); the successor now frees n */

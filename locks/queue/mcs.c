@@ -26,6 +26,11 @@
  * emptied the queue: a stale node is only read, and the tail is NULL, so
  * an unlock of a free lock returns.
  *
+ * fork() (mcs_core.h): a fork child's first live waiter links behind the
+ * holder; a hold taken before the fork is released with
+ * ls_mcs_fork_successor (to that waiter, or the queue emptied). The nodes
+ * of the waiters the fork left behind are never freed.
+ *
  * Nodes: ls_node_alloc on each acquisition; each node is freed by the thread
  * that releases the lock it held (unlock), after the hand-over or the CAS.
  * Waiting policy: ls_wait_while_eq / ls_word_publish on status and linked,
@@ -53,10 +58,18 @@ struct mcs {
 };
 _Static_assert(sizeof(struct mcs) <= LS_INLINE_STATE, "inline state");
 
-/* Contended acquisition: link behind pred, wait, then own. */
+/* Contended acquisition: link behind pred, wait, then own. Behind a stale
+ * pred (a fork child's first live waiter, mcs_core.h), link behind the
+ * holder. */
 static __attribute__((noinline)) void mcs_wait(struct mcs *l, struct ls_mcs_node *n, struct ls_mcs_node *pred)
 {
-	ls_mcs_link(pred, n, WAITING);
+	LS_TEST_POINT(LS_POINT_VISIBLE);
+	if (LS_UNLIKELY(ls_mcs_stale(pred)))
+		/* relaxed: written before the fork by the holder, which keeps
+		 * it until it has granted us (mcs_fork_release) */
+		ls_mcs_link_holder(__atomic_load_n(&l->holder, __ATOMIC_RELAXED), n, WAITING);
+	else
+		ls_mcs_link(pred, n, WAITING);
 	ls_mcs_await(n, WAITING);
 	l->holder = n;
 	/* Keep the next waiter awake (wait.h): if our successor has linked
@@ -105,13 +118,31 @@ static int mcs_trylock(void *state)
 	return 0;
 }
 
+/* The release of a hold taken before the process forked (mcs_core.h):
+ * to the first live waiter, or the queue emptied. */
+static __attribute__((noinline)) void mcs_fork_release(struct mcs *l, struct ls_mcs_node *n)
+{
+	struct ls_mcs_node *s = ls_mcs_fork_successor(&l->tail, n);
+	if (s) {
+		l->holder = NULL;
+		ls_mcs_grant_release(s, GRANTED);
+	} else {
+		LS_TEST_POINT(LS_POINT_RELEASED);
+	}
+	ls_node_free(n);
+}
+
 /* A successor has linked or is linking in: hand the lock to it; or the
  * lock is free and n stale (misuse). */
 static __attribute__((noinline)) void mcs_handover(struct mcs *l, struct ls_mcs_node *n)
 {
 	/* relaxed: the holder's own swap made it non-NULL */
 	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
-		return;	  /* free: an unlock too many (lock.h) */
+		return; /* free: an unlock too many (lock.h) */
+	if (LS_UNLIKELY(ls_mcs_stale(n))) {
+		mcs_fork_release(l, n);
+		return;
+	}
 	l->holder = NULL; /* until the successor writes its own */
 	ls_mcs_grant_release(ls_mcs_successor(n), GRANTED);
 	ls_node_free(n);

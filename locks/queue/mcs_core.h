@@ -20,8 +20,12 @@
  *	node:	status	the algorithm's word: its owner waits while it holds
  *			the `wait` value it linked with; a releaser writes the
  *			grant
- *		linked	0 until the successor has set `next`, then 1
+ *		linked	0 until the successor has set `next`, then 1 (2: the
+ *			first waiter of a fork child linked behind a holder
+ *			whose node is stale, below)
  *		next	the successor's node
+ *		gen	the fork generation it was enqueued in (fork.h),
+ *			written with `linked` by one store before the swap
  *	(bit 31 of status and linked is LS_PARKED: someone sleeps on it)
  *
  * `linked` is what the book's "while (qnode.next == null) {}" becomes: a
@@ -50,6 +54,23 @@
  * ls_mcs_grant when the grant releases the whole lock (the test point sits
  * between its store and its wake), and a successful ls_mcs_leave is the
  * last access of a release that empties the lock's only queue.
+ *
+ * fork() (fork.h). In the child, the nodes enqueued before the fork (STALE:
+ * their gen is older) are the holder's at fork, at the head, and behind it
+ * those of waiters that are gone, some perhaps not even linked (their
+ * threads stopped between the swap and the link). Every node enqueued
+ * after is of the child's generation, so a queue is: holder, stale
+ * waiters, then live ones, and exactly one live waiter, the first, has a
+ * stale predecessor. That waiter links behind the lock's HOLDER instead
+ * (ls_mcs_link_holder, linked = 2), which it finds in the algorithm's state
+ * (a holder that is gone, or none yet, and it waits for ever, as a thread
+ * of glibc's waits for a mutex another thread held at fork). A holder whose
+ * own node is stale (it held the lock at fork) releases with
+ * ls_mcs_fork_successor: if the tail is stale, every waiter is gone and
+ * the queue is emptied by one CAS (their nodes are left where they are,
+ * never reused); else it waits for that first live waiter's link and
+ * hands over to it. Nodes of this generation release as before: nothing
+ * stale can be behind them. The fast paths read only the stamp they write.
  */
 #ifndef LS_QUEUE_MCS_CORE_H
 #define LS_QUEUE_MCS_CORE_H
@@ -59,15 +80,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
 
 struct ls_mcs_node {
-	_Atomic uint32_t status;
-	_Atomic uint32_t linked;
+	union {
+		struct {
+			uint32_t gen;
+			_Atomic uint32_t linked;
+		};
+		uint64_t gen_linked; /* both, for the one store of the enqueue */
+	};
 	struct ls_mcs_node *_Atomic next;
+	_Atomic uint32_t status;
 };
+
+#define LS_MCS_LINKED_FORK 2u /* linked by the first waiter of a fork child */
+
+/* Stamps n (its generation) and clears its link, in one store. relaxed:
+ * published by the release of the exchange or CAS that enqueues it. */
+static inline __attribute__((always_inline)) void ls_mcs_init(struct ls_mcs_node *n)
+{
+	__atomic_store_n(&n->gen_linked, (uint64_t)ls_fork_stamp(), __ATOMIC_RELAXED);
+	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+}
+
+/* n was enqueued before this process forked (fork.h). */
+static inline bool ls_mcs_stale(const struct ls_mcs_node *n)
+{
+	/* relaxed: written before the swap that published n, which the
+	 * caller's swap or load of it followed */
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
+}
 
 /* Enqueues n at *tail; returns its predecessor, or NULL if the queue was
  * empty (n then holds it). With a predecessor the caller links n behind it
@@ -75,9 +121,7 @@ struct ls_mcs_node {
 static inline __attribute__((always_inline)) struct ls_mcs_node *
 ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
-	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	ls_mcs_init(n);
 	LS_INJECT();
 	/* release: a successor that gets n from its swap sees the stores above
 	 * (and what the caller wrote into n before); acquire: pairs with the
@@ -89,9 +133,7 @@ ls_mcs_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 static inline bool ls_mcs_try_enqueue(struct ls_mcs_node *_Atomic *tail, struct ls_mcs_node *n)
 {
 	struct ls_mcs_node *expected = NULL;
-	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
-	atomic_store_explicit(&n->linked, 0, memory_order_relaxed);
-	atomic_store_explicit(&n->next, NULL, memory_order_relaxed);
+	ls_mcs_init(n);
 	LS_INJECT();
 	/* as the exchange in ls_mcs_enqueue */
 	return atomic_compare_exchange_strong_explicit(tail, &expected, n, memory_order_acq_rel,
@@ -196,6 +238,60 @@ static inline void ls_mcs_release(struct ls_mcs_node *_Atomic *tail, struct ls_m
 {
 	if (!ls_mcs_leave(tail, n))
 		ls_mcs_grant(ls_mcs_successor(n), go);
+}
+
+/* ---- fork (see the header) ---- */
+
+/* The first live waiter of a fork child, n, whose predecessor is stale,
+ * links behind h, the lock's holder (NULL: none to link behind; n then
+ * waits for a grant that never comes, as it would behind a holder that is
+ * gone), with n->status = wait. */
+static inline void ls_mcs_link_holder(struct ls_mcs_node *h, struct ls_mcs_node *n, uint32_t wait)
+{
+	/* relaxed: published by (C) */
+	atomic_store_explicit(&n->status, wait, memory_order_relaxed);
+	if (!h)
+		return;
+	atomic_store_explicit(&h->next, n, memory_order_relaxed);
+	LS_INJECT();
+	/* (C) release: publishes next and status to the holder's (D); a value
+	 * no stale waiter wrote, so that a holder waiting on `linked` past a
+	 * stale link is woken */
+	ls_word_publish(&h->linked, LS_MCS_LINKED_FORK);
+}
+
+/* The release by n, the holder, when n is stale (it held the lock when the
+ * process forked): empties the queue if every node in it is stale, and
+ * returns NULL (the lock is free: that CAS was the release); else waits for
+ * the first live waiter's link behind n (ls_mcs_link_holder) and returns it,
+ * for the caller to grant. Stale waiters' nodes stay where they are. */
+static inline struct ls_mcs_node *ls_mcs_fork_successor(struct ls_mcs_node *_Atomic *tail,
+							struct ls_mcs_node *n)
+{
+	for (;;) {
+		LS_INJECT();
+		/* acquire: pairs with the release of the swap that enqueued it */
+		struct ls_mcs_node *t = atomic_load_explicit(tail, memory_order_acquire), *e = t;
+		if (t == n || ls_mcs_stale(t)) {
+			/* Nobody of this generation waits: empty the queue.
+			 * release: pairs with the acquire of the next swap or CAS
+			 * that reads NULL. */
+			if (atomic_compare_exchange_strong_explicit(tail, &e, NULL, memory_order_release,
+								    memory_order_relaxed))
+				return NULL;
+			continue;
+		}
+		/* A live waiter is in the queue: the first one links behind n. */
+		/* (D) acquire: pairs with (C) */
+		uint32_t v = atomic_load_explicit(&n->linked, memory_order_acquire) & ~LS_PARKED;
+		if (v) {
+			/* relaxed: ordered by (D) */
+			struct ls_mcs_node *s = atomic_load_explicit(&n->next, memory_order_relaxed);
+			if (!ls_mcs_stale(s))
+				return s;
+		}
+		ls_wait_while_eq(&n->linked, v);
+	}
 }
 
 #endif

@@ -30,6 +30,10 @@
  * does nothing, so an unlock of a free lock serves no ticket that nobody
  * took; two racing unlocks of a held lock release it once.
  *
+ * fork() (turn.h): in a fork child, the first hand-over voids every ticket
+ * out (those of threads the fork left behind among them) and frees the
+ * lock; a live waiter whose ticket was voided takes another.
+ *
  * No native timeout (a ticket cannot be given back): timedlock is the
  * shim's fallback, which succeeds only when trylock does, i.e. with no
  * queue. No queue nodes; the state is 8 bytes, inline.

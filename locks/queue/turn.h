@@ -65,11 +65,23 @@
  *   the low one, pending and sleepers, with holders clearing bits: a
  *   release and a new ticket restored it, and a waiter whose turn that
  *   release began slept through its only wake-up.) All-zero is free, any
- *   copy of a free word is free, and a held word is never 0.
+ *   copy of a free word is free, and a held word is never 0. The release
+ *   is one CAS when the holder's is the only ticket out and nobody sleeps;
+ *   anything else (a hand-over, sleepers to wake, an unlock of a free
+ *   lock) is ls_tkt_release_slow.
+ *   fork() (fork.h): a ticket records no waiter, so in a fork child the
+ *   tickets of threads the fork left behind cannot be told from others.
+ *   The first hand-over of a word in a generation (ls_fork_first) serves
+ *   every ticket out at once instead, leaving the lock free; a live
+ *   waiter whose ticket the turn has passed takes another (ls_tkt_wait),
+ *   so the child's waiters of that moment queue again, once, in a new
+ *   order. A holder's ticket is never voided: only its own release does it.
  *
  * ls_slot, 64 bits:
- *	bits 0-31	go: the last ticket allowed to proceed among those of
- *			this slot (slots.h)
+ *	bits 0-30	go: the last ticket allowed to proceed among those of
+ *			this slot (slots.h), tickets counting modulo 2^31
+ *	bit 31		LS_SLOT_VOID: go allows nobody, and the tickets up to
+ *			it are void (a fork child's first hand-over, slots.h)
  *	bits 32-63	sleepers: bit (lap mod 32) set, lap = ticket / slots
  *   A release stores go = t and 0 sleepers in one exchange, and wakes the
  *   classes whose bits it cleared: the waiter whose ticket comes, and, only
@@ -212,21 +224,39 @@ static inline uint64_t ls_tkt_released(uint64_t v)
 	return n;
 }
 
+/* Out of line: every release but the holder's alone with nobody asleep
+ * (an unlock of a free lock, a hand-over, sleepers to wake). */
+void ls_tkt_release_slow(_Atomic uint64_t *w, uint64_t v, bool last);
+
+/* fork (above): v with every ticket out served at once and none pending,
+ * the lock free; or, with its holder's ticket kept (a lock held), every
+ * other ticket void. No sleeper bits: the caller wakes the sleepers of v. */
+static inline uint64_t ls_tkt_all_void(uint64_t v)
+{
+	return (uint64_t)(ls_tkt_turn(v) + ls_tkt_pending(v)) << 32;
+}
+static inline uint64_t ls_tkt_holder_only(uint64_t v)
+{
+	return ls_tkt_held(v) ? (uint64_t)ls_tkt_turn(v) << 32 | LS_TKT_PENDING1 : ls_tkt_all_void(v);
+}
+
 static inline __attribute__((always_inline)) void ls_tkt_release_from(_Atomic uint64_t *w, uint64_t v,
 								      bool last)
 {
-	do {
-		if (LS_UNLIKELY(!(v & LS_TKT_PENDING)))
-			return; /* free: an unlock too many (lock.h, misuse) */
+	/* The holder's ticket alone, nobody asleep: one CAS. */
+	if (LS_LIKELY((v & (LS_TKT_PENDING | LS_TKT_SLEEPERS)) == LS_TKT_PENDING1)) {
 		LS_INJECT();
 		/* release: pairs with the acquire of the take, try or wait that
 		 * sees the new turn */
-	} while (!atomic_compare_exchange_weak_explicit(w, &v, ls_tkt_released(v), memory_order_release,
-							memory_order_relaxed));
-	if (last)
-		LS_TEST_POINT(LS_POINT_RELEASED);
-	if (LS_UNLIKELY(v & LS_TKT_SLEEPERS))
-		ls_tkt_wake(w, v);
+		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
+			w, &v, v + (LS_TKT_TURN1 - LS_TKT_PENDING1), memory_order_release,
+			memory_order_relaxed))) {
+			if (last)
+				LS_TEST_POINT(LS_POINT_RELEASED);
+			return;
+		}
+	}
+	ls_tkt_release_slow(w, v, last);
 }
 
 /* The same from the word's value v, read (relaxed) by the caller: the CAS
@@ -245,15 +275,24 @@ static inline void ls_tkt_unlock(_Atomic uint64_t *w)
 /* ---- ls_slot: a grant slot ---- */
 
 #define LS_SLOT_CLASSES 32u
+#define LS_SLOT_VOID 0x80000000u
 
 static inline uint32_t ls_slot_go(uint64_t v)
 {
 	return (uint32_t)v;
 }
 
-/* Waits until the slot's go is `mine`, reading it with acquire ordering;
- * sleeps, by the policy, with class `lap`. */
-void ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap);
+/* Ticket `mine` (waiting on its slot, whose go is `go`) was voided: go has
+ * passed it, which only a fork child's first hand-over does (slots.h). */
+static inline bool ls_slot_voided(uint32_t go, uint32_t mine)
+{
+	return go != mine && (int32_t)(((go & ~LS_SLOT_VOID) - mine) << 1) >= 0;
+}
+
+/* Waits until the slot's go is `mine`, reading it with acquire ordering,
+ * and returns true; false if the ticket was voided (ls_slot_voided: take
+ * another); sleeps, by the policy, with class `lap`. */
+bool ls_slot_wait(_Atomic uint64_t *w, uint32_t mine, uint32_t lap);
 
 /* Out of line: wakes the classes of `sleepers` (the high half that a
  * release's exchange cleared). Touches only the kernel. */

@@ -50,6 +50,15 @@
  * "Futexes are tricky", mutex3), and a timed one that gives up after it
  * passes one wake-up on. Every waiter re-checks after a wake-up.
  *
+ * fork() (fork.h): in a fork child, a claim (WANT) may be a writer's that
+ * the fork left behind, which would keep every reader out and every other
+ * writer from claiming for ever. A claim records no claimer, so the
+ * child's first wait on a lock (once per generation, ls_fork_first) drops
+ * the claim unless a writer holds the lock, and wakes every sleeper; a
+ * live claimer whose claim was dropped finds WANT gone and claims again.
+ * Readers inside and a holding writer stay: a lock held at fork by a
+ * thread that is gone stays held, as under glibc.
+ *
  * After the release (lock.h, rwlock.h): the releasing step is one atomic
  * RMW of the word (the CAS of the reader out, the fetch_and of the writer
  * out); the only access after it is a futex wake on the word's address,
@@ -62,6 +71,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "fork.h"
 #include "rwlock.h"
 #include "wait.h"
 
@@ -111,6 +121,22 @@ static __attribute__((noinline)) void wake(struct central *l, uint32_t old)
 		ls_futex_wake_bits(&l->word, 1, DSLEEP);
 }
 
+/* fork (see the header): drops a claim that no writer holds, and wakes
+ * every sleeper, once per generation and lock. */
+static __attribute__((noinline)) void fork_void_claim(struct central *l)
+{
+	if (!ls_fork_first(l))
+		return;
+	/* relaxed: the CAS below orders; release: as a writer giving its claim back */
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), n;
+	do
+		n = v & HELD ? v : v & ~(WANT | SLEEPERS);
+	while (!atomic_compare_exchange_weak_explicit(&l->word, &v, n, memory_order_release,
+						      memory_order_relaxed));
+	if (n != v)
+		wake(l, v & SLEEPERS);
+}
+
 /* ---- readers ---- */
 
 /* One attempt: 0, EBUSY (kept out), EAGAIN (count full); *seen is the
@@ -134,6 +160,8 @@ static inline int rd_try(struct central *l, uint32_t block, uint32_t *seen)
 
 static __attribute__((noinline)) int rd_wait(struct central *l, uint32_t block, uint64_t deadline)
 {
+	if (LS_UNLIKELY(ls_fork_child()))
+		fork_void_claim(l);
 	struct ls_spin s = LS_SPIN_INIT;
 	for (unsigned i = 1;; i++) {
 		uint32_t v;
@@ -189,12 +217,16 @@ static void wr_unlock(void *st)
 
 static __attribute__((noinline)) int wr_wait(struct central *l, uint64_t deadline)
 {
+	if (LS_UNLIKELY(ls_fork_child()))
+		fork_void_claim(l);
 	struct ls_spin s = LS_SPIN_INIT;
 	bool claimed = false;
 	uint32_t carry = 0; /* WSLEEP once we have set it (see the header) */
 	for (unsigned i = 1;; i++) {
 		/* relaxed: a hint; the CASs below decide (and (D) acquires) */
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+		if (LS_UNLIKELY(claimed && !(v & WANT)))
+			claimed = false; /* a fork child dropped our claim: claim again */
 		if (!claimed && !(v & WANT)) {
 			LS_INJECT();
 			/* relaxed: the claim orders nothing; (D) does */

@@ -29,6 +29,14 @@
  * served. Waiting follows the policy (park: LS_PARKED-style bit, futex on
  * the word). No timed operation (spinlocks have none); no queue nodes.
  *
+ * fork() (fork.h, as turn.h's ls_tkt): a ticket records no waiter, so in a
+ * fork child the first hand-over of a spinlock (ls_fork_first) voids every
+ * ticket out instead of serving the next: owner := next, the lock free,
+ * every sleeper woken. A live waiter of the child whose ticket the owner
+ * has passed takes another; told from a ticket still ahead by distance, so
+ * in a fork child at most 16,383 threads may wait on one spinlock at once.
+ * The unlock's fast path is the holder's ticket alone, nobody asleep.
+ *
  * After the release (lock.h): the CAS that serves the next ticket is the
  * unlock's last access to the word; the futex wake that may follow passes
  * its address to the kernel only (a wake on memory freed or reused
@@ -40,6 +48,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "spinlock.h"
 #include "wait.h"
@@ -58,6 +67,12 @@ static inline uint32_t next_of(uint32_t v)
 	return (v >> 16) & OWNER;
 }
 
+/* In a fork child: ticket t was voided (see the header). */
+static inline bool voided(uint32_t v, uint32_t t)
+{
+	return ls_fork_child() && ((t - v) & OWNER) >= 0x4000u;
+}
+
 static __attribute__((noinline)) void t16_wait(struct ticket16 *l, uint32_t t)
 {
 	struct ls_spin s = LS_SPIN_INIT;
@@ -66,6 +81,15 @@ static __attribute__((noinline)) void t16_wait(struct ticket16 *l, uint32_t t)
 		uint32_t v = atomic_load_explicit(&l->word, memory_order_acquire);
 		if ((v & OWNER) == t)
 			return;
+		if (LS_UNLIKELY(voided(v, t))) {
+			/* (A) acquire, when the lock was free */
+			v = atomic_fetch_add_explicit(&l->word, NEXT1, memory_order_acquire);
+			if ((v & OWNER) == next_of(v))
+				return;
+			t = next_of(v);
+			s = (struct ls_spin)LS_SPIN_INIT;
+			continue;
+		}
 		if (ls_spin_step(&s)) {
 			/* The CAS orders us against the unlock's: either it sees
 			 * PARKED and wakes, or we see its new owner and retry. */
@@ -101,14 +125,18 @@ static int t16_trylock(void *state)
 		   : EBUSY;
 }
 
-static void t16_unlock(void *state)
+/* Every unlock but the holder's ticket alone with nobody asleep. */
+static __attribute__((noinline)) void t16_unlock_slow(struct ticket16 *l, uint32_t v)
 {
-	struct ticket16 *l = state;
-	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), n;
+	uint32_t n;
+	bool rebase = false;
 	do {
 		if ((v & OWNER) == next_of(v))
 			return; /* free: an unlock of an unheld spinlock */
-		n = (v & ~(OWNER | PARKED)) | ((v + 1) & OWNER);
+		/* fork (see the header): the first hand-over in a fork child */
+		if (!rebase && ((next_of(v) - v) & OWNER) > 1 && ls_fork_child())
+			rebase = ls_fork_first(l);
+		n = (v & ~(OWNER | PARKED)) | ((rebase ? next_of(v) : v + 1) & OWNER);
 		LS_INJECT();
 		/* (B) release: pairs with (A) */
 	} while (!atomic_compare_exchange_weak_explicit(&l->word, &v, n, memory_order_release,
@@ -116,6 +144,24 @@ static void t16_unlock(void *state)
 	LS_TEST_POINT(LS_POINT_RELEASED);
 	if (v & PARKED)
 		ls_futex_wake(&l->word, 0x7fffffff);
+}
+
+static void t16_unlock(void *state)
+{
+	struct ticket16 *l = state;
+	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	/* The holder's ticket alone, nobody asleep: one CAS. */
+	if (LS_LIKELY(!(v & PARKED) && ((next_of(v) - v) & OWNER) == 1)) {
+		LS_INJECT();
+		/* (B) release: pairs with (A) */
+		if (LS_LIKELY(atomic_compare_exchange_strong_explicit(
+			&l->word, &v, (v & ~OWNER) | ((v + 1) & OWNER), memory_order_release,
+			memory_order_relaxed))) {
+			LS_TEST_POINT(LS_POINT_RELEASED);
+			return;
+		}
+	}
+	t16_unlock_slow(l, v);
 }
 
 static const struct ls_algo ticket16_algo = {

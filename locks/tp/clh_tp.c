@@ -388,6 +388,7 @@ static bool attempt(struct clhtp *l, uint64_t now, uint64_t end, uint64_t deadli
 		return true;
 	}
 	struct node *pred = (struct node *)t;
+	LS_TEST_POINT(LS_POINT_VISIBLE);
 	LS_INJECT();
 	if (atomic_load_explicit(&pred->prev, memory_order_acquire) == AVAILABLE) {
 		uintptr_t e = t;

@@ -68,6 +68,17 @@
  * The yields on a stalled holder are the algorithm's own and happen under
  * every policy.
  *
+ * fork() (mcs_core.h's way). In a fork child the queue may hold nodes of
+ * waiters the fork left behind (stamped with an older generation: `gen`),
+ * some perhaps not linked. Their times are stale, so a releaser passes
+ * over them already, but it could wait for ever for the link of one that
+ * swapped itself in and was gone, and grant one that slept. So the first
+ * live waiter (whose predecessor is stale) links behind the holder's node
+ * (`holder`; a holder that is gone: behind the stale predecessor, for
+ * ever), and a hold taken before the fork first empties the queue if its
+ * tail is stale, else waits until its next names a live node: from there
+ * on its scan meets live nodes only.
+ *
  * After the release (lock.h): the CAS that empties the queue, or the grant
  * (the CAS of a successor's status to AVAILABLE), is the last access to the
  * lock; marking passed-over nodes FAILED, the deferred wake-ups and the
@@ -86,6 +97,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "pool.h"
 #include "tp.h"
@@ -101,7 +113,7 @@ enum { GOT = 1, REMOVED = -1, TIMED_OUT = -2 }; /* the paper's results */
 
 struct node {
 	_Atomic uint32_t status;
-	uint32_t unused;
+	uint32_t gen; /* fork generation when enqueued (fork.h) */
 	_Atomic uint64_t time;
 	struct node *_Atomic next;
 	_Atomic uint64_t cs_start;
@@ -198,6 +210,45 @@ static void left_put(const void *lock, struct node *n)
 	left[slot].node = n;
 }
 
+/* ---- fork (see the header) ---- */
+
+/* n was enqueued before this process forked. relaxed: written before the
+ * swap that published n. */
+static inline bool stale(struct node *n)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
+}
+
+/* A hold taken before the fork, by I: empties the queue if its tail is
+ * stale (true: released), else waits for the first live waiter's link
+ * behind I (false: release as usual). */
+static __attribute__((noinline)) bool fork_empty(struct mcstp *l, struct node *I)
+{
+	struct ls_spin sp = LS_SPIN_INIT;
+	for (;;) {
+		/* acquire: pairs with the release of the swap that enqueued it */
+		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
+		if (t == I || stale(t)) {
+			atomic_store_explicit(&l->holder, NULL, memory_order_relaxed);
+			/* release: the next holder's exchange acquires it */
+			if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
+								    memory_order_relaxed)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
+				ls_node_free(I);
+				return true;
+			}
+			atomic_store_explicit(&l->holder, I, memory_order_relaxed);
+			continue;
+		}
+		/* acquire: pairs with (C) */
+		struct node *n = atomic_load_explicit(&I->next, memory_order_acquire);
+		if (n && !stale(n))
+			return false;
+		if (ls_spin_step(&sp))
+			sched_yield(); /* a pointer: no futex to park on */
+	}
+}
+
 /* ---- acquisition ---- */
 
 static inline void acquired(struct mcstp *l, struct node *I, uint64_t now)
@@ -243,6 +294,7 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 		/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 		atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
 		atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
+		I->gen = ls_fork_stamp();
 		LS_INJECT();
 		/* release: status, time and next are visible to our successor
 		 * and to the releaser that finds I; acquire: pairs with the
@@ -252,7 +304,16 @@ static int attempt(struct mcstp *l, struct node *I, bool rejoin, uint64_t patien
 			acquired(l, I, now);
 			return GOT;
 		}
+		LS_TEST_POINT(LS_POINT_VISIBLE);
 		LS_INJECT();
+		if (LS_UNLIKELY(stale(pred))) {
+			/* The first live waiter of a fork child: behind the
+			 * holder (see the header). relaxed: written before the
+			 * fork, kept until the holder has seen our link. */
+			struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
+			if (h)
+				pred = h; /* else a holder that is gone: for ever */
+		}
 		/* (C) release: pairs with the acquire load of next in the
 		 * releaser, which then reads our status and time. */
 		atomic_store_explicit(&pred->next, I, memory_order_release);
@@ -358,6 +419,7 @@ static int mcstp_trylock(void *state)
 	/* relaxed: published by the release of the exchange or CAS that enqueues the node */
 	atomic_store_explicit(&I->next, NULL, memory_order_relaxed);
 	atomic_store_explicit(&I->status, WAITING, memory_order_relaxed);
+	I->gen = ls_fork_stamp();
 	LS_INJECT();
 	/* as the exchange in attempt */
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &empty, I, memory_order_acq_rel,
@@ -516,6 +578,8 @@ static __attribute__((noinline)) void mcstp_release(struct mcstp *l, struct node
 	/* relaxed: the holder's own swap made it non-NULL */
 	if (!atomic_load_explicit(&l->tail, memory_order_relaxed))
 		return; /* free: I is stale (lock.h, misuse) */
+	if (LS_UNLIKELY(stale(I)) && fork_empty(l, I))
+		return;
 	struct node *cur = I, *hold = NULL, *sleeper = NULL, *before = NULL;
 	bool others = false; /* a waiter not asleep was passed over after `sleeper` */
 	uint64_t scanned = 0;

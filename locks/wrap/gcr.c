@@ -108,11 +108,17 @@
  * below 0x8000 means at most about 28,000 threads arriving at once.
  * tests/model/gcr.pml models W, the queue and the sleep for spin(1) (make
  * model): no thread waits for ever, with misuse racing everything too.
- * fork(): the child empties every bucket (their
- * nodes belong to threads that are not there); PASSIVE, SLEEP or APPROVED
- * left in a word by them are repaired by the next queue to empty, but an
- * ACTIVE count left by threads that were inside the base lock stays (README:
- * Known limits).
+ * fork() (fork.h): the child empties every bucket (their nodes belong to
+ * threads that are not there); PASSIVE, SLEEP or APPROVED left in a word by
+ * them are repaired by the next queue to empty. ACTIVE may count threads
+ * the fork left behind (inside the base lock, or between their increment
+ * and the base), which would keep the set full for ever: so the first slow
+ * path of a lock in a fork child (an arrival that finds the set full; once
+ * per generation and lock, ls_fork_first) sets ACTIVE to 1, itself, and
+ * goes in. The live threads that were counted then release one more than
+ * the count holds: their unlocks find it below 0 and repair it, as an
+ * unlock of an unlocked mutex does (see "Misuse"); until they have, the
+ * set may hold more than LOCKSWAP_GCR_ACTIVE threads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,6 +129,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "wait.h"
 #include "wrap/wrap.h"
@@ -469,9 +476,40 @@ struct slot {
 };
 static struct slot slots[LS_WRAP_MAX];
 
+/* fork (see the header): ACTIVE becomes 1, the caller, which counted
+ * itself already; the other fields stay, the correction of a count below
+ * 0 too (norm). */
+static void fork_reset(_Atomic uint32_t *w)
+{
+	uint32_t v = atomic_load_explicit(w, memory_order_relaxed), d, t, n;
+	do {
+		t = norm(v, &d);
+		n = (t & ~ACTIVE_MASK) + 1;
+		if ((n & SLEEP) && active(n) < rejoin())
+			n &= ~SLEEP;
+	} while (
+	    !atomic_compare_exchange_weak_explicit(w, &v, n - d, memory_order_relaxed, memory_order_relaxed));
+	if ((t & SLEEP) && !(n & SLEEP))
+		ls_futex_wake(w, 1); /* the head: there is room */
+}
+
+/* An arrival that found the set full, in a fork child: true if it resets
+ * the count (the first for this lock in this generation) and goes in. */
+static bool fork_admit(_Atomic uint32_t *w)
+{
+	if (!ls_fork_first(w))
+		return false;
+	fork_reset(w);
+	return true;
+}
+
 static __attribute__((noinline)) void lock_slow(void *state, const struct slot *sl)
 {
 	_Atomic uint32_t *w = LS_WRAP_WORD(state);
+	if (LS_UNLIKELY(ls_fork_child()) && fork_admit(w)) {
+		sl->lock(state);
+		return;
+	}
 	leave_active(w); /* the set is full: back out, wait passive */
 	passive_wait(w, 0);
 	sl->lock(state);
@@ -547,7 +585,8 @@ static __attribute__((noinline)) int timedlock_at(void *state, const struct slot
 {
 	_Atomic uint32_t *w = LS_WRAP_WORD(state);
 	uint32_t old = atomic_fetch_add_explicit(w, 1, memory_order_relaxed);
-	if (active(old) >= __atomic_load_n(&active_max, __ATOMIC_RELAXED)) {
+	if (active(old) >= __atomic_load_n(&active_max, __ATOMIC_RELAXED) &&
+	    !(LS_UNLIKELY(ls_fork_child()) && fork_admit(w))) {
 		leave_active(w);
 		int r = passive_wait(w, deadline);
 		if (r)

@@ -85,7 +85,7 @@ static _Atomic int occupant; /* role inside the critical section, or NOBODY */
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER; /* glibc's: not preloaded */
 static pthread_cond_t ev_cv = PTHREAD_COND_INITIALIZER;
 static unsigned events;
-static _Atomic unsigned hits[NROLES][NPOINTS];
+static _Atomic unsigned hits[NROLES][LS_POINT_VISIBLE + 1]; /* every point, counted */
 static const char *volatile where[NROLES];
 static __thread enum role role;
 
