@@ -183,7 +183,9 @@ enum ls_test_point {
 	LS_POINT_SCAN,		/* a release looks at one more waiter (cna: bounded per release) */
 	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
 	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */
-	LS_POINT_WATCH,		/* a probing waiter watches a lock it saw released (auto) */
+	LS_POINT_NAP,		/* a woken head naps instead of sleeping until woken (auto, BATCH) */
+	LS_POINT_REARRIVE,	/* a waiter flushed from the list by a change of regime arrives
+				 * again (auto) */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

@@ -1,0 +1,315 @@
+/*
+ * auto_choice.c - the choice among `auto`'s regimes (locks/adaptive/choice.h,
+ * issue 33), driven with made-up rates: no clock, no threads, no lock. The
+ * mutex is simulated: time advances in steps of an eighth of a window (the
+ * choice is stepped at each, as a holder would), and the count by the
+ * rate the scenario gives the regime in force. Each case checks decisions:
+ *
+ *   start    a fresh record keeps the regime it finds (SLEEP) as home and
+ *            tries the others within a few windows
+ *   switch   a regime 30% faster than home wins two trials in a row and
+ *            becomes home; no switch on one lucky trial (a trial 30% faster
+ *            once, then slower)
+ *   stay     home stays when the others are 3% slower (within the margin)
+ *   backoff  a regime that loses is tried less and less often: once every
+ *            2^level_max home windows at most; the share of windows spent
+ *            outside the best regime over 4000 windows stays under 3%
+ *            (the bound on the cost of exploring)
+ *   warm     the window after a change of regime is not measured: a trial
+ *            whose first quarter window is slow (a transient) still wins
+ *   drop     a home regime whose rate halves (the program changed) has its
+ *            trials come again at once, and the better regime is home soon
+ *   stale    a window much longer than `window` (no contention meanwhile)
+ *            teaches nothing and drops a pending trial
+ *   adopt    a regime changed behind the record's back becomes home
+ *   track    the best regime changes mid-run, twice: home follows it
+ *
+ *   auto_choice CASE|all
+ * Output: "auto_choice: OK CASE ..." per case, exit 0; "auto_choice: FAIL
+ * CASE: ..." and exit 1.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define FAIL_PREFIX "auto_choice: FAIL "
+#include "adaptive/choice.h"
+#include "fail.h"
+
+#define W 1000000u /* the window: 1 ms */
+#define LEVEL_MAX 10u
+
+static const struct ls_choice_cfg cfg = {W, 0xffffffu, LEVEL_MAX};
+
+/* The simulated mutex. */
+struct sim {
+	struct ls_choice c;
+	uint64_t now;
+	double count; /* acquisitions (the mutex's count is this mod 2^24) */
+	unsigned reg; /* the regime in force */
+	unsigned long windows[LS_CHOICE_N]; /* eighths of windows spent in each regime */
+	unsigned long ev[8];
+	const char *name;
+};
+
+static void sim_init(struct sim *s, const char *name)
+{
+	memset(s, 0, sizeof *s);
+	s->now = 1000000000u;
+	s->name = name;
+}
+
+/* Runs `eighths` eighth-windows with the given rates (acquisitions per ms
+ * of each regime); `slow_start` makes the first quarter window after each
+ * change of regime run at a tenth of the rate (a transient). */
+static void sim_run(struct sim *s, const double rate[LS_CHOICE_N], unsigned long eighths, bool slow_start)
+{
+	uint64_t since_change = 0;
+	for (unsigned long i = 0; i < eighths; i++) {
+		double r = rate[s->reg] / 8.0;
+		if (slow_start && since_change < W / 4)
+			r /= 10.0;
+		s->now += W / 8;
+		since_change += W / 8;
+		s->count += r;
+		s->windows[s->reg]++;
+		enum ls_choice_event ev;
+		unsigned next =
+		    ls_choice_step(&s->c, &cfg, s->now, (uint32_t)((uint64_t)s->count & 0xffffffu), s->reg, &ev);
+		s->ev[ev]++;
+		if (next >= LS_CHOICE_N)
+			fail("%s: step returned regime %u", s->name, next);
+		if (next != s->reg)
+			since_change = 0;
+		s->reg = next;
+	}
+}
+
+static void sim_clear(struct sim *s)
+{
+	memset(s->windows, 0, sizeof s->windows);
+	memset(s->ev, 0, sizeof s->ev);
+}
+
+static double share_outside(const struct sim *s, unsigned best)
+{
+	unsigned long all = 0;
+	for (unsigned r = 0; r < LS_CHOICE_N; r++)
+		all += s->windows[r];
+	return all ? 1.0 - (double)s->windows[best] / (double)all : 0;
+}
+
+static void case_start(void)
+{
+	struct sim s;
+	sim_init(&s, "start");
+	const double flat[LS_CHOICE_N] = {1000, 1000, 1000};
+	sim_run(&s, flat, 1, false);
+	if (s.c.home != 0 || s.reg != 0)
+		fail("start: a fresh record took home %u, regime %u; expected the regime it found (0)", s.c.home,
+		     s.reg);
+	/* within 12 windows every other regime has had a trial */
+	bool tried[LS_CHOICE_N] = {true, false, false};
+	for (int i = 0; i < 12 * 8; i++) {
+		sim_run(&s, flat, 1, false);
+		tried[s.reg] = true;
+	}
+	if (!tried[1] || !tried[2])
+		fail("start: after 12 windows regimes tried: spin %d, batch %d", tried[1], tried[2]);
+	if (s.c.home != 0)
+		fail("start: equal rates moved home to %u", s.c.home);
+	printf("auto_choice: OK start: home stays SLEEP, SPIN and BATCH tried within 12 windows\n");
+}
+
+static void case_switch(void)
+{
+	struct sim s;
+	sim_init(&s, "switch");
+	const double rates[LS_CHOICE_N] = {1000, 1300, 800};
+	sim_run(&s, rates, 8 * 40, false);
+	if (s.c.home != 1)
+		fail("switch: after 40 windows home is %u; expected SPIN (1), 30%% faster", s.c.home);
+	/* one lucky trial is not enough: SPIN is faster only during its
+	 * first trial window, slower afterwards */
+	struct sim t;
+	sim_init(&t, "switch");
+	const double flat[LS_CHOICE_N] = {1000, 1000, 1000};
+	sim_run(&t, flat, 8, false); /* the first home window */
+	/* run until the first SPIN trial has been measured at 1300 */
+	unsigned long guard = 0;
+	while (t.reg != 1 && guard++ < 8 * 20)
+		sim_run(&t, flat, 1, false);
+	if (t.reg != 1)
+		fail("switch: no trial of SPIN in 20 windows");
+	const double lucky[LS_CHOICE_N] = {1000, 1300, 1000};
+	while (t.reg == 1)
+		sim_run(&t, lucky, 1, false);
+	const double worse[LS_CHOICE_N] = {1000, 900, 1000};
+	sim_run(&t, worse, 8 * 30, false);
+	if (t.c.home != 0)
+		fail("switch: one lucky trial moved home to %u", t.c.home);
+	printf("auto_choice: OK switch: a regime 30%% faster is home after 2 won trials; one lucky trial is not "
+	       "enough\n");
+}
+
+static void case_stay(void)
+{
+	struct sim s;
+	sim_init(&s, "stay");
+	const double rates[LS_CHOICE_N] = {1000, 970, 975};
+	sim_run(&s, rates, 8 * 2000, false);
+	if (s.c.home != 0 || s.ev[LS_CHOICE_WON])
+		fail("stay: home moved (home %u, %lu switches) for regimes 3%% slower", s.c.home,
+		     s.ev[LS_CHOICE_WON]);
+	printf("auto_choice: OK stay: regimes 3%% slower never became home in 2000 windows\n");
+}
+
+static void case_backoff(void)
+{
+	struct sim s;
+	sim_init(&s, "backoff");
+	const double rates[LS_CHOICE_N] = {1000, 300, 700};
+	sim_run(&s, rates, 8 * 200, false);
+	/* by now both have lost several trials: the next 4000 windows hold at
+	 * most 2 trials (warm-up, trial, warm-up back) per 2^level_max ... */
+	sim_clear(&s);
+	sim_run(&s, rates, 8 * 4000, false);
+	double out = share_outside(&s, 0);
+	unsigned long trials = s.ev[LS_CHOICE_TRIAL];
+	if (s.c.home != 0)
+		fail("backoff: home moved to %u", s.c.home);
+	if (s.c.level[1] != LEVEL_MAX || s.c.level[2] != LEVEL_MAX)
+		fail("backoff: levels %u and %u after 4200 windows, expected %u", s.c.level[1], s.c.level[2],
+		     LEVEL_MAX);
+	/* two regimes, a trial each every 2^10 home windows */
+	if (trials > 2 * (4000 / (1u << LEVEL_MAX) + 1))
+		fail("backoff: %lu trials in 4000 windows", trials);
+	if (out > 0.03)
+		fail("backoff: %.1f%% of the time outside the best regime", out * 100);
+	printf("auto_choice: OK backoff: %lu trials in 4000 windows, %.2f%% of the time outside the best regime\n",
+	       trials, out * 100);
+	/* the cost of the first 500 windows, from a fresh record */
+	struct sim f;
+	sim_init(&f, "backoff");
+	sim_run(&f, rates, 8 * 500, false);
+	double first = share_outside(&f, 0);
+	if (first > 0.08)
+		fail("backoff: %.1f%% of the first 500 windows outside the best regime", first * 100);
+	printf("auto_choice: OK backoff: %.2f%% of the first 500 windows outside the best regime\n", first * 100);
+}
+
+static void case_warm(void)
+{
+	struct sim s;
+	sim_init(&s, "warm");
+	const double rates[LS_CHOICE_N] = {1000, 1300, 800};
+	sim_run(&s, rates, 8 * 40, true);
+	if (s.c.home != 1)
+		fail("warm: with a slow first quarter after each change, home is %u; expected SPIN (1)", s.c.home);
+	if (!s.ev[LS_CHOICE_WARM])
+		fail("warm: no warm-up window");
+	printf("auto_choice: OK warm: %lu warm-up windows, not measured: SPIN home despite slow starts\n",
+	       s.ev[LS_CHOICE_WARM]);
+}
+
+static void case_drop(void)
+{
+	struct sim s;
+	sim_init(&s, "drop");
+	const double before[LS_CHOICE_N] = {1000, 500, 400};
+	sim_run(&s, before, 8 * 600, false);
+	if (s.c.home != 0 || s.c.level[1] < 6)
+		fail("drop: setup: home %u, level of SPIN %u", s.c.home, s.c.level[1]);
+	const double after[LS_CHOICE_N] = {300, 500, 400};
+	sim_run(&s, after, 8 * 20, false);
+	if (!s.ev[LS_CHOICE_DROP])
+		fail("drop: the home rate fell from 1000 to 300 and no drop was seen");
+	if (s.c.home != 1)
+		fail("drop: 20 windows after home's rate fell, home is %u; expected SPIN (1)", s.c.home);
+	printf("auto_choice: OK drop: home's rate fell to 30%%, the better regime was home within 20 windows\n");
+}
+
+static void case_stale(void)
+{
+	struct sim s;
+	sim_init(&s, "stale");
+	const double rates[LS_CHOICE_N] = {1000, 300, 700};
+	sim_run(&s, rates, 8 * 3, false);
+	unsigned long guard = 0;
+	while (s.reg == 0 && guard++ < 8 * 20)
+		sim_run(&s, rates, 1, false);
+	while (s.reg != 0 && guard++ < 8 * 20)
+		sim_run(&s, rates, 1, false);
+	if (!s.c.pending)
+		fail("stale: no pending trial to drop");
+	/* 20 windows without a step, then a huge count: no judgement */
+	s.now += 20ull * W;
+	s.count += 1e9;
+	enum ls_choice_event ev;
+	unsigned next = ls_choice_step(&s.c, &cfg, s.now, (uint32_t)((uint64_t)s.count & 0xffffffu), s.reg, &ev);
+	if (ev != LS_CHOICE_START || next != 0 || s.c.pending)
+		fail("stale: a window of 20 ms gave event %d, regime %u, pending %u; expected a restart at home",
+		     ev, next, s.c.pending);
+	printf("auto_choice: OK stale: a 20-window gap restarted the window and dropped the pending trial\n");
+}
+
+static void case_adopt(void)
+{
+	struct sim s;
+	sim_init(&s, "adopt");
+	const double rates[LS_CHOICE_N] = {1000, 1000, 1000};
+	sim_run(&s, rates, 8 * 3, false);
+	s.reg = 2; /* another record's choice, or a lost one */
+	sim_run(&s, rates, 1, false);
+	if (s.c.home != 2 || s.ev[LS_CHOICE_START] < 2)
+		fail("adopt: home %u after the regime changed to 2 behind the record", s.c.home);
+	printf("auto_choice: OK adopt: a regime set behind the record's back became home\n");
+}
+
+static void case_track(void)
+{
+	struct sim s;
+	sim_init(&s, "track");
+	const double a[LS_CHOICE_N] = {1000, 400, 2000};
+	const double b[LS_CHOICE_N] = {1000, 2000, 400};
+	sim_run(&s, a, 8 * 300, false);
+	if (s.c.home != 2)
+		fail("track: phase 1: home %u, expected BATCH (2)", s.c.home);
+	sim_run(&s, b, 8 * 300, false);
+	if (s.c.home != 1)
+		fail("track: phase 2: home %u, expected SPIN (1)", s.c.home);
+	sim_run(&s, a, 8 * 300, false);
+	if (s.c.home != 2)
+		fail("track: phase 3: home %u, expected BATCH (2)", s.c.home);
+	printf("auto_choice: OK track: home followed the best regime through two changes\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*run)(void);
+	} cases[] = {{"start", case_start}, {"switch", case_switch}, {"stay", case_stay},
+		     {"backoff", case_backoff}, {"warm", case_warm},	 {"drop", case_drop},
+		     {"stale", case_stale},	{"adopt", case_adopt},	 {"track", case_track}};
+	const size_t n = sizeof cases / sizeof cases[0];
+	if (argc != 2) {
+		fprintf(stderr, "usage: auto_choice CASE|all\n");
+		return 2;
+	}
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(argv[1], "all") || !strcmp(argv[1], cases[i].name)) {
+			cases[i].run();
+			any = true;
+		}
+	if (!any) {
+		fprintf(stderr, "auto_choice: unknown case '%s' (valid: all", argv[1]);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, ", %s", cases[i].name);
+		fprintf(stderr, ")\n");
+		return 2;
+	}
+	return 0;
+}
