@@ -32,7 +32,7 @@ struct ls_glibc ls_real;
 int (*ls_real_setcanceltype)(int, int *);
 static bool verbose, stats;
 
-#define DEFAULT_ALGO "ttas"
+#define DEFAULT_ALGO LS_DEFAULT_ALGO
 
 static __attribute__((noreturn)) void config_error(const char *msg)
 {

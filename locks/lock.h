@@ -104,6 +104,12 @@ struct ls_algo {
 	void (*unlock)(void *state);
 };
 
+/* The algorithm a program gets when LOCKSWAP_ALGO is unset (issue 33: the
+ * mutex chooses its regime by measuring; issue 21 kept ttas before it met
+ * the targets). The shim uses it (interpose/config.c), `lockswap --help` and
+ * `--list` show it, and lockswap(7) and the tests hold README to it. */
+#define LS_DEFAULT_ALGO "auto"
+
 /* Registration: the table is placed in the ls_algos section, so adding an
  * algorithm is adding a file. Tests that link liblocks.a statically must use
  * --whole-archive (the Makefile does). */

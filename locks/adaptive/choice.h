@@ -48,12 +48,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LS_CHOICE_N 3	     /* regimes */
-#define LS_CHOICE_STALE 16   /* windows: a longer one teaches nothing */
+#define LS_CHOICE_N 3	      /* regimes */
+#define LS_CHOICE_STALE 16    /* windows: a longer one teaches nothing */
 #define LS_CHOICE_LEVEL_MIN 1 /* a new home: trials every 2 windows */
-#define LS_CHOICE_MARGIN 32  /* a trial wins by more than 1/32 (3%) */
-#define LS_CHOICE_CONFIRM 2  /* trials won in a row that change home */
-#define LS_CHOICE_WARMUP 4     /* a warm-up lasts a quarter window */
+#define LS_CHOICE_MARGIN 32   /* a trial wins by more than 1/32 (3%) */
+#define LS_CHOICE_CONFIRM 2   /* trials won in a row that change home */
+#define LS_CHOICE_WARMUP 4    /* a warm-up lasts a quarter window */
 
 struct ls_choice {
 	uint64_t t0;		    /* the window's start (ns); 0: a fresh record */
@@ -195,7 +195,8 @@ static inline unsigned ls_choice_step(struct ls_choice *c, const struct ls_choic
 			 * a quarter or more */
 			unsigned up = c->tried < base - base / 4 ? 2 : 1;
 			c->wins[r] = 0;
-			c->level[r] = (uint8_t)(c->level[r] + up < cfg->level_max ? c->level[r] + up : cfg->level_max);
+			c->level[r] =
+			    (uint8_t)(c->level[r] + up < cfg->level_max ? c->level[r] + up : cfg->level_max);
 			c->due[r] = (uint16_t)(1u << c->level[r]);
 			c->before = rate;
 			c->avg = c->avg ? c->avg - c->avg / 4 + rate / 4 : rate;

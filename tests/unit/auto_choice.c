@@ -46,8 +46,8 @@ static const struct ls_choice_cfg cfg = {W, 0xffffffu, LEVEL_MAX};
 struct sim {
 	struct ls_choice c;
 	uint64_t now;
-	double count; /* acquisitions (the mutex's count is this mod 2^24) */
-	unsigned reg; /* the regime in force */
+	double count;			    /* acquisitions (the mutex's count is this mod 2^24) */
+	unsigned reg;			    /* the regime in force */
 	unsigned long windows[LS_CHOICE_N]; /* eighths of windows spent in each regime */
 	unsigned long ev[8];
 	const char *name;
@@ -75,8 +75,8 @@ static void sim_run(struct sim *s, const double rate[LS_CHOICE_N], unsigned long
 		s->count += r;
 		s->windows[s->reg]++;
 		enum ls_choice_event ev;
-		unsigned next =
-		    ls_choice_step(&s->c, &cfg, s->now, (uint32_t)((uint64_t)s->count & 0xffffffu), s->reg, &ev);
+		unsigned next = ls_choice_step(&s->c, &cfg, s->now,
+					       (uint32_t)((uint64_t)s->count & 0xffffffu), s->reg, &ev);
 		s->ev[ev]++;
 		if (next >= LS_CHOICE_N)
 			fail("%s: step returned regime %u", s->name, next);
@@ -107,8 +107,8 @@ static void case_start(void)
 	const double flat[LS_CHOICE_N] = {1000, 1000, 1000};
 	sim_run(&s, flat, 1, false);
 	if (s.c.home != 0 || s.reg != 0)
-		fail("start: a fresh record took home %u, regime %u; expected the regime it found (0)", s.c.home,
-		     s.reg);
+		fail("start: a fresh record took home %u, regime %u; expected the regime it found (0)",
+		     s.c.home, s.reg);
 	/* within 12 windows every other regime has had a trial */
 	bool tried[LS_CHOICE_N] = {true, false, false};
 	for (int i = 0; i < 12 * 8; i++) {
@@ -149,8 +149,9 @@ static void case_switch(void)
 	sim_run(&t, worse, 8 * 30, false);
 	if (t.c.home != 0)
 		fail("switch: one lucky trial moved home to %u", t.c.home);
-	printf("auto_choice: OK switch: a regime 30%% faster is home after 2 won trials; one lucky trial is not "
-	       "enough\n");
+	printf(
+	    "auto_choice: OK switch: a regime 30%% faster is home after 2 won trials; one lucky trial is not "
+	    "enough\n");
 }
 
 static void case_stay(void)
@@ -187,7 +188,8 @@ static void case_backoff(void)
 		fail("backoff: %lu trials in 4000 windows", trials);
 	if (out > 0.03)
 		fail("backoff: %.1f%% of the time outside the best regime", out * 100);
-	printf("auto_choice: OK backoff: %lu trials in 4000 windows, %.2f%% of the time outside the best regime\n",
+	printf("auto_choice: OK backoff: %lu trials in 4000 windows, %.2f%% of the time outside the best "
+	       "regime\n",
 	       trials, out * 100);
 	/* the cost of the first 500 windows, from a fresh record */
 	struct sim f;
@@ -196,7 +198,8 @@ static void case_backoff(void)
 	double first = share_outside(&f, 0);
 	if (first > 0.08)
 		fail("backoff: %.1f%% of the first 500 windows outside the best regime", first * 100);
-	printf("auto_choice: OK backoff: %.2f%% of the first 500 windows outside the best regime\n", first * 100);
+	printf("auto_choice: OK backoff: %.2f%% of the first 500 windows outside the best regime\n",
+	       first * 100);
 }
 
 static void case_warm(void)
@@ -206,7 +209,8 @@ static void case_warm(void)
 	const double rates[LS_CHOICE_N] = {1000, 1300, 800};
 	sim_run(&s, rates, 8 * 40, true);
 	if (s.c.home != 1)
-		fail("warm: with a slow first quarter after each change, home is %u; expected SPIN (1)", s.c.home);
+		fail("warm: with a slow first quarter after each change, home is %u; expected SPIN (1)",
+		     s.c.home);
 	if (!s.ev[LS_CHOICE_WARM])
 		fail("warm: no warm-up window");
 	printf("auto_choice: OK warm: %lu warm-up windows, not measured: SPIN home despite slow starts\n",
@@ -227,7 +231,8 @@ static void case_drop(void)
 		fail("drop: the home rate fell from 1000 to 300 and no drop was seen");
 	if (s.c.home != 1)
 		fail("drop: 20 windows after home's rate fell, home is %u; expected SPIN (1)", s.c.home);
-	printf("auto_choice: OK drop: home's rate fell to 30%%, the better regime was home within 20 windows\n");
+	printf(
+	    "auto_choice: OK drop: home's rate fell to 30%%, the better regime was home within 20 windows\n");
 }
 
 static void case_stale(void)
@@ -247,9 +252,11 @@ static void case_stale(void)
 	s.now += 20ull * W;
 	s.count += 1e9;
 	enum ls_choice_event ev;
-	unsigned next = ls_choice_step(&s.c, &cfg, s.now, (uint32_t)((uint64_t)s.count & 0xffffffu), s.reg, &ev);
+	unsigned next =
+	    ls_choice_step(&s.c, &cfg, s.now, (uint32_t)((uint64_t)s.count & 0xffffffu), s.reg, &ev);
 	if (ev != LS_CHOICE_START || next != 0 || s.c.pending)
-		fail("stale: a window of 20 ms gave event %d, regime %u, pending %u; expected a restart at home",
+		fail("stale: a window of 20 ms gave event %d, regime %u, pending %u; expected a restart at "
+		     "home",
 		     ev, next, s.c.pending);
 	printf("auto_choice: OK stale: a 20-window gap restarted the window and dropped the pending trial\n");
 }
@@ -290,7 +297,7 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*run)(void);
-	} cases[] = {{"start", case_start}, {"switch", case_switch}, {"stay", case_stay},
+	} cases[] = {{"start", case_start},	{"switch", case_switch}, {"stay", case_stay},
 		     {"backoff", case_backoff}, {"warm", case_warm},	 {"drop", case_drop},
 		     {"stale", case_stale},	{"adopt", case_adopt},	 {"track", case_track}};
 	const size_t n = sizeof cases / sizeof cases[0];
