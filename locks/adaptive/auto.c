@@ -28,7 +28,11 @@
  *         & Agarwal's two-phase waiting, TOCS 1993), then queues; a queued
  *         waiter yields LOCKSWAP_YIELD times under park before it sleeps; the
  *         woken head spins again before it sleeps. Wins where the lock would
- *         stand idle while a sleeper is woken (make demo's program).
+ *         stand idle while a sleeper is woken (make demo's program; 8-16
+ *         threads with 1 us outside the lock). A change to SPIN flushes the
+ *         list: every queued waiter, asleep under the old regime, is taken
+ *         out and arrives again, spinning (else the sleepers leave one
+ *         wake-up at a time and the trial measures the old regime).
  *  BATCH  (the holder keeps it) as SLEEP, but the woken head that finds the
  *         lock taken naps (LOCKSWAP_AUTO_NAP_NS) and looks again, still
  *         counted as woken, so that no release pays for a wake-up: the
@@ -44,26 +48,38 @@
  * (choice.h) sit in a table of CHOICES records found by the mutex's
  * address: a holder steps its mutex's record every 16th contended event of
  * its thread (a release with waiters, an acquisition through the slow
- * path); an uncontended mutex costs one add per pair and no record.
+ * path); an uncontended mutex costs one add per pair and no record. The
+ * fast way back to SLEEP: SPIN arrivals that spin their whole budget and
+ * queue anyway (holders that block, yield or are preempted inside; Karlin
+ * et al.'s and Lim & Agarwal's case for sleeping at once) count themselves
+ * in `stat`; 16 in one window make SLEEP's trial the next window.
  *
  * The word and the list, whatever the regime:
  *  1. Free: one atomic OR to take the lock, one CAS to release it; the
  *     release of a mutex that had waiters at this thread's last release
  *     reads the word first and does one CAS from it (auto_unlock).
+ *     A release whose head is awake or napping (WOKEN) and owes no hand-off
+ *     is the same read and CAS, counting the pass, without a call.
  *  2. Held: the arrival waits as its regime says, then joins the mutex's
  *     FIFO list and waits on its own node (spins, yields, sleeps:
  *     LOCKSWAP_WAIT). A release does not hand the lock over: it frees it
  *     for whoever runs (barging) and wakes the list's head only if no woken
  *     head is already competing (Go's sync.Mutex, mutexWoken). So a
  *     preempted or sleeping waiter never holds the lock up, and a mutex with
- *     many sleepers costs at most one wake-up per release, usually fewer.
+ *     many sleepers costs at most one wake-up per release, usually fewer. A
+ *     woken head that takes the lock wakes the next head at once (its
+ *     wake-up overlaps the critical section: a list of sleepers drains at
+ *     the speed of one wake-up latency, not one each).
  *  3. Unfair: each release that overtakes the head counts a pass in the
  *     word; once the head has been passed LOCKSWAP_AUTO_PASSES times, or has
  *     waited LOCKSWAP_AUTO_FAIR_NS (default 1 ms, Go's starvation threshold;
  *     parking_lot forces a fair unlock every 0.5 ms on average) and found the
  *     lock taken, the next release hands the lock to it directly (Linux's
- *     mutex hand-off, commit 9d659ae14b54, 2016). A head that asked for the
- *     hand-off waits for it awake (spin, then yield) before it sleeps.
+ *     mutex hand-off, commit 9d659ae14b54, 2016). A woken head that finds
+ *     the lock taken after FAIR_NS, or past three quarters of PASSES, asks
+ *     for the hand-off and waits for it awake (spin, then yield) before it
+ *     sleeps, so that the hand-off rarely finds it asleep (a lock handed to
+ *     a sleeper stands idle for a wake-up).
  * Bound (tests/unit/auto.c forces it): the head of the list is overtaken at
  * most LOCKSWAP_AUTO_PASSES times, so the k-th waiter in the list (k = 0
  * for the head) gets the lock within (k + 1) * (PASSES + 1) releases, in
@@ -84,12 +100,15 @@
  *	passes	(bits 8..31) releases that overtook the current head;
  *		all ones is the head's request for a hand-off
  * stat (32 bits, written by the holder only): bits 0-1 the regime, bits
- *	8-31 releases (mod 2^24).
+ *	2-7 this window's SPIN arrivals that spun their whole budget and
+ *	queued (saturating at 63; 16 make SLEEP's trial come next: the fast
+ *	way back), bits 8-31 releases (mod 2^24).
  * Node (on the waiting thread's stack; linked under QLOCK):
  *	WAITING	in the list; waits (LS_PARKED while asleep)
  *	NODE_WOKEN  the head, competing for the lock (or napping in BATCH,
  *		LS_PARKED while asleep); the word has WOKEN
  *	OWNER	handed the lock by a release; already unlinked
+ *	FLUSHED	taken out of the list by a change to SPIN; arrives again
  * Transitions: enqueue (free -> WAITING at the tail, WAITERS); a release
  * with WAITERS and no WOKEN wakes the head (sets WOKEN, WAITING ->
  * NODE_WOKEN, then releases); the woken head takes the lock and unlinks
@@ -97,13 +116,17 @@
  * NODE_WOKEN), or parks again (NODE_WOKEN -> WAITING, then clears WOKEN); a
  * release whose passes reached the limit unlinks the head and hands it the
  * lock (-> OWNER, LOCKED stays set, a napping head is woken); a timed-out
- * waiter unlinks itself and, if it was the head, wakes the next one.
+ * waiter unlinks itself and, if it was the head, wakes the next one; a
+ * holder that changes the regime to SPIN detaches the list under QLOCK
+ * (WAITERS, WOKEN and passes cleared) and then tells each node FLUSHED
+ * (reading its `next` first: the node is its waiter's again from then on).
  * Who frees each node: nobody; a node lives in its thread's lock() frame
  * and is unlinked (under QLOCK) before that returns. A late futex wake on a
  * node whose frame is gone is a spurious wake-up, re-checked by every
  * waiter. After fork() the child's list may hold nodes of threads that do
  * not exist there: nodes record a fork generation, and the first QLOCK
- * holder that meets stale ones unlinks them.
+ * holder that meets stale ones unlinks them (a flush too); the child also
+ * clears every record's try-lock, whose holder may not exist there.
  *
  * All-zero is unlocked with an empty list in SLEEP; an unlocked mutex
  * without waiters holds no pointer, so a byte copy is a free lock of its
@@ -116,8 +139,8 @@
  * the kernel. So a release that wakes the head does it BEFORE it releases:
  * holding LOCKED, it takes QLOCK and sets WOKEN in one CAS, marks the head
  * NODE_WOKEN, and then clears LOCKED and QLOCK in one CAS; the futex wake
- * follows, on the node. The count in `stat` and the record are updated
- * before that CAS. Misuse: an unlock that finds LOCKED clear returns; it
+ * follows, on the node. The count in `stat`, the record and a flush (all
+ * by the holder) come before that CAS. Misuse: an unlock that finds LOCKED clear returns; it
  * must not count a pass or hand the lock to the head (it may count a
  * release in `stat`: a hint).
  */
@@ -148,6 +171,9 @@ enum { WAITING = 1, NODE_WOKEN = 2, OWNER = 3, FLUSHED = 4 };
 enum { SLEEP, SPIN, BATCH };
 _Static_assert(BATCH < LS_CHOICE_N, "choice.h's regimes");
 #define REG_MASK 0x3u
+#define MISS_ONE 0x4u /* bits 2-7: SPIN arrivals that spun in vain (saturating) */
+#define MISS_MASK 0xfcu
+#define MISS_HURRY 16u /* that many in a window: try SLEEP at once */
 #define COUNT_SHIFT 8
 #define COUNT_ONE (1u << COUNT_SHIFT)
 #define COUNT_MASK (~0u >> COUNT_SHIFT)
@@ -260,6 +286,16 @@ static struct choice_rec *choice_claim(const struct autolock *l, uint64_t now)
 
 static void flush(struct autolock *l);
 
+/* A holder whose arrival in SPIN spun its whole budget and queued counts it
+ * (saturating): spinning did not pay for it. */
+static void count_miss(struct autolock *l)
+{
+	/* relaxed: the holder's own word, as count_release */
+	uint32_t s = atomic_load_explicit(&l->stat, memory_order_relaxed);
+	if ((s & MISS_MASK) != MISS_MASK)
+		atomic_store_explicit(&l->stat, s + MISS_ONE, memory_order_relaxed);
+}
+
 /* A step of the mutex's choice, by its holder. */
 static __attribute__((noinline)) void choice_step(struct autolock *l)
 {
@@ -274,12 +310,17 @@ static __attribute__((noinline)) void choice_step(struct autolock *l)
 	/* relaxed: the holder's own word (count_release) */
 	uint32_t s = atomic_load_explicit(&l->stat, memory_order_relaxed);
 	enum ls_choice_event ev;
+	/* the fast way back: spinners that spin in vain make SLEEP's trial next */
+	if ((s & REG_MASK) == SPIN && (s & MISS_MASK) >= MISS_HURRY * MISS_ONE)
+		ls_choice_hurry(&r->c, SLEEP);
 	unsigned next = ls_choice_step(&r->c, &cfg, now, s >> COUNT_SHIFT, s & REG_MASK, &ev);
+	if (ev != LS_CHOICE_NONE)
+		s &= ~MISS_MASK; /* a new window counts its own */
 	/* release: pairs with the acquire of the next claim */
 	atomic_store_explicit(&r->busy, 0, memory_order_release);
+	atomic_store_explicit(&l->stat, (s & ~REG_MASK) | next, memory_order_relaxed);
 	if (next == (s & REG_MASK))
 		return;
-	atomic_store_explicit(&l->stat, (s & ~REG_MASK) | next, memory_order_relaxed);
 	/* Waiters queued under SLEEP or BATCH sleep in the list until each is
 	 * woken in turn: to SPIN they all arrive again, and spin. */
 	if (next == SPIN)
@@ -780,12 +821,14 @@ static int queued(struct autolock *l, struct node *me, uint64_t deadline)
 
 static int lock_slow(struct autolock *l, uint64_t deadline)
 {
-	bool late = false;
+	bool late = false, missed = false;
 	struct node me;
 	me.since = 0;
 	for (;;) {
-		if (spin_acquire(l, NULL, spin_of(regime_of(l)), deadline, &late))
+		unsigned budget = spin_of(regime_of(l));
+		if (spin_acquire(l, NULL, budget, deadline, &late))
 			return 0;
+		missed = budget && !late;
 		if (!me.since)
 			me.since = ls_now_ns();
 		me.asked = false;
@@ -798,6 +841,8 @@ static int lock_slow(struct autolock *l, uint64_t deadline)
 				return 0;
 		}
 		int r = queued(l, &me, deadline);
+		if (r == 0 && missed)
+			count_miss(l);
 		if (r >= 0)
 			return r;
 		LS_TEST_POINT(LS_POINT_REARRIVE);

@@ -24,15 +24,26 @@
  * mutex was not contended meanwhile) or run in another regime than the one
  * the choice set (the record was lost and found again) teaches nothing: it
  * restarts.
+ * A window that follows a change of regime is a warm-up of a quarter window
+ * (queued sleepers, spinners, a napping head still act on the old regime),
+ * not measured.
  * The schedule. The `home` regime runs all windows but trials. Each other
  * regime R has a trial every 2^level[R] home windows (level from LEVEL_MIN
  * to `level_max`): one window in R, then one in home. The trial wins if its
  * rate beats the mean of the home windows just before and just after it by
- * MARGIN (the mean cancels a drift of the program's own rate); R then
- * becomes home and every level starts again at LEVEL_MIN (so a new home is
- * soon checked against the old one: the fast way back). A lost trial doubles
- * R's interval. So a stable choice costs one trial window in 2^level_max
- * per other regime, and a wrong one is left within a few windows.
+ * MARGIN (the mean cancels a drift of the program's own rate); after
+ * CONFIRM wins in a row (a second trial at once after the first: one lucky
+ * window is not enough), R becomes home and every level starts again at
+ * LEVEL_MIN (so a new home is soon checked against the old one: the fast
+ * way back). Two home windows in a row at half the running average of
+ * home's windows (the program changed, or home stopped paying; one alone
+ * is as often a preempted holder or another program) bring every trial
+ * back at once. A lost trial doubles
+ * R's interval (a loss by a quarter or more quadruples it). A trial that
+ * runs at less than half the home rate after a quarter window ends there.
+ * So a stable choice costs a quarter window of warm-up and at most a trial
+ * window in 2^level_max per other regime, and a wrong one is left within a
+ * few windows.
  *
  * State transitions of a record (all under the caller's exclusion):
  *	fresh (t0 0) --step--> home = the regime in force, window starts
@@ -68,6 +79,7 @@ struct ls_choice {
 	uint8_t pending;	    /* 1 + a trial's regime, judged at the end of this window; 0 */
 	uint8_t warm;		    /* this window follows a change of regime: not measured */
 	uint8_t wins[LS_CHOICE_N];  /* R's trials won in a row */
+	uint8_t low;		    /* home windows in a row below half the average */
 };
 
 struct ls_choice_cfg {
@@ -126,6 +138,15 @@ static inline unsigned ls_choice_next(struct ls_choice *c)
 	return next;
 }
 
+/* Makes R's trial come after the current home window: the caller has a
+ * sign that R would do better (auto.c: spinners spend their whole budget
+ * and queue anyway, so sleeping is tried at once). */
+static inline void ls_choice_hurry(struct ls_choice *c, unsigned r)
+{
+	if (r != c->home && c->t0)
+		c->due[r] = 1;
+}
+
 /*
  * One step at time `now`, with the mutex's count and the regime in force
  * (`reg`). Returns the regime to run from now on (`reg` while the window
@@ -147,8 +168,18 @@ static inline unsigned ls_choice_step(struct ls_choice *c, const struct ls_choic
 		return reg;
 	}
 	uint64_t el = now - c->t0;
-	if (now < c->t0 || el < (c->warm ? cfg->window / LS_CHOICE_WARMUP : cfg->window))
+	if (now < c->t0)
 		return reg;
+	if (el < (c->warm ? cfg->window / LS_CHOICE_WARMUP : cfg->window)) {
+		/* A trial that runs at less than half home's rate after a
+		 * quarter window is over: it will lose by far, so it ends now
+		 * (a hopeless trial costs a quarter window, not a whole one). */
+		if (c->warm || reg == c->home || el < cfg->window / 4 || !c->before)
+			return reg;
+		uint64_t sofar = (uint64_t)((count - c->c0) & cfg->count_mask) * 1000000000u / el;
+		if (sofar >= c->before / 2)
+			return reg;
+	}
 	if (el > LS_CHOICE_STALE * cfg->window) {
 		/* not contended for a while: what the window saw is not a rate
 		 * of this regime under contention; a pending trial is dropped */
@@ -205,14 +236,20 @@ static inline unsigned ls_choice_step(struct ls_choice *c, const struct ls_choic
 		}
 	} else {
 		c->before = rate;
-		if (c->avg && rate < c->avg / 2) {
-			/* the home regime lost half its rate: the program changed,
-			 * or the regime stopped paying; look again soon */
+		if (c->avg && rate < c->avg / 2 && ++c->low >= 2) {
+			/* the home regime lost half its rate, two windows in a
+			 * row (one is noise: a preempted holder, another
+			 * program): the program changed, or the regime stopped
+			 * paying; look again soon */
 			ls_choice_explore(c, 1);
 			c->avg = rate;
+			c->low = 0;
 			*ev = LS_CHOICE_DROP;
 		} else {
-			c->avg = c->avg ? c->avg - c->avg / 4 + rate / 4 : rate;
+			if (!c->avg || rate >= c->avg / 2) {
+				c->avg = c->avg ? c->avg - c->avg / 4 + rate / 4 : rate;
+				c->low = 0;
+			}
 			*ev = LS_CHOICE_HOME;
 		}
 		next = ls_choice_next(c);
