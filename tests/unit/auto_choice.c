@@ -30,6 +30,15 @@
  *   track    the best regime changes mid-run, twice: home follows it
  *   hurry    a hurried regime (auto: SLEEP, when spinners spin in vain) has
  *            its trial after the current home window, whatever its level
+ *   idle     a mutex contended too rarely to measure (stepped once every
+ *            20 windows) stays in SLEEP, glibc's regime, however fast the
+ *            others would be: no trial, no switch
+ *   back     SPIN is home, then spinning loses: when its rate collapses
+ *            (to 40% of SLEEP's) SLEEP is home again within 12 windows
+ *            without help; when it slips by 15% only, SLEEP's trials are
+ *            1024 windows apart, and the hurry (auto's spinners spinning in
+ *            vain) brings SLEEP home within 8 windows, where without it
+ *            SPIN stays
  *
  *   auto_choice CASE|all
  * Output: "auto_choice: OK CASE ..." per case, exit 0; "auto_choice: FAIL
@@ -253,12 +262,20 @@ static void case_drop(void)
 	if (s.c.home != 0 || s.c.level[1] < 6)
 		fail("drop: setup: home %u, level of SPIN %u", s.c.home, s.c.level[1]);
 	const double after[LS_CHOICE_N] = {300, 500, 400};
-	/* one home window of noise first */
-	while (s.reg != 0 || s.c.pending)
+	/* one home window of noise first: from the start of a measured home
+	 * window that judges nothing */
+	for (;;) {
+		uint64_t t = s.c.t0;
 		sim_run(&s, before, 1, false);
+		if (s.c.t0 != t && s.reg == 0 && !s.c.pending && !s.c.warm)
+			break;
+	}
 	uint64_t t0 = s.c.t0;
+	unsigned long homes = s.ev[LS_CHOICE_HOME];
 	while (s.c.t0 == t0)
 		sim_run(&s, after, 1, false);
+	if (s.ev[LS_CHOICE_HOME] == homes && !s.ev[LS_CHOICE_DROP])
+		fail("drop: the window of noise was not measured as a home window");
 	sim_run(&s, before, 8 * 4, false);
 	if (s.ev[LS_CHOICE_DROP] || s.c.level[1] < 6)
 		fail("drop: one home window at 30%% brought the trials back (level of SPIN %u)",
@@ -351,6 +368,86 @@ static void case_hurry(void)
 	       w / 8.0, s.c.level[0]);
 }
 
+static void case_idle(void)
+{
+	struct sim s;
+	sim_init(&s, "idle");
+	const double rates[LS_CHOICE_N] = {100, 1000, 1000};
+	for (int i = 0; i < 200; i++) {
+		/* the mutex is contended (the choice stepped) once in 20 windows;
+		 * its acquisitions meanwhile go uncounted by any window */
+		s.now += 20ull * W;
+		s.count += 20.0 * rates[s.reg];
+		sim_run(&s, rates, 1, false);
+		if (s.reg != 0 || s.c.home != 0)
+			fail("idle: step %d of a mutex stepped every 20 windows ran regime %u (home %u); "
+			     "expected SLEEP",
+			     i, s.reg, s.c.home);
+	}
+	if (s.ev[LS_CHOICE_TRIAL] || s.ev[LS_CHOICE_WON] || s.ev[LS_CHOICE_HOME])
+		fail("idle: %lu trials, %lu switches, %lu home windows measured from steps 20 windows apart",
+		     s.ev[LS_CHOICE_TRIAL], s.ev[LS_CHOICE_WON], s.ev[LS_CHOICE_HOME]);
+	printf("auto_choice: OK idle: stepped every 20 windows, the mutex stayed in SLEEP: %lu restarts, no "
+	       "trial\n",
+	       s.ev[LS_CHOICE_START]);
+}
+
+/* Runs `s` with `rates` until SPIN is home and has outlived its first
+ * trials of the others (their levels at LEVEL_MAX); fails otherwise. */
+static void spin_settled(struct sim *s, const double rates[LS_CHOICE_N])
+{
+	sim_run(s, rates, 8 * 3000, false);
+	if (s->c.home != 1 || s->c.level[0] != LEVEL_MAX)
+		fail("back: setup: home %u, level of SLEEP %u; expected SPIN, %u", s->c.home, s->c.level[0],
+		     LEVEL_MAX);
+	while (s->reg != 1 || s->c.pending)
+		sim_run(s, rates, 1, false);
+}
+
+/* Windows (in eighths) until SLEEP is home, at most `limit`; `hurry` calls
+ * ls_choice_hurry(SLEEP) at each step, as auto.c does while SPIN's
+ * arrivals spin their whole budget in vain. */
+static unsigned long until_sleep(struct sim *s, const double rates[LS_CHOICE_N], unsigned long limit,
+				 bool hurry)
+{
+	unsigned long e = 0;
+	while (s->c.home != 0 && e < limit) {
+		if (hurry && s->reg == 1)
+			ls_choice_hurry(&s->c, 0);
+		sim_run(s, rates, 1, false);
+		e++;
+	}
+	return e;
+}
+
+static void case_back(void)
+{
+	const double spin_wins[LS_CHOICE_N] = {1000, 1300, 800};
+	const double collapse[LS_CHOICE_N] = {1000, 400, 800};
+	const double slip[LS_CHOICE_N] = {1000, 850, 800};
+	struct sim s;
+	sim_init(&s, "back");
+	spin_settled(&s, spin_wins);
+	unsigned long e = until_sleep(&s, collapse, 8 * 12, false);
+	if (s.c.home != 0)
+		fail("back: SPIN's rate fell to 40%% of SLEEP's and after 12 windows home is %u", s.c.home);
+	struct sim t;
+	sim_init(&t, "back");
+	spin_settled(&t, spin_wins);
+	struct sim u = t; /* the same mutex, without the hurry */
+	unsigned long h = until_sleep(&t, slip, 8 * 8, true);
+	if (t.c.home != 0)
+		fail("back: SPIN 15%% slower than SLEEP, hurried: after 8 windows home is %u", t.c.home);
+	until_sleep(&u, slip, 8 * 8, false);
+	if (u.c.home != 1)
+		fail("back: SPIN 15%% slower, not hurried: home %u within 8 windows; the case shows nothing",
+		     u.c.home);
+	printf(
+	    "auto_choice: OK back: SLEEP home again %.2f windows after SPIN collapsed, %.2f after it slipped "
+	    "15%% with the hurry (not within 8 without)\n",
+	    e / 8.0, h / 8.0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -359,7 +456,7 @@ int main(int argc, char **argv)
 	} cases[] = {{"start", case_start},	{"switch", case_switch}, {"stay", case_stay},
 		     {"backoff", case_backoff}, {"warm", case_warm},	 {"drop", case_drop},
 		     {"stale", case_stale},	{"adopt", case_adopt},	 {"track", case_track},
-		     {"hurry", case_hurry}};
+		     {"hurry", case_hurry},	{"idle", case_idle},	 {"back", case_back}};
 	const size_t n = sizeof cases / sizeof cases[0];
 	if (argc != 2) {
 		fprintf(stderr, "usage: auto_choice CASE|all\n");
