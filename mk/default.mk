@@ -17,3 +17,10 @@ $(B)/unit/auto_regime: tests/unit/auto_regime.c $(B)/liblocks-tpoint.a $(HDRS) $
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive
+
+# tests/unit/auto_table.c runs auto's choice under a fake clock: the test
+# point build, and auto.c's calls of ls_now_ns() sent to the test's.
+$(B)/unit/auto_table: tests/unit/auto_table.c $(B)/liblocks-tpoint.a $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
+		-Wl,--wrap=ls_now_ns -Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive

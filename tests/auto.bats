@@ -6,7 +6,8 @@
 # bound; the waiter list across fork(); the validator with hand-offs on every
 # release (LOCKSWAP_AUTO_PASSES=0) and fault injection. Issue 33: the choice
 # among regimes (tests/unit/auto_choice.c drives choice.h with made-up
-# rates and checks its decisions), what each regime makes a waiter do and the
+# rates and checks its decisions; tests/unit/auto_table.c runs the lock's
+# own choice under a fake clock that makes each regime's rate), what each regime makes a waiter do and the
 # flush of the list on a change to SPIN (tests/unit/auto_regime.c counts a
 # waiter's steps through test points), the validator while the regime
 # changes every few windows, and a timed waiter re-evaluated at its deadline.
@@ -72,6 +73,12 @@ A="$UNIT/auto"
   run timeout -k 2 60 "$UNIT/auto_choice" all
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
   [ "$(grep -c '^auto_choice: OK ' <<<"$output")" -eq 13 ] || { echo "$output"; return 1; }
+}
+
+@test "auto: the lock runs its choice (table, steps, stat) under a fake clock: stays in SLEEP, moves to SPIN, back to SLEEP when spinning loses, to BATCH" {
+  run timeout -k 2 300 "$UNIT/auto_table" -W 240
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [ "$(grep -c '^auto_table: OK ' <<<"$output")" -eq 4 ] || { echo "$output"; return 1; }
 }
 
 @test "auto: SLEEP queues and sleeps at once, SPIN spins LOCKSWAP_SPIN steps and yields LOCKSWAP_YIELD times first (every policy)" {
