@@ -38,7 +38,7 @@ extern char **environ;
 
 static bool verbose, stats;
 
-#define DEFAULT_ALGO "ttas"
+#define DEFAULT_ALGO LS_DEFAULT_ALGO
 
 static __attribute__((noreturn)) void config_error(const char *msg)
 {

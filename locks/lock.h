@@ -104,6 +104,12 @@ struct ls_algo {
 	void (*unlock)(void *state);
 };
 
+/* The algorithm a program gets when LOCKSWAP_ALGO is unset (issue 33: the
+ * mutex chooses its regime by measuring; issue 21 kept ttas before it met
+ * the targets). The shim uses it (interpose/config.c), `lockswap --help` and
+ * `--list` show it, and lockswap(7) and the tests hold README to it. */
+#define LS_DEFAULT_ALGO "auto"
+
 /* Registration: the table is placed in the ls_algos section, so adding an
  * algorithm is adding a file. Tests that link liblocks.a statically must use
  * --whole-archive (the Makefile does). */
@@ -183,7 +189,9 @@ enum ls_test_point {
 	LS_POINT_SCAN,		/* a release looks at one more waiter (cna: bounded per release) */
 	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
 	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */
-	LS_POINT_WATCH,		/* a probing waiter watches a lock it saw released (auto) */
+	LS_POINT_NAP,		/* a woken head naps instead of sleeping until woken (auto, BATCH) */
+	LS_POINT_REARRIVE,	/* a waiter flushed from the list by a change of regime arrives
+				 * again (auto) */
 	LS_POINT_VISIBLE,	/* a waiter has made itself visible to the lock (its node swapped
 				 * into the tail, its ticket taken) and written nothing else yet:
 				 * where fork() may leave a thread (tests/unit/fork_window.c) */

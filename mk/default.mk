@@ -1,5 +1,5 @@
-# The default lock (issue 21): its benchmark and the test of auto's learned
-# spin budget.
+# The default lock (issues 21, 33): its benchmark and the test of auto's
+# regimes.
 #
 #   make default-bench   install missing Debian packages, build, run
 #                        scripts/sweeps/bench-default into results/default/
@@ -10,10 +10,17 @@ default-bench: deps-bench
 	@$(MAKE) --no-print-directory bench-build
 	@scripts/sweeps/bench-default --out results/default
 
-# tests/unit/auto_budget.c counts a waiter's steps through the test points
+# tests/unit/auto_regime.c counts a waiter's steps through the test points
 # (locks/lock.h), so it links the test-point build (mk/trylock.mk); this
 # explicit rule replaces the generic build/unit/% one.
-$(B)/unit/auto_budget: tests/unit/auto_budget.c $(B)/liblocks-tpoint.a $(HDRS) $(wildcard tests/unit/*.h)
+$(B)/unit/auto_regime: tests/unit/auto_regime.c $(B)/liblocks-tpoint.a $(HDRS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive
+
+# tests/unit/auto_table.c runs auto's choice under a fake clock: the test
+# point build, and auto.c's calls of ls_now_ns() sent to the test's.
+$(B)/unit/auto_table: tests/unit/auto_table.c $(B)/liblocks-tpoint.a $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
+		-Wl,--wrap=ls_now_ns -Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive

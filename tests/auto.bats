@@ -1,36 +1,42 @@
 #!/usr/bin/env bats
-# The `auto` lock (issue 13, item 2; locks/adaptive/auto.c): what the
-# generic suites do not check. Its bound on unfairness, forced without timing
-# conditions (tests/unit/auto.c: a thread that re-takes the lock at once,
-# over and over, against one queued waiter); the time bound; the waiter
-# list across fork(); and the validator with hand-offs on every release
-# (LOCKSWAP_AUTO_PASSES=0) and fault injection. Issue 21: the spin budget
-# each mutex learns (tests/unit/auto_budget.c counts a waiter's steps through
-# test points: it shrinks behind holders that keep the lock and on a lock
-# that is re-taken at once, and grows back), the validator with every
-# contended arrival a probe, and a timed waiter re-evaluated at its deadline.
+# The `auto` lock (issue 13, item 2; issue 33; locks/adaptive/auto.c): what
+# the generic suites do not check. Its bound on unfairness, forced without
+# timing conditions (tests/unit/auto.c: a thread that re-takes the lock at
+# once, over and over, against one queued waiter), in every regime; the time
+# bound; the waiter list across fork(); the validator with hand-offs on every
+# release (LOCKSWAP_AUTO_PASSES=0) and fault injection. Issue 33: the choice
+# among regimes (tests/unit/auto_choice.c drives choice.h with made-up
+# rates and checks its decisions; tests/unit/auto_table.c runs the lock's
+# own choice under a fake clock that makes each regime's rate), what each regime makes a waiter do and the
+# flush of the list on a change to SPIN (tests/unit/auto_regime.c counts a
+# waiter's steps through test points), the validator while the regime
+# changes every few windows, and a timed waiter re-evaluated at its deadline.
 # The end-to-end suites run `auto` like every lock with its capabilities.
 load helpers
 : "${STRESS_TIMEOUT:=60}"
 A="$UNIT/auto"
 
-@test "auto: a queued waiter is overtaken at most LOCKSWAP_AUTO_PASSES times, under every policy" {
-  local w k
-  for w in park yield spin; do
-    for k in 0 3; do
-      run timeout -k 2 60 "$A" passes -w "$w" -k "$k"
-      [ "$status" -eq 0 ] || { echo "passes -w $w -k $k: $output"; return 1; }
+@test "auto: a queued waiter is overtaken at most LOCKSWAP_AUTO_PASSES times, under every policy and in every regime" {
+  local w k r
+  for r in 0 1 2 3; do
+    for w in park yield spin; do
+      for k in 0 3; do
+        run timeout -k 2 60 "$A" passes -w "$w" -k "$k" -r "$r"
+        [ "$status" -eq 0 ] || { echo "passes -w $w -k $k -r $r: $output"; return 1; }
+      done
     done
   done
   run timeout -k 2 60 "$UNIT/auto-inject" passes -w park -k 2
   [ "$status" -eq 0 ] || { echo "inject: $output"; return 1; }
 }
 
-@test "auto: a queued waiter that has waited LOCKSWAP_AUTO_FAIR_NS gets the lock against a thread that re-takes it at once" {
-  local w
-  for w in park yield; do
-    run timeout -k 2 60 "$A" fair -w "$w"
-    [ "$status" -eq 0 ] || { echo "fair -w $w: $output"; return 1; }
+@test "auto: a queued waiter that has waited LOCKSWAP_AUTO_FAIR_NS gets the lock against a thread that re-takes it at once, in every regime" {
+  local w r
+  for r in 0 1 2 3; do
+    for w in park yield; do
+      run timeout -k 2 60 "$A" fair -w "$w" -r "$r"
+      [ "$status" -eq 0 ] || { echo "fair -w $w -r $r: $output"; return 1; }
+    done
   done
 }
 
@@ -63,36 +69,62 @@ A="$UNIT/auto"
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
-# build/unit/auto_budget CASE under every policy; then with the learning
-# off the same rounds must fail (the check can fail).
-budget_case() {
-  local w
-  for w in park yield spin; do
-    run timeout -k 2 60 "$UNIT/auto_budget" "$1" -w "$w"
-    [ "$status" -eq 0 ] || { echo "$1 -w $w: $output"; return 1; }
+@test "auto: the choice among regimes (choice.h) keeps SLEEP when rarely contended, tries, switches to SPIN or BATCH when they win, backs off, falls back to SLEEP when spinning loses" {
+  run timeout -k 2 60 "$UNIT/auto_choice" all
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [ "$(grep -c '^auto_choice: OK ' <<<"$output")" -eq 13 ] || { echo "$output"; return 1; }
+}
+
+@test "auto: the lock runs its choice (table, steps, stat) under a fake clock: stays in SLEEP, moves to SPIN, back to SLEEP when spinning loses, to BATCH" {
+  run timeout -k 2 300 "$UNIT/auto_table" -W 240
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [ "$(grep -c '^auto_table: OK ' <<<"$output")" -eq 4 ] || { echo "$output"; return 1; }
+}
+
+@test "auto: SLEEP queues and sleeps at once, SPIN spins LOCKSWAP_SPIN steps and yields LOCKSWAP_YIELD times first (every policy)" {
+  local c w
+  for c in sleep spin; do
+    for w in park yield spin; do
+      run timeout -k 2 60 "$UNIT/auto_regime" "$c" -w "$w"
+      [ "$status" -eq 0 ] || { echo "$c -w $w: $output"; return 1; }
+    done
   done
-  run env LOCKSWAP_AUTO_ADAPT=0 timeout -k 2 60 "$UNIT/auto_budget" "$1" -w park
-  [ "$status" -eq 1 ] || { echo "ADAPT=0: $output"; return 1; }
-  [[ "$output" == *"the budget did not shrink"* ]]
 }
 
-@test "auto: the spin budget shrinks behind holders that keep the lock past it, and grows back (every policy)" {
-  budget_case block
+@test "auto: BATCH's woken head naps, no release wakes it, and it takes a lock left free after its nap" {
+  run timeout -k 2 60 "$UNIT/auto_regime" batch -w park
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
-@test "auto: the spin budget shrinks on a lock taken again at once after each release, and grows back" {
-  budget_case hot
+@test "auto: a change to SPIN flushes the list: a waiter asleep in it arrives again and spins" {
+  run timeout -k 2 60 "$UNIT/auto_regime" flush -w park
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
-@test "auto: validator with every contended arrival a probe (watching 0 and 100 ns)" {
-  local h m w rc out failed=()
-  for h in 0 100; do
+@test "auto: validator while the choice changes regime every few windows (and flushes), every policy, fault injection" {
+  local m w b rc out failed=()
+  for b in stress stress-inject; do
+    for m in lock mix timed; do
+      for w in park yield spin; do
+        rc=0
+        out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_WINDOW_NS=100000 LOCKSWAP_AUTO_EXPLORE=1 \
+          LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 3000 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
+        [ $rc -eq 0 ] || { failed+=("$b/$m/$w"); echo "$b -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+      done
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+}
+
+@test "auto: validator in each fixed regime (sleep, spin, batch with 20 us naps), every policy" {
+  local r m w rc out failed=()
+  for r in 1 2 3; do
     for m in lock mix; do
       for w in park yield spin; do
         rc=0
-        out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_PROBE=1 LOCKSWAP_AUTO_HOT_NS=$h "$UNIT/stress" \
-          -a auto -t 8 -n 3000 -l 1 -m "$m" -w "$w" -q 2>&1) || rc=$?
-        [ $rc -eq 0 ] || { failed+=("$h/$m/$w"); echo "HOT_NS=$h -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+        out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_REGIME=$r LOCKSWAP_AUTO_NAP_NS=20000 \
+          "$UNIT/stress" -a auto -t 6 -n 3000 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
+        [ $rc -eq 0 ] || { failed+=("$r/$m/$w"); echo "regime $r -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
       done
     done
   done

@@ -126,8 +126,11 @@ rejected() {
   done
 }
 
-@test "defaults: algorithm ttas, policy park" {
+@test "defaults: algorithm auto, policy park; LOCKSWAP_ALGO=ttas keeps the former default" {
   run_lib LOCKSWAP_VERBOSE=1 -- "$HELLO"
   assert_success
-  [[ "$stderr" == *ttas* && "$stderr" == *park* ]] || { echo "$stderr"; return 1; }
+  [[ "$stderr" == *"algorithm=auto "* && "$stderr" == *park* ]] || { echo "$stderr"; return 1; }
+  run_lib LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO=ttas -- "$HELLO"
+  assert_success
+  [[ "$stderr" == *"algorithm=ttas "* ]] || { echo "$stderr"; return 1; }
 }

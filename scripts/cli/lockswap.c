@@ -50,7 +50,7 @@ static const char usage[] =
     "uses the lock algorithm ALGO (and every rwlock RWALGO, every spinlock the\n"
     "--spinalgo one).\n"
     "\n"
-    "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default ttas); see --list\n"
+    "  -a, --algo ALGO    lock algorithm (LOCKSWAP_ALGO; default " LS_DEFAULT_ALGO "); see --list\n"
     "  -m, --map RULES    an algorithm per mutex or rwlock, by where it is created\n"
     "                     (LOCKSWAP_ALGO_MAP): PATTERN=ALGO,... with FUNCTION, FILE:LINE,\n"
     "                     MODULE.so or * (the rest; without it, -a's or -r's algorithm); an\n"
@@ -170,7 +170,8 @@ static void list(void)
 	printf("%-10s %-24s %s\n", "NAME", "CAPABILITIES", "DESCRIPTION");
 	for (size_t i = 0; i < ls_algo_count(); i++) {
 		const struct ls_algo *a = ls_algo_at(i);
-		printf("%-10s %-24s %s\n", a->name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+		printf("%-10s %-24s %s%s\n", a->name, ls_caps_string(a->caps, c, sizeof c), a->desc,
+		       strcmp(a->name, LS_DEFAULT_ALGO) ? "" : " [the default: LOCKSWAP_ALGO unset]");
 		for (const struct ls_param *p = a->params; p && p->env; p++)
 			printf("%-10s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
 			       p->desc);

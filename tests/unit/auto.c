@@ -3,8 +3,10 @@
  * the generic harnesses do not check: its bound on unfairness, and its
  * waiter list across fork().
  *
- *   auto CASE [-w spin|yield|park] [-k PASSES] [-T SECONDS(30)]
+ *   auto CASE [-w spin|yield|park] [-k PASSES] [-r REGIME] [-T SECONDS(30)]
  *
+ * -r sets LOCKSWAP_AUTO_REGIME (0 choose, 1 sleep, 2 spin, 3 batch; default
+ * 0): the bounds hold in every regime.
  * Cases (each prints one line "auto: OK ..." and exits 0, or "auto: FAIL
  * ..." and exits 1):
  *   passes  The main thread holds the lock; thread B calls lock() and is
@@ -322,21 +324,24 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "usage: auto passes|fair|none|fork|deadline [-w spin|yield|park] [-k PASSES] "
-				"[-T SECONDS]\n");
+				"[-r REGIME] [-T SECONDS]\n");
 		return 2;
 	}
 	const char *c = argv[1];
-	unsigned long k = 3;
+	unsigned long k = 3, regime = 0;
 	int opt;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	optind = 2;
-	while ((opt = getopt(argc, argv, "w:k:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "w:k:r:T:")) != -1) {
 		switch (opt) {
 		case 'w':
 			opt_policy(optarg);
 			break;
 		case 'k':
 			k = (unsigned long)opt_number("k", optarg, 0, 1u << 24);
+			break;
+		case 'r':
+			regime = (unsigned long)opt_number("r", optarg, 0, 3);
 			break;
 		case 'T':
 			limit_ms = (int)opt_number("T", optarg, 1, 3600) * 1000;
@@ -354,6 +359,7 @@ int main(int argc, char **argv)
 		die("out of memory");
 	memset(state, 0, LS_CACHELINE);
 	const char *pol = opt_policy_name(ls_wait_cfg.policy);
+	set_param("LOCKSWAP_AUTO_REGIME", regime);
 
 	if (!strcmp(c, "passes")) {
 		set_param("LOCKSWAP_AUTO_PASSES", k);

@@ -165,9 +165,9 @@ int main(int argc, char **argv)
 		}
 	}
 	char err[1400];
-	/* the mutex-serialised mode serves as LOCKSWAP_ALGO's lock (ttas, the shim's default) */
+	/* the mutex-serialised mode serves as LOCKSWAP_ALGO's lock (the shim's default without it) */
 	const char *m = getenv("LOCKSWAP_ALGO");
-	const struct ls_algo *mutex = ls_algo_find(m ? m : "ttas");
+	const struct ls_algo *mutex = ls_algo_find(m ? m : LS_DEFAULT_ALGO);
 	if (!(base = ls_rwalgo_lookup(inner_name, err, sizeof err)) ||
 	    ls_rwalgo_start(base, mutex, err, sizeof err)) {
 		fprintf(stderr, "bravo_revoke: -i: %s\n", err);

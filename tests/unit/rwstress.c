@@ -8,7 +8,7 @@
  *
  * Links build/liblocks.a directly (no LD_PRELOAD): RWALGO is any name
  * `lockswap --names rwlock` prints (NAME+WRAPPER compositions too); `mutex`
- * serialises under LOCKSWAP_ALGO's lock (default ttas). THREADS threads
+ * serialises under LOCKSWAP_ALGO's lock (default LS_DEFAULT_ALGO, auto). THREADS threads
  * each make ITERS acquisitions of one of LOCKS locks, READ_PERCENT of them
  * for reading, by
  *   lock   rdlock / wrlock;
@@ -636,7 +636,7 @@ int main(int argc, char **argv)
 	if (algo->caps & LS_RWCAP_PASSTHROUGH)
 		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
 	const char *mname = getenv("LOCKSWAP_ALGO");
-	const struct ls_algo *mutex = ls_algo_find(mname ? mname : "ttas");
+	const struct ls_algo *mutex = ls_algo_find(mname ? mname : LS_DEFAULT_ALGO);
 	if (!mutex)
 		opt_error("LOCKSWAP_ALGO: unknown algorithm '%s'", mname);
 	opt_params(mutex);
