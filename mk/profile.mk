@@ -12,15 +12,16 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
-# The report renders with the library's own table code, draws flame graphs
-# (report_flame.c), proposes algorithm maps (report_map.c) and fetches debug
-# files with elfutils' libdebuginfod.
+# The report renders with the library's own table code, names frames with
+# the library's symbol resolver (stack/elfsym.c, through report_syms.c,
+# which fetches debug files with elfutils' libdebuginfod), draws flame graphs
+# (report_flame.c) and proposes algorithm maps (report_map.c).
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
-	profile/profile_table.c
+	scripts/cli/report_syms.c profile/profile_table.c stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	profile/profile_table.h profile/profile_counts.h
+	scripts/cli/report_syms.h profile/profile_table.h profile/profile_counts.h stack/elfsym.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ $(REPORT_SRCS) -ldebuginfod
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -Istack -o $@ $(REPORT_SRCS) -ldebuginfod -lm
 
 all: $(B)/lockswap-profile $(B)/lockswap-report
 INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report
@@ -41,3 +42,27 @@ tests-build: $(B)/progs/profile_dl $(B)/doubles-profile/libprofile_dl.so
 profile-bench: deps-bench
 	@$(MAKE) --no-print-directory bench-build tests-build
 	@scripts/sweeps/bench-profile --out results/profile
+
+# The names lockswap prints (tests/report.bats): a program and a library that
+# export a few functions around code they do not export, stripped as Debian
+# ships them (only their exported functions left, in .dynsym), their debug
+# files apart in build/symbols/debug/ (objcopy --only-keep-debug, as
+# dh_strip does); the program finds the library beside it ($ORIGIN).
+SYMBOLS_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fno-toplevel-reorder -fno-reorder-functions
+
+$(B)/symbols/libsymbols.so: tests/doubles-report/symbols_lib.c
+	@mkdir -p $(@D)/debug
+	$(CC) $(SYMBOLS_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@.full $<
+	objcopy --only-keep-debug $@.full $(@D)/debug/libsymbols.so.debug
+	strip --strip-all -o $@ $@.full
+	rm -f $@.full
+
+$(B)/symbols/symbols: tests/doubles-report/symbols.c tests/progs/check.h $(B)/symbols/libsymbols.so
+	@mkdir -p $(@D)/debug
+	$(CC) $(SYMBOLS_CFLAGS) -Itests/progs -o $@.full $< -L$(@D) -lsymbols -Wl,-rpath,'$$ORIGIN' \
+		-Wl,--export-dynamic-symbol='sym_exported_*'
+	objcopy --only-keep-debug $@.full $(@D)/debug/symbols.debug
+	strip --strip-all -o $@ $@.full
+	rm -f $@.full
+
+tests-build: $(B)/symbols/symbols
