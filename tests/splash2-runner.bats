@@ -173,7 +173,7 @@ wait_for() {
 	assert_line --index 0 --regexp '^app +input +M\.N +rank +algorithm +wait +ok +median_s +min_s +max_s +x_glibc +spread +not ok$'
 	assert_line --regexp '^raytrace +car-32x32 +2\.1 +1 +glibc +- +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.000 +[0-9.]+!?$'
 	assert_line --regexp '^barnes +plummer-200 +1\.0 +1 +glibc +- +2/2 '
-	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,rank,ok,runs,median_s,min_s,max_s,ratio_glibc,spread,noisy,not_ok" ]
+	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,rank,ok,runs,median_s,min_s,max_s,ratio_glibc,vs_glibc,p_glibc,spread,noisy,not_ok" ]
 	for p in raytrace-car-32x32 barnes-plummer-200 splash2; do
 		[ "$(head -c 8 "$OUTD/plots/$p.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
 	done
