@@ -89,9 +89,14 @@ def verdict_notes(header, rows, threshold="1.5"):
     undecided = [r for r in rows if r[ivs] == "~"]
     if not undecided:
         return notes
+    # each undecided cell with its group's glibc (the key columns before the axes)
     ia = S.axis_span(header)[0]
-    fewest = min(int(r[col["ok"]]) for r in rows if r[ivs] or r[ia] == S.NATIVE)
-    noisy = [r for r in rows if r[col["noisy"]] == "yes" and (r[ivs] == "~" or r[ia] == S.NATIVE)]
+    base = {tuple(r[:ia]): r for r in rows if r[ia] == S.NATIVE}
+    pairs = [(r, base[tuple(r[:ia])]) for r in undecided if tuple(r[:ia]) in base]
+    fewest = min(min(int(r[col["ok"]]), int(g[col["ok"]])) for r, g in pairs)
+    noisy = []
+    for r, g in pairs:
+        noisy += [x for x in (r, g) if x[col["noisy"]] == "yes" and not any(x is y for y in noisy)]
     if fewest < 3:
         notes.append("more repetitions needed: with %d run%s of a cell no difference can reach p <= %g "
                      "(3 runs each at least, every run of one beyond every run of the other): run --reps 5 or more"
