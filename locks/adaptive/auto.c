@@ -828,7 +828,7 @@ static const struct ls_param auto_params[] = {
 
 static const struct ls_algo auto_algo = {
     .name = "auto",
-    .desc = "adaptive: barging, queued sleepers, bounded hand-off (see locks/adaptive/auto.c)",
+    .desc = "adaptive: barging, queued sleepers, bounded hand-off; each mutex learns its spin budget",
     .caps = LS_CAP_TIMEOUT,
     .rank = 5,
     .state_size = sizeof(struct autolock),
