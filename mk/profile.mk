@@ -8,9 +8,9 @@
 #   build/lockswap-report    re-renders a saved JSON profile with file:line
 #   make profile-bench       regenerates results/profile/ (scripts/sweeps/bench-profile)
 
-$(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
+$(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h $(B)/.flags
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $<
 
 # The report renders with the library's own table code, names frames with
 # the library's symbol resolver (stack/elfsym.c, through report_syms.c,
@@ -19,9 +19,10 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
 	scripts/cli/report_syms.c profile/profile_table.c stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	scripts/cli/report_syms.h profile/profile_table.h profile/profile_counts.h stack/elfsym.h
+	scripts/cli/report_syms.h profile/profile_table.h profile/profile_counts.h stack/elfsym.h $(B)/.flags
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -Istack -o $@ $(REPORT_SRCS) -ldebuginfod -lm
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -Iprofile -Istack $(LDFLAGS) -o $@ $(REPORT_SRCS) \
+		-ldebuginfod -lm
 
 all: $(B)/lockswap-profile $(B)/lockswap-report
 INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report
