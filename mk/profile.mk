@@ -1,8 +1,8 @@
 # The contention profiler's commands (issue 11): `lockswap profile` and
 # `lockswap report`. profile/*.c is the library side, built into
 # liblockswap.so with the shim, which it sees only through
-# interpose/observe.h; profile/profile_table.c (the renderings) needs
-# nothing else and is linked into lockswap-report too.
+# interpose/observe.h; profile/profile_table.c (the renderings) and the
+# files below it need nothing else and are linked into lockswap-report too.
 #
 #   build/lockswap-profile   runs a program under LOCKSWAP_PROFILE=1
 #   build/lockswap-report    re-renders a saved JSON profile with file:line
@@ -12,14 +12,16 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h $(B)/.fl
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $<
 
-# The report renders with the library's own table code, names frames with
-# the library's symbol resolver (stack/elfsym.c, through report_syms.c,
-# which fetches debug files with elfutils' libdebuginfod), draws flame graphs
-# (report_flame.c) and proposes algorithm maps (report_map.c).
+# The report renders with the library's own renderings (profile/profile_table.c
+# and the files below it, profile_table.h says which), draws flame graphs
+# (report_flame.c), proposes algorithm maps (report_map.c), and names frames
+# with the library's symbol resolver (stack/elfsym.c, through report_syms.c,
+# which fetches debug files with elfutils' libdebuginfod, bounded).
+REPORT_PROFILE := table csv json rows frames print
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
-	scripts/cli/report_syms.c profile/profile_table.c stack/elfsym.c
+	scripts/cli/report_syms.c $(REPORT_PROFILE:%=profile/profile_%.c) stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	scripts/cli/report_syms.h profile/profile_table.h profile/profile_counts.h stack/elfsym.h $(B)/.flags
+	scripts/cli/report_syms.h $(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h $(B)/.flags
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -Iprofile -Istack $(LDFLAGS) -o $@ $(REPORT_SRCS) \
 		-ldebuginfod -lm

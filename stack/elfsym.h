@@ -1,7 +1,7 @@
 /*
  * elfsym.h - the one symbol resolver of lockswap: which function holds a
  * code address of a module, read from the ELF files themselves. Shared by
- * the profiler's report at exit (profile/profile_out.c), the per-lock
+ * the profiler's report at exit (profile/profile_frames.c), the per-lock
  * rules' matcher (match/), and `lockswap report` (its table, --folded,
  * --svg and --map), so that every name any of them prints is a name a
  * FUNCTION rule of LOCKSWAP_ALGO_MAP matches.
