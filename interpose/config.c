@@ -37,6 +37,7 @@
 extern char **environ;
 
 static bool verbose, stats;
+static pid_t config_pid; /* the process that read the configuration */
 
 #define DEFAULT_ALGO "ttas"
 
@@ -232,6 +233,7 @@ static void configure(void)
 {
 	char msg[1400];
 
+	config_pid = getpid();
 	check_unknown_vars();
 
 	const char *name = getenv("LOCKSWAP_ALGO");
@@ -535,8 +537,10 @@ LS_REGISTER_CONFIG(config);
 
 __attribute__((destructor)) static void dtor(void)
 {
-	if (ls_map_any() && verbose)
-		ls_map_report();
+	/* the rules that matched nothing: once, by the process that read them
+	 * (a forked child that exits has the parent's counts) */
+	if (ls_map_any() && (verbose || getpid() == config_pid))
+		ls_map_report(verbose);
 	if (!verbose && !stats)
 		return;
 	struct ls_node_stats st;
