@@ -7,6 +7,7 @@
 #   make test-quick build, run the edit-compile loop's check (scripts/run-tests
 #                   --quick: under a minute; make test stays the whole suite)
 #   make install PREFIX=/usr/local [DESTDIR=DIR]   (mk/man.mk: man pages, completion)
+#   make uninstall PREFIX=/usr/local [DESTDIR=DIR]  removes what install installed
 #   make deb        a Debian package, in build/deb/ (mk/deb.mk)
 #   make format, make format-check   (clang-format; the tree is kept formatted)
 #   make bench, make core-bench   (mk/lockbench.mk), make splash2 (mk/splash2.mk),
@@ -25,8 +26,30 @@ B := build
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -Ilocks -Ilocks/common -Iinterpose \
-	-Istack -Imatch
+# CPPFLAGS and LDFLAGS: a packager's (make deb: dpkg-buildflags'), for what is installed
+CPPFLAGS ?=
+LDFLAGS ?=
+ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) $(CPPFLAGS) -Ilocks -Ilocks/common \
+	-Iinterpose -Istack -Imatch
+
+# What a build was made with: objects depend on $(B)/.flags, rewritten only when
+# the flags change, so that a build with other flags (make deb's) recompiles
+# everything instead of mixing objects.
+FLAGS_NOW := $(CC) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS)
+$(shell mkdir -p $(B) && { [ "$$(cat $(B)/.flags 2>/dev/null)" = '$(FLAGS_NOW)' ] || printf '%s\n' '$(FLAGS_NOW)' >$(B)/.flags; })
+
+# One version, the first entry of debian/changelog: the package's and
+# `lockswap --version`'s.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+# Where an installed lockswap keeps what only it uses, under PREFIX: the
+# library and compare's engine in lib/TRIPLET/lockswap (as Debian's packages
+# keep preloaded libraries), the subcommands in libexec/lockswap. `lockswap`
+# finds both from its own folder (../lib/TRIPLET/lockswap, ../libexec/lockswap),
+# or beside itself (build/).
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+PKGLIB_REL := lib/$(if $(MULTIARCH),$(MULTIARCH)/)lockswap
+LIBEXEC_REL := libexec/lockswap
+LAYOUT_DEFS := -DLS_VERSION='"$(VERSION)"' -DLS_PKGLIB='"$(PKGLIB_REL)"' -DLS_LIBEXEC='"$(LIBEXEC_REL)"' 
 # The shim is compiled without -fexceptions: pthread_cleanup_push in the
 # condvar wait is then glibc's setjmp-based kind, which the forced unwind of
 # pthread_cancel runs in C and C++ threads alike (see interpose/mutex_cond.c).
@@ -37,7 +60,7 @@ SHIM_SRCS := $(sort $(wildcard interpose/*.c profile/*.c stack/*.c match/*.c))
 LOCK_OBJS := $(LOCK_SRCS:%.c=$(B)/%.o)
 INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/inject/%.o)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/%.o)
-HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h profile/*.h stack/*.h match/*.h)
+HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h profile/*.h stack/*.h match/*.h) $(B)/.flags
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
@@ -48,7 +71,7 @@ PROG_BINS := $(PROG_C:tests/progs/%.c=$(B)/progs/%) $(PROG_CXX:tests/progs/%.cpp
 LIB := $(B)/liblockswap.so
 CMD := $(B)/lockswap
 
-.PHONY: all demo test test-quick check install deps-demo deps-test clean format format-check tests-build
+.PHONY: all demo test test-quick check install uninstall deps-demo deps-test clean format format-check tests-build
 all: $(LIB) $(CMD) $(B)/liblocks.a
 
 $(B)/locks/%.o: locks/%.c $(HDRS)
@@ -84,12 +107,14 @@ $(B)/liblocks-inject.a: $(INJ_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# Its SONAME is its name: nothing links against it (it is preloaded by path),
+# so there is no ABI version to carry.
 $(LIB): $(LOCK_OBJS) $(SHIM_OBJS) interpose/liblockswap.map
-	$(CC) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) \
+	$(CC) $(LDFLAGS) -shared -pthread -o $@ $(LOCK_OBJS) $(SHIM_OBJS) -Wl,-soname,liblockswap.so \
 		-Wl,--version-script=interpose/liblockswap.map -Wl,-z,now -ldl
 
-$(CMD): scripts/cli/lockswap.c scripts/cli/cli.h $(B)/liblocks.a $(HDRS)
-	$(CC) $(ALL_CFLAGS) -fvisibility=default -o $@ $< \
+$(CMD): scripts/cli/lockswap.c scripts/cli/cli.h $(B)/liblocks.a $(HDRS) debian/changelog
+	$(CC) $(ALL_CFLAGS) $(LAYOUT_DEFS) -fvisibility=default $(LDFLAGS) -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks.a -Wl,--no-whole-archive
 
 # Unit and stress tests link the algorithms directly, without LD_PRELOAD.
@@ -134,20 +159,34 @@ demo: deps-demo
 $(B)/demo-contend: scripts/demo.c
 	$(CC) -std=gnu11 -O2 -pthread $(WARN) -o $@ $<
 
-# PREFIX/bin: lockswap and its subcommands (INSTALL_BINS, from mk/*.mk);
-# PREFIX/lib: the library (lockswap finds it in ../lib); the man pages and
-# the bash completion (mk/man.mk). DESTDIR stages it (make deb does).
+# PREFIX/bin/lockswap; its subcommands (INSTALL_BINS, from mk/*.mk) in
+# PREFIX/libexec/lockswap; the library (and INSTALL_LIBS: compare's engine) in
+# PREFIX/lib/TRIPLET/lockswap; the man pages and the bash completion
+# (mk/man.mk). DESTDIR stages it (make deb does). `make uninstall` removes
+# exactly these files, and the two private folders once empty.
+BINDIR ?= $(PREFIX)/bin
+PKGLIBDIR ?= $(PREFIX)/$(PKGLIB_REL)
+LIBEXECDIR ?= $(PREFIX)/$(LIBEXEC_REL)
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR)
-	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/liblockswap.so
-	install -m 0755 $(CMD) $(DESTDIR)$(PREFIX)/bin/lockswap
-	$(if $(strip $(INSTALL_BINS)),install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(PREFIX)/bin/)
+	install -m 0644 $(LIB) $(DESTDIR)$(PKGLIBDIR)/liblockswap.so
+	$(if $(strip $(INSTALL_LIBS)),install -m 0644 $(INSTALL_LIBS) $(DESTDIR)$(PKGLIBDIR)/)
+	install -m 0755 $(CMD) $(DESTDIR)$(BINDIR)/lockswap
+	$(if $(strip $(INSTALL_BINS)),install -m 0755 $(INSTALL_BINS) $(DESTDIR)$(LIBEXECDIR)/)
 	install -m 0644 $(B)/man/lockswap.1 $(DESTDIR)$(MANDIR)/man1/lockswap.1
 	install -m 0644 $(B)/man/lockswap.7 $(DESTDIR)$(MANDIR)/man7/lockswap.7
 	install -m 0644 scripts/completion/lockswap $(DESTDIR)$(BASHCOMPDIR)/lockswap
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/lockswap $(DESTDIR)$(PKGLIBDIR)/liblockswap.so \
+		$(addprefix $(DESTDIR)$(PKGLIBDIR)/,$(notdir $(INSTALL_LIBS))) \
+		$(addprefix $(DESTDIR)$(LIBEXECDIR)/,$(notdir $(INSTALL_BINS))) \
+		$(DESTDIR)$(MANDIR)/man1/lockswap.1 $(DESTDIR)$(MANDIR)/man7/lockswap.7 \
+		$(DESTDIR)$(BASHCOMPDIR)/lockswap
+	-rmdir $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 # The tree follows .clang-format: `make format` rewrites nothing, and
 # `make format-check` (run by tests/format.bats) fails on any file that

@@ -132,9 +132,11 @@ static uint64_t bound_at(const struct ls_bindmap *f, unsigned i)
 	return atomic_load_explicit(&f->bound[i], memory_order_relaxed);
 }
 
-/* Under LOCKSWAP_VERBOSE, at exit: what each rule chose, and why a rule
- * chose nothing (a rule of both families: no mutex and no rwlock). */
-void ls_map_report(void)
+/* At exit: why a rule chose nothing (a rule of both families: no mutex and
+ * no rwlock), always, since a rule that matches nothing (a typo, an offset
+ * an upgrade moved) would otherwise run silently with the default; and,
+ * verbose (LOCKSWAP_VERBOSE), what each rule chose and the matcher's work. */
+void ls_map_report(bool verbose)
 {
 	const struct ls_bindmap *mx = &ls_bind_mutexes, *rw = &ls_bind_rwlocks;
 	struct ls_match_stats st;
@@ -147,20 +149,22 @@ void ls_map_report(void)
 	char rws[64] = "";
 	if (rw->table)
 		snprintf(rws, sizeof rws, ", %llu rwlocks bound", (unsigned long long)rwtotal);
-	ls_say("lockswap: map: %llu mutexes bound%s, %llu stack walks, %llu without a walk, %llu return "
-	       "addresses resolved",
-	       (unsigned long long)total, rws, (unsigned long long)st.walks, (unsigned long long)st.unwalked,
-	       (unsigned long long)st.resolved);
+	if (verbose)
+		ls_say(
+		    "lockswap: map: %llu mutexes bound%s, %llu stack walks, %llu without a walk, %llu return "
+		    "addresses resolved",
+		    (unsigned long long)total, rws, (unsigned long long)st.walks,
+		    (unsigned long long)st.unwalked, (unsigned long long)st.resolved);
 	for (unsigned i = 0; i < ls_match_count(); i++) {
 		const char *text = ls_match_rule(i)->text;
 		/* a rule of the family whose locks the map binds (an rwlock rule
 		 * binds nothing while every rwlock is glibc's anyway) */
 		bool m = mx->table && (mx->rules >> i & 1), r = rw->table && (rw->rules >> i & 1);
 		uint64_t n = m ? bound_at(mx, i) : 0, nr = r ? bound_at(rw, i) : 0;
-		if (n)
+		if (n && verbose)
 			ls_say("lockswap: map: rule '%s': %llu mutexes -> %s", text, (unsigned long long)n,
 			       mx->table[i].name);
-		if (nr)
+		if (nr && verbose)
 			ls_say("lockswap: map: rule '%s': %llu rwlocks -> %s", text, (unsigned long long)nr,
 			       rw->table[i].name);
 		if (n || nr || (!m && !r))
@@ -173,6 +177,8 @@ void ls_map_report(void)
 			      : "rwlock",
 		       why[0] ? " (" : "", why, why[0] ? ")" : "");
 	}
+	if (!verbose)
+		return;
 	uint64_t n = mx->table ? bound_at(mx, mx->n - 1) : 0;
 	if (n)
 		ls_say("lockswap: map: no rule: %llu mutexes -> %s", (unsigned long long)n,

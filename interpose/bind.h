@@ -150,12 +150,13 @@ void ls_bind_say(const struct ls_bind *b, const char *what, const char *caps);
  * set) and ls_rwg for the rwlocks' (ls_rwg.map set), each only if the map
  * has rules of that family, or returns -1 with one line in err. After the
  * observer: ls_map_published (the mutexes' slow paths). After ready:
- * ls_map_start (the matcher's start: may dlopen). At exit, under
- * LOCKSWAP_VERBOSE: ls_map_report. */
+ * ls_map_start (the matcher's start: may dlopen). At exit: ls_map_report,
+ * every rule (verbose: LOCKSWAP_VERBOSE), or only the rules that matched
+ * no lock. */
 int ls_map_configure(const struct ls_algo *dflt, bool verbose, char *err, size_t errlen);
 void ls_map_published(void);
 int ls_map_start(char *err, size_t errlen);
-void ls_map_report(void);
+void ls_map_report(bool verbose);
 bool ls_map_any(void); /* rules were read: of mutexes (ls_g.map), rwlocks or both */
 /* For the observer (observe.h): the algorithm of the locks no rule names,
  * and a lock's algorithm and rule (NULL for a lock glibc keeps, or

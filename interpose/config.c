@@ -37,6 +37,7 @@
 extern char **environ;
 
 static bool verbose, stats;
+static pid_t config_pid; /* the process that read the configuration */
 
 #define DEFAULT_ALGO LS_DEFAULT_ALGO
 
@@ -87,6 +88,7 @@ static const char *const own_vars[] = {
     "LOCKSWAP_STATS",	"LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG", "LOCKSWAP_LIB", /* read by the lockswap
 										   command only */
     "LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
+    "LOCKSWAP_RESULTS", /* read by lockswap compare only (where its results go) */
     "LOCKSWAP_RWALGO",	"LOCKSWAP_SPINALGO",
 };
 
@@ -181,6 +183,60 @@ static bool known_var(const char *name, size_t len)
 	return rw_known_var(name, len);
 }
 
+/* The edit distance of a and b (Levenshtein, letters compared without
+ * case: LOCKSWAP_algo is near LOCKSWAP_ALGO); 64 for names that long. */
+static size_t distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t row[64];
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + ((a[i - 1] | 32) != (b[j - 1] | 32));
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* Into out: the known variables (list: "A, B, ...") nearest to name (len
+ * bytes), at most 3, if the nearest is near: a third of the letters after
+ * LOCKSWAP_ wrong at most (one for a short name). Empty if none is. */
+static void nearest_vars(const char *name, size_t len, const char *list, char *out, size_t size)
+{
+	const size_t pre = 9; /* "LOCKSWAP_" */
+	size_t best = 64, found = 0, used = 0, limit = (len - pre + 2) / 3;
+	out[0] = '\0';
+	for (int pass = 0; pass < 2; pass++)
+		for (const char *p = list; *p;) {
+			size_t n = strcspn(p, ",");
+			size_t d = distance(name + pre, len - pre, p + pre, n > pre ? n - pre : 0);
+			if (pass == 0 && d < best)
+				best = d;
+			else if (pass == 1 && d == best && best <= (limit ? limit : 1) && found < 3 &&
+				 used < size) {
+				used += (size_t)snprintf(out + used, size - used, "%s%.*s", found ? ", " : "",
+							 (int)n, p);
+				found++;
+			}
+			p += n;
+			while (*p == ',' || *p == ' ')
+				p++;
+		}
+}
+
+/* An unknown LOCKSWAP_ variable is a configuration error (a typo must not
+ * run silently with the default): one line naming it, the nearest valid
+ * names if some are near, and where every name is listed. */
 static void check_unknown_vars(void)
 {
 	for (char **e = environ; e && *e; e++) {
@@ -209,8 +265,13 @@ static void check_unknown_vars(void)
 					used +=
 					    (size_t)snprintf(list + used, sizeof list - used, ", %s", p->env);
 		used = rw_list_params(list, used, sizeof list);
-		char msg[LS_SAY_MAX];
-		snprintf(msg, sizeof msg, "unknown variable %.*s (valid: %s)", (int)len, *e, list);
+		char near[256], msg[LS_SAY_MAX];
+		nearest_vars(*e, len, list, near, sizeof near);
+		snprintf(msg, sizeof msg,
+			 "unknown variable %.*s (%s%s%s every variable is in lockswap(7), the tunables in "
+			 "lockswap --list --long)",
+			 (int)len, *e, near[0] ? "did you mean " : "no valid name is near it:", near,
+			 near[0] ? "?" : "");
 		config_error(msg);
 	}
 }
@@ -232,6 +293,7 @@ static void configure(void)
 {
 	char msg[1400];
 
+	config_pid = getpid();
 	check_unknown_vars();
 
 	const char *name = getenv("LOCKSWAP_ALGO");
@@ -535,8 +597,10 @@ LS_REGISTER_CONFIG(config);
 
 __attribute__((destructor)) static void dtor(void)
 {
-	if (ls_map_any() && verbose)
-		ls_map_report();
+	/* the rules that matched nothing: once, by the process that read them
+	 * (a forked child that exits has the parent's counts) */
+	if (ls_map_any() && (verbose || getpid() == config_pid))
+		ls_map_report(verbose);
 	if (!verbose && !stats)
 		return;
 	struct ls_node_stats st;

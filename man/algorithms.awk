@@ -1,5 +1,5 @@
 # man/algorithms.awk - the ALGORITHMS entries of lockswap(7), in man(7)
-# macros, from `lockswap --list` on stdin (mk/man.mk). An algorithm line is
+# macros, from `lockswap --list --long` on stdin (mk/man.mk). An algorithm line is
 # "NAME CAPABILITIES DESCRIPTION" (capabilities comma-separated, "-" for
 # none); its tunables follow, indented, as "LOCKSWAP_X=DEFAULT: what".
 # Other lines (the heading, the notes at the end) are not entries.

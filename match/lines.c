@@ -2,11 +2,13 @@
  * lines.c - source lines through elfutils' libdwfl (see lines.h).
  *
  * Debug information: the module's own DWARF, else a separate debug file
- * found by build-id under /usr/lib/debug/.build-id (Debian's -dbgsym
- * packages) or by its .gnu_debuglink name (beside the module, in its .debug
- * folder, or under /usr/lib/debug and the module's folder). Never
- * debuginfod: this runs while a mutex is being created, and must not wait
- * for a network (the standard callback would ask DEBUGINFOD_URLS' servers).
+ * found where the symbol resolver finds it (stack/elfsym.h,
+ * ls_debugfile_find): by build-id under /usr/lib/debug/.build-id (Debian's
+ * -dbgsym packages), by its .gnu_debuglink name (beside the module, in its
+ * .debug folder, or under /usr/lib/debug and the module's folder), or in
+ * debuginfod's cache (a file fetched before). Never a debuginfod server:
+ * this runs while a mutex is being created, and must not wait for a network
+ * (the standard callback would ask DEBUGINFOD_URLS' servers).
  *
  * libdw is dlopen'ed: a process without FILE:LINE rules never maps it, and
  * liblockswap.so has no dependency on it (it is libdw1, which the Debian
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfsym.h"
 #include "lines.h"
 
 static struct {
@@ -42,32 +45,24 @@ static struct {
 
 static Dwfl *dwfl;
 
-/* A .gnu_debuglink file where GDB and Debian put them. */
+/* The debug file the symbol resolver takes (stack/elfsym.h: by build-id
+ * under /usr/lib/debug, a .gnu_debuglink file where GDB and Debian put
+ * them, debuginfod's cache), so that a FILE:LINE rule sees the lines of
+ * the file whose names a report printed. */
 static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base, const char *file,
 			  const char *link, GElf_Word crc, char **out)
 {
 	int fd = fn.build_id_find_debuginfo(mod, ud, modname, base, file, link, crc, out);
-	if (fd >= 0 || !link || !file || !*link)
+	struct ls_elfid e;
+	char path[PATH_MAX];
+	if (fd >= 0 || !file || !ls_elfid_read(file, &e) || !ls_debugfile_find(file, &e, path, sizeof path))
 		return fd;
-	char dir[PATH_MAX], path[PATH_MAX + 300];
-	const char *slash = strrchr(file, '/');
-	size_t n = slash ? (size_t)(slash - file) : 0;
-	if (n >= sizeof dir)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !(*out = strdup(path))) {
+		close(fd);
 		return -1;
-	memcpy(dir, file, n);
-	dir[n] = '\0';
-	static const char *const where[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
-	for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
-		snprintf(path, sizeof path, where[i], slash ? dir : ".", link);
-		if (!strcmp(path, file))
-			continue; /* the module itself: it has no debug information */
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			*out = strdup(path);
-			return fd;
-		}
 	}
-	return -1;
+	return fd;
 }
 
 static char *debuginfo_path;

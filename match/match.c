@@ -5,9 +5,10 @@
  * first used: one stack walk (stack.h), then each frame's return address
  * is looked up in a cache of what rules it satisfies (a mask of rule
  * indices). A miss resolves the address once: its module (dladdr1), its
- * function (the module's ELF symbol table, stack/elfsym.h, read once per
- * module) if a rule names a function, its source line (lines.h) if a rule
- * names one. A program that creates 100,000 mutexes from one place walks
+ * function (stack/elfsym.h, the resolver lockswap report uses too: the
+ * module's symbols or its local debug file's, read once per module; a C++
+ * function also by its plain name) if a rule names a function, its source
+ * line (lines.h) if a rule names one. A program that creates 100,000 mutexes from one place walks
  * 100,000 stacks and resolves each of their few return addresses once.
  *
  * The cache is flushed when a module is unloaded (glibc's dlpi_subs count
@@ -374,14 +375,16 @@ static struct module *module_of(uintptr_t base, const char *path)
 	return m;
 }
 
-static const char *symbol_at(struct module *m, uintptr_t pc, const char *dyn)
+/* Whether a function whose extent holds pc is named pattern (any of its
+ * aliases: stack/elfsym.h). Beyond MODULES_MAX modules, dladdr's name
+ * (glibc checks the extent too, among the exported symbols). */
+static bool function_is(struct module *m, uintptr_t pc, const char *dyn, const char *pattern)
 {
 	if (!m)
-		return dyn;
+		return dyn && ls_sym_is(dyn, pattern);
 	if (!m->syms.tried)
 		ls_elfsyms_load(&m->syms, m->path);
-	const struct ls_elfsym *s = ls_elfsyms_find(&m->syms, pc - m->base);
-	return s ? s->name : dyn;
+	return ls_elfsyms_names(&m->syms, pc - m->base, pattern);
 }
 
 /* What rules the code at return address ra satisfies. */
@@ -395,10 +398,9 @@ static uint64_t resolve(uintptr_t ra)
 	if (!dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
 		return 0;
 	const char *path = lm->l_name && *lm->l_name ? lm->l_name : exe;
-	const char *sym = NULL, *file = NULL;
+	const char *file = NULL;
+	struct module *m = need_syms ? module_of(lm->l_addr, path) : NULL;
 	int line = 0;
-	if (need_syms)
-		sym = symbol_at(module_of(lm->l_addr, path), pc, info.dli_sname);
 	if (need_lines && !ls_lines_at(pc, &file, &line))
 		file = NULL;
 	for (unsigned i = 0; i < nrules; i++) {
@@ -406,7 +408,7 @@ static uint64_t resolve(uintptr_t ra)
 		bool hit = false;
 		switch (r->kind) {
 		case LS_RULE_FUNC:
-			hit = sym && !strcmp(sym, r->pattern);
+			hit = function_is(m, pc, info.dli_sname, r->pattern);
 			break;
 		case LS_RULE_LINE:
 			hit = file && (unsigned)line == r->line && path_ends_with(file, r->pattern);
@@ -540,7 +542,7 @@ static int look_in(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!m->syms.tried)
 		ls_elfsyms_load(&m->syms, m->path);
 	for (size_t i = 0; i < m->syms.n && !l->found; i++)
-		l->found = !strcmp(m->syms.s[i].name, l->r->pattern);
+		l->found = ls_sym_is(m->syms.s[i].name, l->r->pattern);
 	return l->found;
 }
 

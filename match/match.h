@@ -7,8 +7,10 @@
  *
  * Rules, in the order written, separated by commas or newlines:
  *	FUNCTION=TARGET		a function on the creation stack (its ELF
- *				symbol name: static functions too, no debug
- *				information needed; C++ names as mangled)
+ *				symbol name: static functions too, from the
+ *				module's .symtab or its local debug file's;
+ *				C++ names as mangled, or qualified without
+ *				parameters: ns::Cache::get; stack/elfsym.h)
  *	FILE:LINE=TARGET	a call made at that source line (DWARF line
  *				information: the module's own, or a debug file
  *				found by build-id or .gnu_debuglink); FILE is a

@@ -3,17 +3,20 @@
 # scripts/cli/lockswap_compare/ (standard library only, Debian's python3).
 # build/lockswap-compare is its launcher, beside lockswap so that `lockswap
 # compare` finds it; build/lockswap_compare.zip the package, with its bytecode.
-# Installed as bin/lockswap-compare and lib/lockswap_compare.zip (beside
-# liblockswap.so, where the launcher looks as lockswap looks for the library).
+# Installed as libexec/lockswap/lockswap-compare and lib/TRIPLET/lockswap/
+# lockswap_compare.zip (beside liblockswap.so; the launcher looks there from
+# its own folder, as lockswap looks for the library: the path is written
+# into it here).
 
 PYTHON3 ?= /usr/bin/python3
 COMPARE_PY := $(sort $(wildcard scripts/cli/lockswap_compare/*.py))
 
 # Both replaced by a rename, never rewritten in place: a compare that is
 # running keeps reading the files it opened.
-$(B)/lockswap-compare: scripts/cli/lockswap-compare
+$(B)/lockswap-compare: scripts/cli/lockswap-compare Makefile
 	@mkdir -p $(@D)
-	sed '1s|^#!/usr/bin/python3 |#!$(PYTHON3) |' $< >$@.tmp && chmod 0755 $@.tmp && mv -f $@.tmp $@
+	sed -e '1s|^#!/usr/bin/python3 |#!$(PYTHON3) |' -e 's|@PKGLIB_REL@|$(PKGLIB_REL)|' $< >$@.tmp && \
+		chmod 0755 $@.tmp && mv -f $@.tmp $@
 
 $(B)/lockswap_compare.zip: scripts/cli/build-pyzip $(COMPARE_PY)
 	@mkdir -p $(@D)
@@ -22,12 +25,7 @@ $(B)/lockswap_compare.zip: scripts/cli/build-pyzip $(COMPARE_PY)
 
 all: $(B)/lockswap-compare $(B)/lockswap_compare.zip
 INSTALL_BINS += $(B)/lockswap-compare
-
-.PHONY: install-compare
-install: install-compare
-install-compare: $(B)/lockswap_compare.zip
-	install -d $(DESTDIR)$(PREFIX)/lib
-	install -m 0644 $< $(DESTDIR)$(PREFIX)/lib/lockswap_compare.zip
+INSTALL_LIBS += $(B)/lockswap_compare.zip
 
 # results/compare/: `lockswap compare --algos all` on sysbench's mutex test and
 # on lockbench, and (with SPLASH2=DIR, a Splash-3 checkout) the SPLASH-2

@@ -8,21 +8,23 @@
 #   build/lockswap-report    re-renders a saved JSON profile with file:line
 #   make profile-bench       regenerates results/profile/ (scripts/sweeps/bench-profile)
 
-$(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
+$(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h $(B)/.flags
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $<
 
 # The report renders with the library's own renderings (profile/profile_table.c
 # and the files below it, profile_table.h says which), draws flame graphs
-# (report_flame.c), proposes algorithm maps (report_map.c) and fetches debug
-# files with elfutils' libdebuginfod.
+# (report_flame.c), proposes algorithm maps (report_map.c), and names frames
+# with the library's symbol resolver (stack/elfsym.c, through report_syms.c,
+# which fetches debug files with elfutils' libdebuginfod, bounded).
 REPORT_PROFILE := table csv json rows frames print
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
-	$(REPORT_PROFILE:%=profile/profile_%.c) stack/elfsym.c
+	scripts/cli/report_syms.c $(REPORT_PROFILE:%=profile/profile_%.c) stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	$(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h
+	scripts/cli/report_syms.h $(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h $(B)/.flags
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -Istack -o $@ $(REPORT_SRCS) -ldebuginfod
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -Iprofile -Istack $(LDFLAGS) -o $@ $(REPORT_SRCS) \
+		-ldebuginfod -lm
 
 all: $(B)/lockswap-profile $(B)/lockswap-report
 INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report
@@ -43,3 +45,27 @@ tests-build: $(B)/progs/profile_dl $(B)/doubles-profile/libprofile_dl.so
 profile-bench: deps-bench
 	@$(MAKE) --no-print-directory bench-build tests-build
 	@scripts/sweeps/bench-profile --out results/profile
+
+# The names lockswap prints (tests/report.bats): a program and a library that
+# export a few functions around code they do not export, stripped as Debian
+# ships them (only their exported functions left, in .dynsym), their debug
+# files apart in build/symbols/debug/ (objcopy --only-keep-debug, as
+# dh_strip does); the program finds the library beside it ($ORIGIN).
+SYMBOLS_CFLAGS := -std=gnu11 -O1 -g -pthread $(WARN) -fno-toplevel-reorder -fno-reorder-functions
+
+$(B)/symbols/libsymbols.so: tests/doubles-report/symbols_lib.c
+	@mkdir -p $(@D)/debug
+	$(CC) $(SYMBOLS_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@.full $<
+	objcopy --only-keep-debug $@.full $(@D)/debug/libsymbols.so.debug
+	strip --strip-all -o $@ $@.full
+	rm -f $@.full
+
+$(B)/symbols/symbols: tests/doubles-report/symbols.c tests/progs/check.h $(B)/symbols/libsymbols.so
+	@mkdir -p $(@D)/debug
+	$(CC) $(SYMBOLS_CFLAGS) -Itests/progs -o $@.full $< -L$(@D) -lsymbols -Wl,-rpath,'$$ORIGIN' \
+		-Wl,--export-dynamic-symbol='sym_exported_*'
+	objcopy --only-keep-debug $@.full $(@D)/debug/symbols.debug
+	strip --strip-all -o $@ $@.full
+	rm -f $@.full
+
+tests-build: $(B)/symbols/symbols

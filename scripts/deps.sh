@@ -8,7 +8,7 @@ usage() { echo "usage: scripts/deps.sh test|demo|bench|model" >&2; }
 case "${1:-}" in
   -h|--help) usage; exit 0 ;;
   test)  pkgs=(gcc g++ make bats bats-support bats-assert libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev gnuplot-nox m4 valgrind binutils clang-format
-         python3 libc6-dbg chromium groff-base bash-completion debhelper dpkg-dev) ;;
+         python3 libc6-dbg chromium groff-base bash-completion debhelper dpkg-dev lintian) ;;
   demo)  pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev python3) ;;
   bench) pkgs=(gcc g++ make libhwloc-dev libunwind-dev libdebuginfod-dev libdw-dev gnuplot-nox valgrind binutils xz-utils sysbench squashfs-tools python3
          pigz rocksdb-tools libssl-dev) ;;

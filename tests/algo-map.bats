@@ -108,6 +108,28 @@ mapped() {
   assert_line "lockswap: map: rule 'no_such_function=mcs' matched no mutex (no function named no_such_function in the program or its loaded libraries)"
 }
 
+@test "without LOCKSWAP_VERBOSE: at exit, one line for each rule that matched no lock (a typo, a stale offset), none for a rule that matched; once, though the program forks" {
+  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" \
+    LOCKSWAP_ALGO_MAP='make_hot=mcs,cache_inti=mcs,algo_map+0x12345=ticket' "$P" functions
+  assert_success
+  [ "$stderr" = "lockswap: map: rule 'cache_inti=mcs' matched no mutex (no function named cache_inti in the program or its loaded libraries)
+lockswap: map: rule 'algo_map+0x12345=ticket' matched no mutex (no lock was created by a call that returns to algo_map+0x12345)" ] ||
+    { echo "$stderr"; return 1; }
+  # through lockswap -m; every rule matched: nothing at all
+  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" "$LOCKSWAP" -m 'make_hot=mcs,make_hto=clh' -- "$P" functions
+  assert_success
+  [ "$stderr" = "lockswap: map: rule 'make_hto=clh' matched no mutex (no function named make_hto in the program or its loaded libraries)" ] ||
+    { echo "$stderr"; return 1; }
+  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" "$LOCKSWAP" -m 'make_hot=mcs,make_cold=clh' -- "$P" functions
+  assert_success
+  [ -z "$stderr" ] || { echo "$stderr"; return 1; }
+  # the child that exits after fork has its parent's counts: the parent alone says it
+  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" "$LOCKSWAP" -m 'make_hot=mcs,nothing_here=clh' -- "$P" fork
+  assert_success
+  [ "$stderr" = "lockswap: map: rule 'nothing_here=clh' matched no mutex (no function named nothing_here in the program or its loaded libraries)" ] ||
+    { echo "$stderr"; return 1; }
+}
+
 @test "static initialisers and zeroed memory: matched at their first use (lock, trylock), from that use's stack" {
   run mapped 'use_hot=mcs,use_cold=alock' "$P" static
   assert_success

@@ -150,9 +150,9 @@ EOF
 	run lc --algos tas,mcs,pthread --reps 2 --metric 'score:?' --higher-is-better --out "$OUTD" -q -- "$prog"
 	assert_success
 	[ "$(table_algos | tr '\n' ' ')" = "tas pthread glibc mcs " ] || { cat "$OUTD/summary.txt"; return 1; }
-	assert_line --regexp '^ +1 +tas +default +2/2 +300 +300 +300 +3\.000 +1\.00$'
+	assert_line --regexp '^ +1 +tas +default +2/2 +300 +300 +300 +3\.000 +~ +1\.00$'
 	assert_line --regexp '^ +3 +glibc +- +2/2 +100 +100 +100 +1\.000 +1\.00$'
-	assert_line --regexp '^ +4 +mcs +default +2/2 +50 +50 +50 +0\.500 +1\.00$'
+	assert_line --regexp '^ +4 +mcs +default +2/2 +50 +50 +50 +0\.500 +~ +1\.00$'
 	[ "$(head -n 1 "$OUTD/results.csv")" = "algorithm,wait,load,rep,wall_s,user_s,sys_s,metric,status" ]
 	grep -qx 'tas,default,0,2,[0-9.]*,[0-9.]*,[0-9.]*,300,ok' "$OUTD/results.csv"
 	[ "$(head -c 8 "$OUTD/plots/compare.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
@@ -206,7 +206,7 @@ EOF
 	[ "$(status_rows pthread ok)" -eq 2 ]
 	# its times are kept: wall time at least the limit, and CPU times
 	grep -qE '^tas,default,0,1,(1\.[0-9]{3}|[2-9]\.[0-9]{3}),[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},over-limit$' "$OUTD/results.csv"
-	assert_line --regexp '^ +3 +tas +default +0/2 +>[1-9]\.[0-9]{3} +>[1-9]\.[0-9]{3} +>[1-9]\.[0-9]{3} +>[0-9.]+ +[0-9.]+ +2 over-limit$'
+	assert_line --regexp '^ +3 +tas +default +0/2 +>[1-9]\.[0-9]{3} +>[1-9]\.[0-9]{3} +>[1-9]\.[0-9]{3} +>[0-9.]+ +~ +[0-9.]+ +2 over-limit$'
 	assert_output --partial ">: a lower bound (the run was stopped at its time limit: over-limit)"
 }
 
@@ -289,8 +289,12 @@ EOF
 	out=$(ls -d "$BATS_TEST_TMPDIR"/data/lockswap/compare-hello-*)
 	[ -f "$out/results.csv" ]
 	assert_line "lockswap compare: 2 runs, 0 not ok; results in $out (results.csv, summary.txt, plots/)"
+	# LOCKSWAP_RESULTS, exported as a user has it, reaches every run's library too: no run fails for it
 	LOCKSWAP_RESULTS="$BATS_TEST_TMPDIR/mine" run lc --algos tas --reps 1 -q -- "$PROGS/hello"
-	ls -d "$BATS_TEST_TMPDIR"/mine/compare-hello-*/results.csv
+	assert_success
+	out=$(ls -d "$BATS_TEST_TMPDIR"/mine/compare-hello-*)
+	[ -f "$out/results.csv" ]
+	assert_line "lockswap compare: 2 runs, 0 not ok; results in $out (results.csv, summary.txt, plots/)"
 }
 
 @test "on the SPLASH-2 stand-in: every run's image equals the native one, and the table is in rank order" {
@@ -338,7 +342,7 @@ EOF
 	rm "$OUTD/summary.txt" "$OUTD/summary.csv" "$OUTD/plots/compare.png"
 	run lc --report "$OUTD"
 	assert_success
-	assert_line --index 0 --regexp '^rank +algorithm +wait +ok +median +min +max +x_glibc +spread +not ok$'
+	assert_line --index 0 --regexp '^rank +algorithm +wait +ok +median +min +max +x_glibc +vs glibc +spread +not ok$'
 	assert_line --index 1 --regexp '^ +1 +tas '
 	[ -s "$OUTD/plots/compare.png" ]
 }
@@ -354,11 +358,72 @@ EOF
 	run lc --per-lock auto --per-lock-top 8 --algos mcs,tas --reps 1 --out "$OUTD" -- \
 		env LOCKSWAP_VERBOSE=1 "$PROGS/algo_map" timeouts
 	assert_success
-	assert_line --regexp "^lockswap compare: best map: LOCKSWAP_ALGO_MAP='make_(hot|cold)=(mcs|tas),make_(hot|cold)=(mcs|tas),\\*=pthread' \\([0-9.]+ x glibc\\)$"
+	# named the best only if its runs beat glibc's (timing: either line)
+	assert_line --regexp "^lockswap compare: (best map: LOCKSWAP_ALGO_MAP='make_(hot|cold)=(mcs|tas),make_(hot|cold)=(mcs|tas),\\*=pthread' \\([0-9.]+ x glibc; better than glibc: |per lock: no map beats glibc beyond the spread: the best median, LOCKSWAP_ALGO_MAP='make_(hot|cold)=(mcs|tas),make_(hot|cold)=(mcs|tas),\\*=pthread', is [0-9.]+ x glibc \\()"
 	grep -q "^lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs" "$OUTD"/logs/mcs* || { ls "$OUTD/logs"; cat "$OUTD"/logs/mcs*; false; }
 	grep -q "^lockswap: map: rule 'make_cold=tas': 5 mutexes -> tas" "$OUTD"/logs/tas*
-	grep -q "best map: LOCKSWAP_ALGO_MAP=" "$OUTD/summary.txt"
+	grep -q "LOCKSWAP_ALGO_MAP='make_" "$OUTD/summary.txt"
 	grep -q "^per lock: each algorithm ALGO ran as LOCKSWAP_ALGO_MAP=" "$OUTD/meta.txt"
+}
+
+# verdict_prog: a script printing "score: N", N the next of a list its
+# algorithm (LOCKSWAP_ALGO, which lockswap sets, with --per-lock too) gives:
+# one value per run, in turn (a counter file per algorithm)
+verdict_prog() {
+	cat >"$BATS_TEST_TMPDIR/verdict" <<'EOF'
+#!/bin/bash
+key=${LOCKSWAP_ALGO:-native}
+case $key in
+native) set -- 100 101 102 ;;
+tas) set -- 50 51 52 ;;       # every run below glibc's
+mcs) set -- 40 200 60 ;;      # one run above glibc's, two below
+pthread) set -- 150 151 152 ;; # every run above glibc's
+esac
+n=$(cat "$0.$key" 2>/dev/null || echo 0)
+echo $((n + 1)) >"$0.$key"
+shift $((n % 3))
+echo "score: $1"
+EOF
+	chmod +x "$BATS_TEST_TMPDIR/verdict"
+	echo "$BATS_TEST_TMPDIR/verdict"
+}
+
+@test "better or worse than glibc only when the runs separate (one-sided Mann-Whitney U, p <= 0.05), else ~, with p in summary.csv; more repetitions asked for when runs spread widely or are too few" {
+	local prog
+	prog=$(verdict_prog)
+	run lc --algos tas,mcs,pthread --reps 3 --metric 'score' --out "$OUTD" -q -- "$prog"
+	assert_success
+	[ "$(summary_col tas vs_glibc) $(summary_col tas p_glibc)" = "better 0.050" ]
+	# mcs's median (60) is below glibc's (101), but one of its runs is above every one of glibc's
+	[ "$(summary_col mcs rank) $(summary_col mcs vs_glibc)" = "2 ~" ] || { cat "$OUTD/summary.txt"; return 1; }
+	[ "$(summary_col pthread vs_glibc)" = worse ]
+	[ "$(summary_col glibc vs_glibc)" = "" ]
+	assert_line --index 0 --regexp '^rank +algorithm +wait +ok +median +min +max +x_glibc +vs glibc +spread +not ok$'
+	assert_line --regexp '^ +1 +tas +default +3/3 +51 +50 +52 +0\.505 +better +1\.04$'
+	assert_line --regexp '^ +2 +mcs +default +3/3 +60 +40 +200 +0\.594 +~ +5\.00!$'
+	assert_line "vs glibc: better or worse only where its runs separate from glibc's (one-sided Mann-Whitney U test, p <= 0.05; p_glibc in summary.csv); ~: no difference beyond the spread"
+	assert_line "more repetitions needed: 1 cell at ~ or glibc spread more than 1.5x (up to 5.00): run --reps 10 or more to tell them apart"
+	# 2 runs each: nothing can be told apart
+	rm -f "$prog".*
+	run lc --algos tas --reps 2 --metric 'score' --out "$OUTD.2" -q -- "$prog"
+	assert_success
+	assert_line --regexp '^ +1 +tas +default +2/2 .* +~ +'
+	assert_line "more repetitions needed: with 2 runs of a cell no difference can reach p <= 0.05 (3 runs each at least, every run of one beyond every run of the other): run --reps 5 or more"
+}
+
+@test "--per-lock names a best map only if its runs beat glibc's; else it says no map does, with the numbers, and asks for more repetitions" {
+	local prog
+	prog=$(verdict_prog)
+	run lc --per-lock make_hot --algos mcs,tas --reps 3 --metric 'score' --out "$OUTD" -q -- "$prog"
+	assert_success
+	assert_line --regexp "^lockswap compare: best map: LOCKSWAP_ALGO_MAP='make_hot=tas,\\*=pthread' \\(0\\.505 x glibc; better than glibc: its 3 runs 50-52, glibc's 3 100-102; one-sided Mann-Whitney U p = 0\\.050\\)$"
+	rm -f "$prog".*
+	run lc --per-lock make_hot --algos mcs --reps 3 --metric 'score' --out "$OUTD.2" -q -- "$prog"
+	assert_success
+	assert_line "lockswap compare: per lock: no map beats glibc beyond the spread: the best median, LOCKSWAP_ALGO_MAP='make_hot=mcs,*=pthread', is 0.594 x glibc (its 3 runs 40-200, glibc's 3 100-102; one-sided Mann-Whitney U p = 0.350)"
+	assert_line "lockswap compare: per lock: more repetitions needed: 1 cell at ~ or glibc spread more than 1.5x (up to 5.00): run --reps 10 or more to tell them apart"
+	[ "$(grep -c 'per lock:' "$OUTD.2/summary.txt")" -eq 2 ]
+	[[ "$output" != *"best map"* ]] || { echo "$output"; return 1; }
 }
 
 @test "--per-lock: bad uses are one line and exit 2" {

@@ -1,9 +1,13 @@
 #!/usr/bin/env bats
-# Where users get lockswap (issue 23, items 3 and 4): the man pages
+# Where users get lockswap (issue 23, items 3 and 4; issue 34): the man pages
 # lockswap(1) and lockswap(7), kept in step with the commands' --help and
-# with `lockswap --list`; the bash completion; `make install` (PREFIX,
-# DESTDIR); and `make deb`, the Debian package, installed into a fresh root
-# with dpkg and run from there.
+# with `lockswap --list --long`, and lockswap(7)'s schema of the profile's
+# JSON; the bash completion, hermetic (a PATH of the test's own); `make
+# install` (PREFIX, DESTDIR: the library with its SONAME in a private
+# folder, the subcommands in libexec) and `make uninstall`; the flags a
+# build is made with; and `make deb`, the Debian package, installed into a
+# fresh root with dpkg and run from there, and clean for lintian (when it is
+# installed: scripts/deps.sh test installs it).
 bats_require_minimum_version 1.5.0
 load helpers
 TEST_TIMEOUT=120
@@ -31,10 +35,10 @@ text() {
     grep -qE "^ +${name//+/\\+}( |$)" <<<"$page" || missing+=("algorithm $name")
     [ "$caps" = - ] && caps=none
     grep -qF "Capabilities: ${caps//,/, }." <<<"$page" || missing+=("capabilities $caps of $name")
-  done < <("$LOCKSWAP" --list | grep -E '^[a-z0-9]' | grep -v '^waiting policies')
+  done < <("$LOCKSWAP" --list --long | grep -E '^[a-z0-9]' | grep -v '^waiting policies')
   while read -r v; do
     grep -qF "${v%%=*} (default ${v#*=})" <<<"$page" || missing+=("tunable $v")
-  done < <("$LOCKSWAP" --list | grep -oE '^ +LOCKSWAP_[A-Z0-9_]+=[0-9]+' | sed 's/^ *//' | sort -u)
+  done < <("$LOCKSWAP" --list --long | grep -oE '^ +LOCKSWAP_[A-Z0-9_]+=[0-9]+' | sed 's/^ *//' | sort -u)
   # the library's own list of variables (its message for an unknown one;
   # the last name may be cut short by the message's length)
   run --separate-stderr env LD_PRELOAD="$LIB" LOCKSWAP_NO_SUCH_VARIABLE=1 "$PROGS/hello"
@@ -51,9 +55,92 @@ text() {
   assert_output ""
 }
 
-@test "lockswap(7)'s algorithms come from lockswap --list when it is built: an algorithm and a tunable added to the list are in the page, with no edit of the page" {
+@test "lockswap(7) documents the profile's JSON: every member of a real profile (mutexes, condvars, rwlocks, spinlocks, an algorithm map) is in the schema with its type, and every member it says is always there is" {
+  timeout -k 5 60 "$LOCKSWAP" profile -m 'rw_n=central,*=mcs' -r pf-t --spinalgo ticket16 --top 0 -o "$T/p.json" -- \
+    "$PROGS/profile" rwlock spin counts >/dev/null
+  text "$MAN7" >"$T/page"
+  run python3 - "$T/page" "$T/p.json" <<'EOF'
+import json, re, sys
+
+page = open(sys.argv[1]).read()
+part = page.split("The profile's JSON", 1)[1].split("ALGORITHM MAPS", 1)[0]
+# the objects' paragraphs, by their headings
+heads = [("top", "The profile:"), ("frame", "A frame:"), ("lock", "A lock (the items of"),
+         ("cond", "A condition variable (the items of"), ("site", "A site (the items of")]
+schema = {}
+for i, (name, head) in enumerate(heads):
+    start = part.index(head)
+    end = part.index(heads[i + 1][1]) if i + 1 < len(heads) else len(part)
+    members = {}
+    for names, typ, when in re.findall(r"^ +([a-z_]+(?:, [a-z_]+)*) \(([a-z ]+), ([a-z ]+)\)$", part[start:end], re.M):
+        for n in names.split(", "):
+            members[n] = (typ, when)
+    schema[name] = members
+# a condition variable's members that are a lock's
+shared = re.search(r"A condition variable \(the items of condvars\): ([a-z_, ]+) as a lock's", part).group(1)
+for n in shared.split(", "):
+    schema["cond"][n] = schema["lock"][n]
+assert all(schema.values()), schema
+
+
+def typed(v, typ):
+    if typ == "integer":
+        return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 64
+    if typ == "string":
+        return isinstance(v, str)
+    if typ == "boolean":
+        return isinstance(v, bool)
+    if typ == "array of integers":
+        return isinstance(v, list) and all(typed(x, "integer") for x in v)
+    return isinstance(v, list)  # arrays of objects: their items are checked as such
+
+
+bad = []
+
+
+def check(obj, kind, where, family=None):
+    for k, v in obj.items():
+        if k not in schema[kind]:
+            bad.append("%s: %s is not in lockswap(7)" % (where, k))
+        elif not typed(v, schema[kind][k][0]):
+            bad.append("%s: %s is not a %s: %r" % (where, k, schema[kind][k][0], v))
+    for k, (typ, when) in schema[kind].items():
+        needed = when == "always" or (when == "rwlocks" and family == "rwlocks") or \
+            (when == "mutexes and spinlocks" and family in ("mutexes", "spinlocks"))
+        if needed and k not in obj:
+            bad.append("%s: %s (%s) is missing" % (where, k, when))
+        if k in obj and when in ("rwlocks", "mutexes and spinlocks") and not needed:
+            bad.append("%s: %s is only for %s" % (where, k, when))
+
+
+p = json.load(open(sys.argv[2]))
+check(p, "top", "profile")
+for i, s in enumerate(p["stacks"]):
+    for f in s:
+        check(f, "frame", "stack %d" % i)
+seen = set()
+for family in ("mutexes", "rwlocks", "spinlocks"):
+    for r in p[family]:
+        check(r, "lock", "%s #%d" % (family, r["id"]), family)
+        seen |= set(r)
+        for s in r["sites"]:
+            check(s, "site", "%s #%d site" % (family, r["id"]), family)
+            seen |= {"site." + k for k in s}
+for r in p["condvars"]:
+    check(r, "cond", "condvar #%d" % r["id"])
+# the profile has what the schema describes: every kind, a map, reads' sites
+assert p["mutexes"] and p["rwlocks"] and p["spinlocks"] and p["condvars"], "a kind of lock is missing"
+for k in ("algorithm", "rule", "stack", "read_wait_ns", "wrlock", "lock", "site.mode"):
+    assert k in seen, "the profile has no " + k
+print("\n".join(bad) or "ok")
+EOF
+  assert_success
+  assert_output ok
+}
+
+@test "lockswap(7)'s algorithms come from lockswap --list --long when it is built: an algorithm and a tunable added to the list are in the page, with no edit of the page" {
   # the rule of mk/man.mk, with a list that has one more algorithm
-  { "$LOCKSWAP" --list | sed '/^$/,$d'
+  { "$LOCKSWAP" --list --long | sed '/^$/,$d'
     echo 'rw-mcs+gcr fifo,rw      a reader-writer lock - wrapped (for this test)'
     echo '                                      LOCKSWAP_GCR_TEST=7: .starts with a dot \ and a backslash'
   } | awk -f "$ROOT/man/algorithms.awk" >"$T/algos"
@@ -68,7 +155,7 @@ text() {
   assert_line --partial ".starts with a dot \\ and a backslash."
   # and the built page is that rule's output for the real list
   grep -q '^@ALGORITHMS@' "$MAN7" && return 1
-  "$LOCKSWAP" --list | awk -f "$ROOT/man/algorithms.awk" >"$T/real"
+  "$LOCKSWAP" --list --long | awk -f "$ROOT/man/algorithms.awk" >"$T/real"
   awk -v f="$T/real" '$0 == "@ALGORITHMS@" { while ((getline l <f) > 0) print l; next } { print }' \
     "$ROOT/man/lockswap.7.in" | cmp - "$MAN7"
 }
@@ -90,15 +177,24 @@ text() {
 }
 
 # complete WORD...: what bash completes for the last word (may be ""),
-# with bash-completion loaded as an interactive shell has it
-complete_words() {
-  bash -c '
+# with bash-completion loaded as an interactive shell has it, and a PATH of
+# the test's own ($T/path: the programs a test puts there, nothing else), in
+# $T (the current folder, for file names), one word per line, sorted
+complete_lines() {
+  mkdir -p "$T/path"
+  (cd "$T" && bash -c '
     source /usr/share/bash-completion/bash_completion
     source "$0"
+    PATH=$1; shift
     COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
     COMPREPLY=()
     _lockswap 2>/dev/null
-    printf "%s\n" "${COMPREPLY[@]}" | sort -u | tr "\n" " "' "$ROOT/scripts/completion/lockswap" "$@"
+    printf "%s\n" "${COMPREPLY[@]}"' "$ROOT/scripts/completion/lockswap" "$T/path" "$@") | sort -u | sed '/^$/d'
+}
+
+# the same on one line, each word followed by a space
+complete_words() {
+  complete_lines "$@" | tr '\n' ' '
 }
 
 @test "bash completion: subcommands, algorithm names from lockswap --names, every option from each --help, keyword values, lists, files, and the program after --" {
@@ -156,16 +252,89 @@ complete_words() {
   done
 }
 
-@test "make install PREFIX=... DESTDIR=...: the library, the commands, lockswap(1), lockswap(7) and the completion, where man and bash-completion look for them" {
+@test "bash completion is hermetic: the first word offers the subcommands and the programs of the PATH it is given, whatever the machine has" {
+  run complete_words "$LOCKSWAP" rep
+  assert_output "report "
+  # a program of that name on PATH (mariadb-client's /usr/bin/replace)
+  printf '#!/bin/sh\n' >"$T/path/replace"
+  chmod +x "$T/path/replace"
+  run complete_words "$LOCKSWAP" rep
+  assert_output "replace report "
+  run complete_words "$LOCKSWAP" -a mcs -- rep
+  assert_output "replace "
+}
+
+@test "bash completion: a value for every option that takes one: names, keywords, a rule's algorithm, wrappers, capabilities of the family named, files and folders where one is expected, nothing where a number or a pattern is" {
+  touch "$T/zz-file"
+  mkdir "$T/zz-dir"
+  run complete_words "$LOCKSWAP" -m 'cache_get=mcs-t'
+  assert_output "cache_get=mcs-tp cache_get=mcs-try "
+  run complete_words "$LOCKSWAP" --map 'a=ttas,rw_get=pf-t+b'
+  assert_output "a=ttas,rw_get=pf-t+bravo "
+  run complete_words "$LOCKSWAP" --config zz
+  assert_output "zz-dir zz-file "
+  run complete_words "$LOCKSWAP" -r pf-t
+  assert_output "pf-t pf-t+bravo "
+  run complete_words "$LOCKSWAP" --spinalgo ticket1
+  assert_output "ticket16 "
+  run complete_words "$LOCKSWAP" --names rwlock --cap ex
+  assert_output "exclusive "
+  run complete_words "$LOCKSWAP" --names --cap ex
+  assert_output ""
+  run complete_words "$LOCKSWAP" --names --wrap g
+  assert_output "gcr "
+  run complete_words "$LOCKSWAP" --topology = t
+  assert_output "table "
+  run complete_words "$LOCKSWAP" profile -o zz
+  assert_output "zz-dir zz-file "
+  run complete_words "$LOCKSWAP" compare --per-lock a
+  assert_output "auto "
+  run complete_words "$LOCKSWAP" compare --rest mutexe
+  assert_output "mutexee "
+  run complete_words "$LOCKSWAP" compare --out zz
+  assert_output "zz-dir "
+  run complete_words "$LOCKSWAP" compare --check s
+  assert_output "stdout "
+  run complete_words "$LOCKSWAP" report --map --algo mcs-tr
+  assert_output "mcs-try "
+  run complete_words "$LOCKSWAP" report --map --rwalgo central-
+  assert_output "central-wp central-wp+bravo "
+  # every option that takes a value (as each --help shows it): a file or a
+  # folder where one is expected, and never a file name where none is
+  local sub line opt arg want
+  for sub in "" compare profile report; do
+    # shellcheck disable=SC2086
+    while read -r opt arg; do
+      case "$opt $arg $sub" in
+        *" FILE "*|*" OUT "*|*" PATH "*|*" stdout|FILE "*) want="zz-dir zz-file " ;;
+        *" DIR compare") want="zz-dir " ;;
+        *) want="" ;;
+      esac
+      # shellcheck disable=SC2086
+      run complete_words "$LOCKSWAP" $sub "$opt" zz
+      [ "$output" = "$want" ] || { echo "lockswap $sub $opt $arg: got '$output', want '$want'"; return 1; }
+    done < <("$LOCKSWAP" $sub --help | grep -oE -- '(^|[[:space:],[])--?[a-zA-Z][-a-zA-Z]* ([A-Z][A-Z]*|stdout\|FILE)( |$)' |
+      sed -E 's/^[[:space:],[]//' | sort -u)
+  done
+}
+
+@test "make install PREFIX=... DESTDIR=...: lockswap in bin, the subcommands in libexec/lockswap, the library (with its SONAME) and compare's engine in lib/TRIPLET/lockswap, lockswap(1), lockswap(7) and the completion where man and bash-completion look; make uninstall removes them all" {
   run make -C "$ROOT" --no-print-directory install PREFIX=/usr DESTDIR="$T/stage"
   assert_success
   (cd "$T/stage" && find . -type f | sort) >"$T/files"
-  local f
-  for f in ./usr/bin/lockswap ./usr/bin/lockswap-profile ./usr/bin/lockswap-report ./usr/bin/lockswap-compare \
-    ./usr/lib/liblockswap.so ./usr/lib/lockswap_compare.zip ./usr/share/man/man1/lockswap.1 ./usr/share/man/man7/lockswap.7 \
+  local f triplet
+  triplet=$(cc -print-multiarch)
+  [ -n "$triplet" ]
+  for f in ./usr/bin/lockswap ./usr/libexec/lockswap/lockswap-profile ./usr/libexec/lockswap/lockswap-report \
+    ./usr/libexec/lockswap/lockswap-compare ./usr/lib/$triplet/lockswap/liblockswap.so \
+    ./usr/lib/$triplet/lockswap/lockswap_compare.zip ./usr/share/man/man1/lockswap.1 ./usr/share/man/man7/lockswap.7 \
     ./usr/share/bash-completion/completions/lockswap; do
     grep -qxF "$f" "$T/files" || { echo "not installed: $f"; cat "$T/files"; return 1; }
   done
+  # nothing else in bin, nothing in lib itself
+  [ "$(ls "$T/stage/usr/bin")" = lockswap ]
+  [ -z "$(find "$T/stage/usr/lib" -maxdepth 1 -type f)" ]
+  readelf -d "$T/stage/usr/lib/$triplet/lockswap/liblockswap.so" | grep -q 'SONAME.*\[liblockswap.so\]'
   cmp "$T/stage/usr/share/man/man7/lockswap.7" "$MAN7"
   # man finds the pages in the staged tree, bash-completion the completion
   run env MANPATH="$T/stage/usr/share/man" MANWIDTH=100 man 7 lockswap
@@ -176,6 +345,48 @@ complete_words() {
     __load_completion lockswap && complete -p lockswap' _ "$T/stage"
   assert_success
   assert_output "complete -F _lockswap lockswap"
+  # the installed command runs its subcommands and the library from there
+  run timeout 20 "$T/stage/usr/bin/lockswap" -a mcs -- "$PROGS/which_lib"
+  assert_success
+  assert_line --partial " $T/stage/usr/lib/$triplet/lockswap/liblockswap.so"
+  run timeout 20 "$T/stage/usr/bin/lockswap" report --help
+  assert_success
+  # uninstall: every file gone, and the private folders
+  echo keep >"$T/stage/usr/bin/other"
+  run make -C "$ROOT" --no-print-directory uninstall PREFIX=/usr DESTDIR="$T/stage"
+  assert_success
+  [ "$(cd "$T/stage" && find . -type f)" = ./usr/bin/other ] || { (cd "$T/stage" && find . -type f); return 1; }
+  [ ! -e "$T/stage/usr/libexec/lockswap" ] && [ ! -e "$T/stage/usr/lib/$triplet/lockswap" ]
+}
+
+@test "a build is made with the flags it is given: objects built with other CFLAGS, CPPFLAGS or LDFLAGS are rebuilt (make deb's package tree, whatever it held before)" {
+  local b=$T/b
+  run make -C "$ROOT" --no-print-directory B="$b" CFLAGS="-O1 -g" "$b/lockswap-profile" "$b/lockswap-report"
+  assert_success
+  ! nm -D "$b/lockswap-profile" | grep -q __stack_chk_fail
+  # the same flags again: nothing to do
+  run make -C "$ROOT" --no-print-directory B="$b" CFLAGS="-O1 -g" "$b/lockswap-profile" "$b/lockswap-report"
+  assert_success
+  [[ "$output" != *" -o $b/"* ]] || { echo "$output"; return 1; }
+  # other flags: both rebuilt with them
+  run make -C "$ROOT" --no-print-directory B="$b" CFLAGS="-O2 -g -fstack-protector-all" CPPFLAGS=-D_FORTIFY_SOURCE=2 \
+    LDFLAGS="-Wl,-z,relro -Wl,-z,now" "$b/lockswap-profile" "$b/lockswap-report"
+  assert_success
+  local f
+  for f in lockswap-profile lockswap-report; do
+    nm -D "$b/$f" | grep -q __stack_chk_fail && nm -D "$b/$f" | grep -q '_chk@' &&
+      readelf -d "$b/$f" | grep -q 'BIND_NOW' || { echo "$f not rebuilt with the new flags"; return 1; }
+  done
+  # the objects of the library and lockswap depend on the flags too
+  local objs="$b/locks/queue/mcs.o $b/interpose/mutex.o $b/stack/elfsym.o"
+  # shellcheck disable=SC2086
+  make -C "$ROOT" --no-print-directory B="$b" CFLAGS="-O1 -g" $objs >/dev/null
+  # shellcheck disable=SC2086
+  run make -C "$ROOT" --no-print-directory -n B="$b" CFLAGS="-O1 -g" $objs
+  [[ "$output" != *" -c "* ]] || { echo "$output"; return 1; }
+  # shellcheck disable=SC2086
+  run make -C "$ROOT" --no-print-directory -n B="$b" CFLAGS="-O2 -g" CPPFLAGS=-D_FORTIFY_SOURCE=2 $objs
+  [ "$(grep -c -- '-D_FORTIFY_SOURCE=2 .* -c ' <<<"$output")" -eq 3 ] || { echo "$output"; return 1; }
 }
 
 @test "make deb: a Debian package built with debhelper holds what make install installs; installed into a fresh root with dpkg, its lockswap lists, runs a program with its own library, profiles and reports" {
@@ -213,15 +424,23 @@ complete_words() {
   run "$root/usr/bin/lockswap" --list
   assert_success
   [ "$output" = "$("$LOCKSWAP" --list)" ]
+  run "$root/usr/bin/lockswap" --version
+  assert_output "lockswap $(dpkg-deb -f "$deb" Version)"
+  local lib
+  lib=$root/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/lockswap/liblockswap.so
   run timeout 20 "$root/usr/bin/lockswap" -a mcs -- "$PROGS/which_lib"
   assert_success
   local l
   for l in "${lines[@]}"; do
-    [[ "$l" == *" $root/usr/lib/liblockswap.so" ]] || { echo "not the installed library: $l"; return 1; }
+    [[ "$l" == *" $lib" ]] || { echo "not the installed library: $l"; return 1; }
   done
-  run timeout 20 env LD_PRELOAD="$root/usr/lib/liblockswap.so" LOCKSWAP_ALGO=clh "$PROGS/which_lib"
+  run timeout 20 env LD_PRELOAD="$lib" LOCKSWAP_ALGO=clh "$PROGS/which_lib"
   assert_success
-  assert_line --partial " $root/usr/lib/liblockswap.so"
+  assert_line --partial " $lib"
+  # the licence, in the package
+  zcat -f "$root/usr/share/doc/lockswap/copyright" | grep -q '^License: Expat'
+  cmp <(sed -n '/^Permission is hereby granted/,$p' "$ROOT/LICENSE" | tr -s ' \n' ' ') \
+    <(sed -n '/^ Permission is hereby granted/,$p' "$root/usr/share/doc/lockswap/copyright" | sed 's/^ //; s/^\.$//' | tr -s ' \n' ' ')
   # the subcommands from the installed paths
   run timeout 60 "$root/usr/bin/lockswap" profile --top 0 -o "$T/p.json" -- "$PROGS/flame" known
   assert_success
@@ -240,4 +459,16 @@ complete_words() {
   run dpkg --root="$root" --purge lockswap
   assert_success
   [ -z "$(find "$root/usr" -type f)" ]
+}
+
+@test "make deb: lintian -I --pedantic finds no error and no warning in the package (nor a note of missing hardening)" {
+  command -v lintian >/dev/null || skip "lintian is not installed (scripts/deps.sh test installs it)"
+  local changes=$B/deb/lockswap.changes
+  # the package the test above built, or a new one
+  [ -f "$changes" ] && [ -n "$(ls "$B"/deb/lockswap_*_amd64.deb 2>/dev/null)" ] ||
+    run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb
+  run timeout -k 5 "$(hang_timeout)" lintian -I --pedantic "$changes"
+  local tags
+  tags=$(grep -E '^[EWI]: ' <<<"$output" || true)
+  [ -z "$tags" ] || { echo "$output"; return 1; }
 }

@@ -2,7 +2,10 @@
 # The lockswap command (issue 2, item 10): --help, --list, --names [--cap],
 # -a/-w/-s/-v running a program with the library preloaded, exit status 2
 # for a bad option, and `make install PREFIX=...` installing a command that
-# runs programs with the installed library.
+# runs programs with the installed library. Issue 34: --list in 100 columns
+# (--long: the full table), --version from debian/changelog, a word that is
+# neither a subcommand nor a program, the warning for a program the loader
+# will not preload into, make uninstall.
 bats_require_minimum_version 1.5.0
 load helpers
 TEST_TIMEOUT=20
@@ -133,16 +136,100 @@ bad() {
   [ "$status" -eq 127 ]
 }
 
+@test "a word that is neither a subcommand nor a program: one line naming the subcommands, and the nearest when it is near; exit 127" {
+  run -127 --separate-stderr env PATH=/usr/bin:/bin timeout 10 "$LOCKSWAP" reprot x.json
+  [ "$stderr" = "lockswap: cannot run reprot: no such program, nor subcommand (did you mean lockswap report? subcommands: compare, profile, report)" ] ||
+    { echo "$stderr"; return 1; }
+  run -127 --separate-stderr env PATH=/usr/bin:/bin timeout 10 "$LOCKSWAP" compar
+  [[ "$stderr" == *"(did you mean lockswap compare? subcommands: compare, profile, report)" ]] || { echo "$stderr"; return 1; }
+  run -127 --separate-stderr env PATH=/usr/bin:/bin timeout 10 "$LOCKSWAP" frobnicate
+  [ "$stderr" = "lockswap: cannot run frobnicate: no such program, nor subcommand (subcommands: compare, profile, report)" ] ||
+    { echo "$stderr"; return 1; }
+  # a path is a program only
+  run -127 --separate-stderr timeout 10 "$LOCKSWAP" ./reprot
+  [ "$stderr" = "lockswap: cannot run ./reprot: No such file or directory" ] || { echo "$stderr"; return 1; }
+}
+
+@test "a program the loader will not preload into (statically linked; setuid, setgid to another user): one warning line, and it runs with its exit status" {
+  run --separate-stderr timeout 10 "$LOCKSWAP" -a mcs -- "$B/static/hello" --exit 3 a
+  [ "$status" -eq 3 ]
+  assert_output "$(printf 'main ran\narg: a')"
+  [ "$stderr" = "lockswap: warning: $B/static/hello: it is statically linked: no loader runs, so nothing is preloaded; its locks stay glibc's" ] ||
+    { echo "$stderr"; return 1; }
+  # found on PATH as execvp finds it
+  PATH="$B/static:$PATH" run --separate-stderr timeout 10 "$LOCKSWAP" hello
+  assert_success
+  [ "$stderr" = "lockswap: warning: $B/static/hello: it is statically linked: no loader runs, so nothing is preloaded; its locks stay glibc's" ] ||
+    { echo "$stderr"; return 1; }
+  # a dynamically linked program: not a word
+  run --separate-stderr timeout 10 "$LOCKSWAP" -a mcs -- "$HELLO"
+  assert_success
+  [ -z "$stderr" ] || { echo "$stderr"; return 1; }
+  [ "$(id -u)" -eq 0 ] || { echo "setuid and setgid need root to make (chown): not checked"; return 0; }
+  cp "$HELLO" "$BATS_TEST_TMPDIR/suid"
+  chown nobody "$BATS_TEST_TMPDIR/suid"
+  chmod 4755 "$BATS_TEST_TMPDIR/suid"
+  run --separate-stderr timeout 10 "$LOCKSWAP" -a mcs -- "$BATS_TEST_TMPDIR/suid"
+  assert_success
+  [ "$stderr" = "lockswap: warning: $BATS_TEST_TMPDIR/suid: it is setuid: the loader ignores LD_PRELOAD's paths for it; its locks stay glibc's" ] ||
+    { echo "$stderr"; return 1; }
+  cp "$HELLO" "$BATS_TEST_TMPDIR/sgid"
+  chgrp nogroup "$BATS_TEST_TMPDIR/sgid"
+  chmod 2755 "$BATS_TEST_TMPDIR/sgid"
+  run --separate-stderr timeout 10 "$LOCKSWAP" -a mcs -- "$BATS_TEST_TMPDIR/sgid"
+  assert_success
+  [[ "$stderr" == *": it is setgid: the loader ignores LD_PRELOAD's paths for it; its locks stay glibc's" ]] || { echo "$stderr"; return 1; }
+  # setuid to oneself: the loader's secure mode is off, no warning
+  chown root "$BATS_TEST_TMPDIR/suid"
+  chmod 4755 "$BATS_TEST_TMPDIR/suid"
+  run --separate-stderr timeout 10 "$LOCKSWAP" -a mcs -- "$BATS_TEST_TMPDIR/suid"
+  assert_success
+  [ -z "$stderr" ] || { echo "$stderr"; return 1; }
+}
+
+@test "--version: the version of debian/changelog's first entry, the package's" {
+  run "$LOCKSWAP" --version
+  assert_success
+  assert_output "lockswap $(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)"
+}
+
+@test "--list fits 100 columns and names no file of the source tree; --list --long has every tunable with what it does, one line each" {
+  run "$LOCKSWAP" --list
+  assert_success
+  local long
+  long=$(awk 'length > 100' <<<"$output")
+  [ -z "$long" ] || { echo "wider than 100 columns:"; echo "$long"; return 1; }
+  ! grep -nE '[a-z_]+\.[ch]\b|locks/|interpose/|profile/|stack/|match/|scripts/' <<<"$output" || return 1
+  # every algorithm's row, every tunable's name and default
+  local a v
+  for a in $("$LOCKSWAP" --names); do grep -qE "^$a +" <<<"$output" || { echo "no row for $a"; return 1; }; done
+  run "$LOCKSWAP" --list --long
+  assert_success
+  ! grep -nE '[a-z_]+\.[ch]\b|locks/|interpose/|profile/|stack/|match/|scripts/' <<<"$output" || return 1
+  local tunables
+  tunables=$(grep -oE '^ +LOCKSWAP_[A-Z0-9_]+=[0-9]+: .+' <<<"$output" | sed -E 's/^ +//; s/: .*//' | sort -u)
+  [ -n "$tunables" ]
+  for v in $tunables; do
+    "$LOCKSWAP" --list | grep -q -- "$v" || { echo "--list lacks $v"; return 1; }
+  done
+  # and the same algorithms, with the same capabilities, in both
+  diff <("$LOCKSWAP" --list | grep -E '^[a-z+]' | awk '{ print $1, $2 }') <(grep -E '^[a-z+]' <<<"$output" | awk '{ print $1, $2 }')
+  run "$LOCKSWAP" --long
+  [ "$status" -eq 2 ]
+}
+
 @test "make install PREFIX=...: the installed command runs programs with the installed library" {
   local prefix="$BATS_TEST_TMPDIR/prefix"
   run make -C "$ROOT" --no-print-directory install PREFIX="$prefix"
   assert_success
+  local triplet
+  triplet=$(cc -print-multiarch)
   [ -x "$prefix/bin/lockswap" ]
-  [ -f "$prefix/lib/liblockswap.so" ]
+  [ -f "$prefix/lib/$triplet/lockswap/liblockswap.so" ]
   run timeout 10 "$prefix/bin/lockswap" -a mcs -- "$PROGS/which_lib"
   assert_success
   for l in "${lines[@]}"; do
-    [[ "$l" == *" $prefix/lib/liblockswap.so" ]] || { echo "not the installed library: $l"; return 1; }
+    [[ "$l" == *" $prefix/lib/$triplet/lockswap/liblockswap.so" ]] || { echo "not the installed library: $l"; return 1; }
   done
   run timeout 10 "$prefix/bin/lockswap" --list
   assert_success
@@ -156,7 +243,7 @@ bad() {
   cp "$LOCKSWAP" "$dir/lockswap"
   run timeout 10 "$dir/lockswap" report x
   [ "$status" -eq 2 ]
-  assert_output "lockswap: subcommand 'report' is not installed (no $dir/lockswap-report)"
+  assert_output "lockswap: subcommand 'report' is not installed (no $dir/lockswap-report, nor $dir/../libexec/lockswap/lockswap-report)"
   printf '#!/bin/sh\necho "args=$*"\necho "cmd=$LOCKSWAP_COMMAND"\nexit 7\n' >"$dir/lockswap-report"
   chmod +x "$dir/lockswap-report"
   run -7 timeout 10 "$dir/lockswap" report --top 3 "a b"

@@ -1,15 +1,21 @@
 #!/usr/bin/env bats
-# `lockswap report` (issue 23): symbols of stripped programs through
-# debuginfod, with the local debug files that work without it; and flame
-# graphs (--folded, --svg), the SVG drawn by a real browser (Debian's
+# `lockswap report` (issues 23 and 34): the names it prints (lockswap's one
+# symbol resolver, which the matcher of LOCKSWAP_ALGO_MAP shares: a frame
+# named only inside a function's extent, every name a FUNCTION rule), symbols
+# of stripped programs through debuginfod (bounded, announced, each failure
+# with its reason), with the local debug files that work without it; and
+# flame graphs (--folded, --svg), the SVG drawn by a real browser (Debian's
 # Chromium, headless).
 #
-# The stripped program is tests/progs/flame.c, its debug information split
-# off with objcopy --only-keep-debug and served by a stand-in for a
-# debuginfod server on 127.0.0.1 (tests/doubles-report/debuginfod-standin),
-# started and stopped here; debuginfod's cache is a directory of the test's.
-# Nothing reaches outside the machine: DEBUGINFOD_URLS names the stand-in
-# or nothing.
+# The stripped programs are tests/progs/flame.c and tests/doubles-report/
+# symbols.c (with its library: exported functions around unexported code,
+# built by mk/profile.mk), their debug information split off with objcopy
+# --only-keep-debug and served by a stand-in for a debuginfod server on
+# 127.0.0.1 (tests/doubles-report/debuginfod-standin; --silent: one that
+# accepts and never answers), started and stopped here; debuginfod's cache
+# is a directory of the test's. Nothing reaches outside the machine:
+# DEBUGINFOD_URLS names the stand-in, a port where nothing listens, a
+# multicast address (no TCP route to it, on any machine) or nothing.
 bats_require_minimum_version 1.5.0
 load helpers
 TEST_TIMEOUT=60
@@ -28,6 +34,8 @@ setup_file() {
   cp "$d/flame.debug" "$d/srv/$id.debug"
   echo "$id" >"$d/build-id"
   timeout -k 5 60 "$LOCKSWAP" profile --top 0 -o "$d/known.json" -- "$d/flame" known >"$d/known.expect"
+  DEBUGINFOD_CACHE_PATH="$d/empty" timeout -k 5 60 "$LOCKSWAP" profile --top 0 -o "$d/symbols.json" -- \
+    "$B/symbols/symbols" known
 }
 
 setup() {
@@ -44,11 +52,12 @@ teardown() {
   rm -rf "$T"
 }
 
-# start_standin DIR: serves DIR's *.debug files; sets DEBUGINFOD_URLS.
+# start_standin [--silent] DIR: serves DIR's *.debug files (--silent: accepts
+# and never answers); sets DEBUGINFOD_URLS.
 start_standin() {
   rm -f "$T/port" "$T/requests"
   touch "$T/requests"
-  "$DOUBLES/debuginfod-standin" "$1" "$T/port" "$T/requests" 60 &
+  "$DOUBLES/debuginfod-standin" "$@" "$T/port" "$T/requests" 60 &
   STANDIN=$!
   local i
   for i in $(seq 100); do
@@ -84,17 +93,20 @@ report() {
   start_standin "$D/srv"
   run --separate-stderr report "$D/known.json"
   assert_success
-  [ -z "$stderr" ] || { echo "$stderr"; return 1; }
-  [[ "$output" == *"cache_lookup (flame.c:"* ]] || { echo "$output"; return 1; }
-  [[ "$output" == *"stats_init (flame.c:"* ]] || { echo "$output"; return 1; }
+  # one line before the request, naming the module and the server
+  [ "$stderr" = "lockswap report: $D/flame: asking debuginfod ($DEBUGINFOD_URLS) for its debug file, build-id $ID, for at most 10 s" ] ||
+    { echo "$stderr"; return 1; }
+  [[ "$output" == *"cache_lookup+0x"*" (flame.c:"* ]] || { echo "$output"; return 1; }
+  [[ "$output" == *"stats_init+0x"*" (flame.c:"* ]] || { echo "$output"; return 1; }
   [[ "$output" != *"flame+0x"* ]] || { echo "$output"; return 1; }
   # 4 call sites and 3 creation stacks in the program, one request; libc
   # has its own debug file here (libc6-dbg) and is not asked for
   [ "$(cat "$T/requests")" = "/buildid/$ID/debuginfo" ] || { cat "$T/requests"; return 1; }
   [ -s "$T/cache/$ID/debuginfo" ]
-  # again: from the cache, no request
+  # again: from the cache, no request, nothing said
   run --separate-stderr report "$D/known.json"
   assert_success
+  [ -z "$stderr" ] || { echo "$stderr"; return 1; }
   [ "$(wc -l <"$T/requests")" -eq 1 ] || { cat "$T/requests"; return 1; }
   # and with the server gone
   stop_standin
@@ -103,22 +115,85 @@ report() {
   [[ "$output" == *"worker;handle_request;cache_lookup;mutex #"*" cache_init (flame.c:"* ]] || { echo "$output"; return 1; }
 }
 
-@test "report, DEBUGINFOD_URLS: a server without the debug file, or none listening: one line naming the module and why, frames stay offsets" {
+@test "report, DEBUGINFOD_URLS: each failure says its reason: not found, refused, unroutable; one line before the request, one after; frames stay offsets" {
+  local why
+  # fails: the lines the request and its failure print for flame (tail: why)
+  fails() {
+    run --separate-stderr report "$@" "$D/known.json"
+    assert_success
+    [[ "$output" == *"flame+0x"* ]] || { echo "$output"; return 1; }
+    [ "${#stderr_lines[@]}" -eq 2 ] &&
+      [ "${stderr_lines[0]}" = "lockswap report: $D/flame: asking debuginfod ($DEBUGINFOD_URLS) for its debug file, build-id $ID, for at most 10 s" ] &&
+      [[ "${stderr_lines[1]}" == "lockswap report: $D/flame: no debug information here, and debuginfod did not get it (build-id $ID: "*"): its frames stay without file:line" ]] ||
+      { echo "$stderr"; return 1; }
+    why=${stderr_lines[1]#*build-id $ID: }
+    why=${why%): its frames stay without file:line}
+  }
   start_standin "$D/empty"
-  run --separate-stderr report "$D/known.json"
-  assert_success
-  [[ "$output" == *"flame+0x"* ]] || { echo "$output"; return 1; }
-  [ "${#stderr_lines[@]}" -eq 1 ] &&
-    [[ "$stderr" == "lockswap report: $D/flame: no debug information here, and debuginfod did not get it (build-id $ID: no server in DEBUGINFOD_URLS has it)"* ]] ||
-    { echo "$stderr"; return 1; }
+  fails
+  [ "$why" = "not found: no server in DEBUGINFOD_URLS has it" ] || { echo "$why"; return 1; }
   [ "$(cat "$T/requests")" = "/buildid/$ID/debuginfo" ] || { cat "$T/requests"; return 1; }
   # a port where nothing listens: the stand-in stopped
   stop_standin
   rm -rf "$T/cache"
-  run --separate-stderr report "$D/known.json"
+  fails
+  [ "$why" = "refused: $DEBUGINFOD_URLS refused the connection (nothing listens there)" ] || { echo "$why"; return 1; }
+  # no route: a multicast address, which TCP never reaches
+  export DEBUGINFOD_URLS=http://224.0.0.1:8002
+  fails
+  [ "$why" = "unroutable: http://224.0.0.1:8002 cannot be reached from here (Network is unreachable)" ] || { echo "$why"; return 1; }
+}
+
+@test "report, DEBUGINFOD_URLS: a server that accepts and never answers: the request stops at its limit (10 s by default, --debuginfod-timeout, DEBUGINFOD_TIMEOUT), says so, and the next report asks again" {
+  start_standin --silent "$D/empty"
+  SECONDS=0
+  run --separate-stderr timeout -k 5 40 "$LOCKSWAP" report "$D/known.json"
   assert_success
-  [ "${#stderr_lines[@]}" -eq 1 ] && [[ "$stderr" == "lockswap report: $D/flame: no debug information here, and debuginfod did not get it (build-id $ID: "* ]] ||
+  local took=$SECONDS
+  [ "${#stderr_lines[@]}" -eq 2 ] &&
+    [ "${stderr_lines[0]}" = "lockswap report: $D/flame: asking debuginfod ($DEBUGINFOD_URLS) for its debug file, build-id $ID, for at most 10 s" ] &&
+    [[ "${stderr_lines[1]}" =~ ^"lockswap report: $D/flame: no debug information here, and debuginfod did not get it (build-id $ID: timed out: $DEBUGINFOD_URLS accepted the connection but sent no answer in "1[0-2]\.[0-9]" s): its frames stay without file:line"$ ]] ||
     { echo "$stderr"; return 1; }
+  [ "$took" -ge 10 ] && [ "$took" -le 25 ] || { echo "took $took s"; return 1; }
+  [[ "$output" == *"flame+0x"* ]] || { echo "$output"; return 1; }
+  # the option, then elfutils' variable; no mark of a failure in the cache:
+  # each report asks again
+  run --separate-stderr timeout -k 5 40 "$LOCKSWAP" report --debuginfod-timeout 2 "$D/known.json"
+  assert_success
+  [ "${stderr_lines[0]}" = "lockswap report: $D/flame: asking debuginfod ($DEBUGINFOD_URLS) for its debug file, build-id $ID, for at most 2 s" ] &&
+    [[ "${stderr_lines[1]}" =~ "timed out: $DEBUGINFOD_URLS accepted the connection but sent no answer in "[23]\.[0-9]" s" ]] ||
+    { echo "$stderr"; return 1; }
+  DEBUGINFOD_TIMEOUT=1 run --separate-stderr timeout -k 5 40 "$LOCKSWAP" report "$D/known.json"
+  assert_success
+  [[ "${stderr_lines[0]}" == *"for at most 1 s" ]] || { echo "$stderr"; return 1; }
+  [ "$(grep -c accepted "$T/requests")" -ge 3 ] || { cat "$T/requests"; return 1; }
+}
+
+@test "report, DEBUGINFOD_URLS: --debuginfod-budget bounds all requests together: the modules left after it are not asked, each said" {
+  start_standin --silent "$D/empty"
+  local prog lib
+  prog=$(readelf -n "$B/symbols/symbols" | awk '/Build ID:/ { print $3 }')
+  lib=$(readelf -n "$B/symbols/libsymbols.so" | awk '/Build ID:/ { print $3 }')
+  SECONDS=0
+  run --separate-stderr timeout -k 5 40 "$LOCKSWAP" report --debuginfod-timeout 5 --debuginfod-budget 2 "$D/symbols.json"
+  assert_success
+  [ "$SECONDS" -le 10 ] || { echo "took $SECONDS s"; return 1; }
+  # the library first (modules by path), for the whole budget; the program not asked
+  [ "${#stderr_lines[@]}" -eq 3 ] &&
+    [ "${stderr_lines[0]}" = "lockswap report: $B/symbols/libsymbols.so: asking debuginfod ($DEBUGINFOD_URLS) for its debug file, build-id $lib, for at most 2 s" ] &&
+    [[ "${stderr_lines[1]}" == "lockswap report: $B/symbols/libsymbols.so: no debug information here, and debuginfod did not get it (build-id $lib: timed out: "* ]] &&
+    [ "${stderr_lines[2]}" = "lockswap report: $B/symbols/symbols: no debug information here, and debuginfod was not asked (build-id $prog): the budget of --debuginfod-budget for all requests is spent: its frames stay without file:line" ] ||
+    { echo "$stderr"; return 1; }
+}
+
+@test "report: bad --debuginfod-timeout and --debuginfod-budget: one line naming the problem and the valid values, exit 2" {
+  local v
+  for v in "--debuginfod-timeout 0" "--debuginfod-timeout x" "--debuginfod-budget -1" "--debuginfod-budget 99999"; do
+    eval "run --separate-stderr report $v \"\$D/known.json\""
+    [ "$status" -eq 2 ] && [ -z "$output" ] && [ "${#stderr_lines[@]}" -eq 1 ] &&
+      [[ "$stderr" == "lockswap report: --debuginfod-"*": invalid value "*" (valid: seconds, 0.1..3600)" ]] ||
+      { echo "$v: status $status: $stderr"; return 1; }
+  done
 }
 
 @test "report: local debug files need no server: /usr/lib/debug/.build-id (libc6-dbg's libc), and a .gnu_debuglink file beside the program" {
@@ -136,9 +211,82 @@ report() {
   run --separate-stderr report "$T/linked.json"
   assert_success
   [ -z "$stderr" ] || { echo "$stderr"; return 1; }
-  [[ "$output" == *"start_thread (pthread_create.c:"* ]] || { echo "$output"; return 1; }
-  [[ "$output" == *"cache_lookup (flame.c:"* ]] || { echo "$output"; return 1; }
+  [[ "$output" == *"start_thread+0x"*" (pthread_create.c:"* ]] || { echo "$output"; return 1; }
+  [[ "$output" == *"cache_lookup+0x"*" (flame.c:"* ]] || { echo "$output"; return 1; }
   [ ! -s "$T/requests" ] || { cat "$T/requests"; return 1; }
+}
+
+# The functions of the symbols program and its library, as their debug files
+# name them, in address order: "name address" lines.
+functions_of() {
+  nm "$1" | awk '$2 ~ /^[tTwW]$/ { print $3, $1 }' | sort -k2
+}
+
+@test "report: a frame is named only inside a function's extent: a stripped program and library that export a few functions around unexported code; the table, --folded and --svg never name that code after its exported neighbour" {
+  # the modules are what this test needs: unexported creators between
+  # exported functions, which stripping leaves in .dynsym alone
+  local fp fl
+  fp=$(functions_of "$B/symbols/debug/symbols.debug" | awk '{ print $1 }' | tr '\n' ' ')
+  fl=$(functions_of "$B/symbols/debug/libsymbols.so.debug" | awk '{ print $1 }' | tr '\n' ' ')
+  [[ "$fp" == *"sym_exported_first hidden_make hidden_take waiter sym_exported_make sym_exported_last "* ]] || { echo "$fp"; return 1; }
+  [[ "$fl" == *"symlib_first lib_hidden_make lib_take symlib_make_hidden_path "* ]] || { echo "$fl"; return 1; }
+  [ "$(nm -D --defined-only "$B/symbols/symbols" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' ')" = "sym_exported_first sym_exported_last sym_exported_make " ]
+  nm -D "$B/symbols/libsymbols.so" | grep -q ' T symlib_first$'
+  ! nm -D "$B/symbols/libsymbols.so" | grep -q lib_hidden_make
+  # the unexported code's frames stay offsets, the exported creators are named
+  run --separate-stderr report --top 0 "$D/symbols.json"
+  assert_success
+  local bad='sym_exported_first|sym_exported_last|symlib_first|symlib_last'
+  ! grep -E "$bad" <<<"$output" || { echo "$output"; return 1; }
+  assert_line --regexp '^ +2 .* sym_exported_make\+0x[0-9a-f]+ \(symbols\)$'
+  assert_line --regexp '^ +4 .* symlib_make\+0x[0-9a-f]+ \(libsymbols.so\)$'
+  assert_line --regexp '^ +1 .* symbols\+0x[0-9a-f]+$'
+  assert_line --regexp '^ +3 .* libsymbols.so\+0x[0-9a-f]+$'
+  run --separate-stderr report --folded "$D/symbols.json"
+  assert_success
+  ! grep -E "$bad" <<<"$output" || { echo "$output"; return 1; }
+  assert_line --regexp '^clone3;start_thread;symbols\+0x[0-9a-f]+;symbols\+0x[0-9a-f]+;mutex #1 symbols\+0x[0-9a-f]+ [0-9]+$'
+  assert_line --regexp '^clone3;start_thread;symbols\+0x[0-9a-f]+;symlib_take;libsymbols.so\+0x[0-9a-f]+;mutex #3 libsymbols.so\+0x[0-9a-f]+ [0-9]+$'
+  assert_line --regexp ';mutex #2 sym_exported_make [0-9]+$'
+  assert_line --regexp ';mutex #4 symlib_make [0-9]+$'
+  run --separate-stderr report --svg "$T/s.svg" "$D/symbols.json"
+  assert_success
+  ! grep -E "$bad" "$T/s.svg" || return 1
+  grep -q '<title>mutex #1 symbols+0x' "$T/s.svg" && grep -q '<title>sym_exported_make' "$T/s.svg" ||
+    { grep '<title>' "$T/s.svg"; return 1; }
+}
+
+@test "report and LOCKSWAP_ALGO_MAP name functions alike: every function the report names as a mutex's creator, from the debug files in debuginfod's cache (no server), is a FUNCTION rule that chooses that mutex alone; C++ methods by their qualified names" {
+  # the debug files where debuginfod's client keeps them, by build-id
+  local m id
+  for m in symbols libsymbols.so; do
+    id=$(readelf -n "$B/symbols/$m" | awk '/Build ID:/ { print $3 }')
+    mkdir -p "$T/cache/$id"
+    cp "$B/symbols/debug/$m.debug" "$T/cache/$id/debuginfo"
+  done
+  run --separate-stderr report --top 0 "$D/symbols.json"
+  assert_success
+  [ -z "$stderr" ] || { echo "$stderr"; return 1; }
+  local names
+  names=$(grep -E '^ +[0-9]+ +[0-9]+ ' <<<"$output" | grep -oE '[A-Za-z_][A-Za-z0-9_:~.]*\+0x[0-9a-f]+ \([^)]*\)$' | sed 's/+0x.*//' | sort)
+  [ "$(tr '\n' ' ' <<<"$names")" = "hidden_make lib_hidden_make sym_exported_make symlib_make " ] || { echo "$output"; return 1; }
+  local n
+  for n in $names; do
+    run timeout -k 5 60 "$LOCKSWAP" -v -m "$n=mcs" -- "$B/symbols/symbols" known
+    assert_success
+    assert_line "lockswap: map: rule '$n=mcs': 1 mutexes -> mcs"
+  done
+  # C++: what the report prints for mangled names, and rules by those names
+  timeout -k 5 60 "$LOCKSWAP" profile --top 0 -o "$T/cxx.json" -- "$PROGS/cxx_names" make
+  run --separate-stderr report --top 0 "$T/cxx.json"
+  assert_success
+  names=$(grep -E '^ +[0-9]+ +[0-9]+ ' <<<"$output" | grep -oE '[A-Za-z_][A-Za-z0-9_:~.]*\+0x[0-9a-f]+ \([^)]*\)$' | sed 's/+0x.*//' | sort)
+  [ "$(tr '\n' ' ' <<<"$names")" = "make_log store::Cache::Cache store::Cache::open " ] || { echo "$output"; return 1; }
+  for n in $names; do
+    run timeout -k 5 60 "$LOCKSWAP" -v -m "$n=mcs" -- "$PROGS/cxx_names" make
+    assert_success
+    assert_line "lockswap: map: rule '$n=mcs': 1 mutexes -> mcs"
+  done
 }
 
 @test "report --folded: the folded stacks of a synthetic profile, exactly: wait ns, contended counts, hold by creation stack; ';' in a name, unnamed frames, the stacks not sampled" {

@@ -173,7 +173,7 @@ wait_for() {
 	assert_line --index 0 --regexp '^app +input +M\.N +rank +algorithm +wait +ok +median_s +min_s +max_s +x_glibc +spread +not ok$'
 	assert_line --regexp '^raytrace +car-32x32 +2\.1 +1 +glibc +- +2/2 +[0-9.]+ +[0-9.]+ +[0-9.]+ +1\.000 +[0-9.]+!?$'
 	assert_line --regexp '^barnes +plummer-200 +1\.0 +1 +glibc +- +2/2 '
-	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,rank,ok,runs,median_s,min_s,max_s,ratio_glibc,spread,noisy,not_ok" ]
+	[ "$(head -n 1 "$OUTD/summary.csv")" = "app,input,config,threads,load,algorithm,wait,rank,ok,runs,median_s,min_s,max_s,ratio_glibc,vs_glibc,p_glibc,spread,noisy,not_ok" ]
 	for p in raytrace-car-32x32 barnes-plummer-200 splash2; do
 		[ "$(head -c 8 "$OUTD/plots/$p.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
 	done
@@ -382,10 +382,10 @@ EOF
 	assert_success
 	# best first; a crash or hang is never ranked; over-limit is a lower bound
 	assert_line --index 1 --regexp '^barnes +plummer-9 +2\.1 +1 +glibc +- +3/3 +2\.000 +1\.000 +3\.000 +1\.000 +3\.00!$'
-	assert_line --index 2 --regexp '^barnes +plummer-9 +2\.1 +2 +tas +yield +0/3 +>30\.000 +>30\.000 +>30\.000 +>15\.000 +1\.00 +1 over-limit; 2 skipped$'
+	assert_line --index 2 --regexp '^barnes +plummer-9 +2\.1 +2 +tas +yield +0/3 +>30\.000 +>30\.000 +>30\.000 +>15\.000 +~ +1\.00 +1 over-limit; 2 skipped$'
 	assert_line --index 3 --regexp '^barnes +plummer-9 +2\.1 +- +mcs +spin +3/4 +4\.000 +3\.000 +6\.000 +2\.000 +2\.00! +1 crash:SIGSEGV$'
 	assert_line --index 4 --regexp '^barnes +plummer-9 +2\.1 +- +clh +park +0/1 +- +- +- +- +- +1 hang$'
-	grep -qx 'barnes,plummer-9,2.1,2,1,mcs,spin,,3,4,4.000,3.000,6.000,2.000,2.00,yes,1 crash:SIGSEGV' "$OUTD/summary.csv"
+	grep -qx 'barnes,plummer-9,2.1,2,1,mcs,spin,,3,4,4.000,3.000,6.000,2.000,,,2.00,yes,1 crash:SIGSEGV' "$OUTD/summary.csv"
 	[ -s "$OUTD/plots/barnes-plummer-9.png" ]
 	grep -q 'title "mcs/spin"' "$OUTD/plots/barnes-plummer-9.gp"
 	grep -q 'title "barnes plummer-9, M.N 2.1' "$OUTD/plots/barnes-plummer-9.gp"
@@ -410,10 +410,12 @@ EOF
 	run s2 --report "$OUTD"
 	assert_success
 	assert_line --regexp '^raytrace +car-800x800 +2\.2 +1 +glibc +- +3/3 +2\.900 +2\.800 +16\.800 +1\.000 +6\.00!$'
-	assert_line --regexp '^raytrace +car-800x800 +2\.2 +2 +mcs +default +3/3 +5\.700 +5\.600 +5\.800 +1\.966 +1\.04$'
+	assert_line --regexp '^raytrace +car-800x800 +2\.2 +2 +mcs +default +3/3 +5\.700 +5\.600 +5\.800 +1\.966 +~ +1\.04$'
 	assert_line --regexp '^raytrace +car-800x800 +2\.0 +1 +glibc +- +2/2 +2\.050 +2\.000 +2\.100 +1\.000 +1\.05$'
 	assert_line "!: noisy cell: its runs spread more than 1.5x (max/min)"
 	assert_line "warning: noisy glibc baseline, glibc at raytrace car-800x800 2.2: max/min 6.00: the ratios of its group are uncertain"
+	# and mcs, whose runs all take twice glibc's median, is ~ beside that 16.8 s run: more repetitions
+	assert_line "more repetitions needed: 1 cell at ~ or glibc spread more than 1.5x (up to 6.00): run --reps 10 or more to tell them apart"
 	# the plot marks it and says what the mark means
 	grep -q '^set label [0-9]* "!" at ' "$OUTD/plots/raytrace-car-800x800.gp"
 	grep -q 'noisy: its runs spread more than 1.5x (max/min)' "$OUTD/plots/raytrace-car-800x800.gp"

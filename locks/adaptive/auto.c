@@ -1026,8 +1026,8 @@ static const struct ls_param auto_params[] = {
 
 static const struct ls_algo auto_algo = {
     .name = "auto",
-    .desc = "adaptive: each mutex measures and chooses sleep, spin-then-park or batch; barging, bounded "
-	    "hand-off (see locks/adaptive/auto.c)",
+    .desc =
+	"adaptive: each mutex measures and chooses sleep, spin-then-park or batch; barging, bounded hand-off",
     .caps = LS_CAP_TIMEOUT,
     .rank = 5,
     .state_size = sizeof(struct autolock),

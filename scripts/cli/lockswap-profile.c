@@ -136,7 +136,11 @@ int main(int argc, char **argv)
 				strerror(errno));
 			return 2;
 		}
+		/* beside it (build/), else the installed one: this program is
+		 * PREFIX/libexec/lockswap/lockswap-profile */
 		snprintf(cmd, sizeof cmd, "%s/lockswap", dir);
+		if (access(cmd, X_OK) != 0)
+			snprintf(cmd, sizeof cmd, "%s/../../bin/lockswap", dir);
 	}
 	setenv("LOCKSWAP_PROFILE", "1", 1);
 

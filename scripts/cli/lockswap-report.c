@@ -1,19 +1,12 @@
 /*
  * lockswap-report - `lockswap report`: re-render a profile saved as JSON by
  * LOCKSWAP_PROFILE_OUT (or `lockswap profile -o`), with every frame
- * resolved to function and file:line by addr2line (binutils), every call
- * site, the creation stack and the wait and hold histograms of each mutex;
- * or as flame graphs (report_flame.c: --folded, --svg).
+ * named by lockswap's symbol resolver and given its file:line
+ * (report_syms.c), every call site, the creation stack and the wait and
+ * hold histograms of each mutex; or as flame graphs (report_flame.c:
+ * --folded, --svg); or as the rules of an algorithm map (report_map.c).
  *
- *   lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT]
- *
- * Debug information, per module (each module once, never per frame): its
- * own DWARF, a file under /usr/lib/debug (by build-id or .gnu_debuglink),
- * which addr2line finds by itself; else, when DEBUGINFOD_URLS is set, the
- * debug file that elfutils' libdebuginfod fetches by the module's build-id
- * (one library call, kept in debuginfod's own cache, DEBUGINFOD_CACHE_PATH
- * or ~/.cache/debuginfod_client, so the next report asks no server). A
- * module left without file:line gets one line on stderr saying why.
+ *   lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT | --map]
  *
  * The rendering is the library's own (profile/profile_table.c,
  * profile_csv.c); this file reads the JSON back into its rows. Bad options or a file that is not a
@@ -29,11 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elf.h>
-#include <elfutils/debuginfod.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -42,18 +30,23 @@
 #include "profile_table.h"
 #include "report_flame.h"
 #include "report_map.h"
+#include "report_syms.h"
 
 static const char usage[] =
     "usage: lockswap report FILE [--sort KEY] [--top N] [--csv | --folded [--weight W] | --svg OUT |\n"
     "                             --map [--algo ALGO] [--rwalgo RWALGO]]\n"
+    "                            [--debuginfod-timeout S] [--debuginfod-budget S]\n"
     "\n"
     "Re-renders a profile saved by `lockswap profile -o FILE` (LOCKSWAP_PROFILE_OUT, JSON):\n"
     "the top N mutexes (and condvars, rwlocks, spinlocks) with where each was created,\n"
     "the wait and hold histograms, and every call site of its contended acquisitions\n"
-    "(an rwlock's read and write ones apart), each frame resolved to function and\n"
-    "file:line with addr2line (binutils). A module without local debug information is\n"
-    "looked up by its build-id through debuginfod when DEBUGINFOD_URLS is set (elfutils'\n"
-    "client, cached in DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client).\n"
+    "(an rwlock's read and write ones apart). A frame is named by the function whose\n"
+    "extent holds it (the module's symbols, or its debug file's: the names a FUNCTION\n"
+    "rule of LOCKSWAP_ALGO_MAP matches), else MODULE+0xOFFSET, and gets its file:line\n"
+    "from addr2line (binutils). A module without local debug information is looked up\n"
+    "by its build-id through debuginfod when DEBUGINFOD_URLS is set (elfutils' client,\n"
+    "cached in DEBUGINFOD_CACHE_PATH or ~/.cache/debuginfod_client), with one line on\n"
+    "stderr before each request.\n"
     "\n"
     "  --sort KEY   wait (total wait time, the default), hold (total hold time),\n"
     "               contended (contended acquisitions), acquisitions\n"
@@ -79,6 +72,10 @@ static const char usage[] =
     "               or more, else ttas; lockswap compare --per-lock measures)\n"
     "  --rwalgo RWALGO  with --map: the algorithm of every rwlock rule (default: pf-t+bravo\n"
     "               for an rwlock read 4 times as often as written, else pf-t)\n"
+    "  --debuginfod-timeout S  the longest one debuginfod request may take, in seconds\n"
+    "               (default: DEBUGINFOD_TIMEOUT if set, else 10)\n"
+    "  --debuginfod-budget S  the longest all of this report's requests may take together\n"
+    "               (default 30); the modules left after it keep their offsets\n"
     "  -h, --help   this text\n"
     "\n"
     "Exit status: 0, 1 if the output could not be written, 2 for bad options or a file\n"
@@ -382,316 +379,19 @@ static void rows(const struct jv *arr, int kind, struct ls_prof_row **out, unsig
 	}
 }
 
-/* ---- file:line through addr2line ---- */
-
-static bool have_addr2line(void)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		const char *c = strchr(p, ':');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
-		snprintf(buf, sizeof buf, "%.*s/addr2line", (int)n, p);
-		if (access(buf, X_OK) == 0)
-			return true;
-		p += n + (c != NULL);
-	}
-	return false;
-}
-
-static char *trim_line(char *s)
-{
-	char *nl = strchr(s, '\n');
-	if (nl)
-		*nl = '\0';
-	char *d = strstr(s, " (discriminator");
-	if (d)
-		*d = '\0';
-	return s;
-}
-
-/* Resolves frames[0..n) of one module: addr2line -f -C -e MODULE ADDR...,
- * two lines per address (function, file:line). */
-static void resolve_module(const char *module, struct ls_prof_frame **frames, size_t n)
-{
-	for (size_t from = 0; from < n; from += 256) {
-		size_t to = n - from > 256 ? from + 256 : n;
-		int pipefd[2];
-		if (pipe(pipefd) != 0)
-			return;
-		pid_t pid = fork();
-		if (pid < 0) {
-			close(pipefd[0]);
-			close(pipefd[1]);
-			return;
-		}
-		if (pid == 0) {
-			char **args = xcalloc(to - from + 8, sizeof *args);
-			int k = 0;
-			args[k++] = "addr2line";
-			args[k++] = "-f";
-			args[k++] = "-C";
-			args[k++] = "-e";
-			args[k++] = (char *)module;
-			for (size_t i = from; i < to; i++) {
-				args[k] = xcalloc(24, 1);
-				/* the call instruction is the byte before the return address */
-				snprintf(args[k++], 24, "0x%llx",
-					 (unsigned long long)(frames[i]->offset ? frames[i]->offset - 1 : 0));
-			}
-			dup2(pipefd[1], 1);
-			close(pipefd[0]);
-			close(pipefd[1]);
-			int devnull = open("/dev/null", O_WRONLY);
-			if (devnull >= 0)
-				dup2(devnull, 2);
-			execvp("addr2line", args);
-			_exit(127);
-		}
-		close(pipefd[1]);
-		FILE *f = fdopen(pipefd[0], "r");
-		char fn[4096], loc[4096];
-		for (size_t i = from; f && i < to; i++) {
-			if (!fgets(fn, sizeof fn, f) || !fgets(loc, sizeof loc, f))
-				break;
-			trim_line(fn);
-			trim_line(loc);
-			struct ls_prof_frame *fr = frames[i];
-			if (strcmp(fn, "??") != 0) {
-				/* an inlined function, or a name the ELF symbols lacked:
-				 * the offset of the symbol does not apply to it */
-				if (!fr->sym || strcmp(fr->sym, fn) != 0)
-					fr->symoff = LS_PROF_NO_OFFSET;
-				fr->sym = strdup(fn);
-				fr->symlen = strlen(fn);
-			}
-			if (strncmp(loc, "??", 2) != 0) {
-				const char *base = strrchr(loc, '/');
-				fr->line = strdup(base ? base + 1 : loc);
-			}
-		}
-		if (f)
-			fclose(f);
-		int st;
-		waitpid(pid, &st, 0);
-	}
-}
-
-/* ---- where a module's debug information is ---- */
-
-struct elf_info {
-	bool dwarf;	      /* has its own .debug_info */
-	unsigned char id[64]; /* NT_GNU_BUILD_ID */
-	size_t idlen;
-	char link[256]; /* .gnu_debuglink's file name, or "" */
-};
-
-/* The GNU build-id among the notes in [p, p + n), aligned to `align`. */
-static void build_id_in(const char *p, size_t n, size_t align, struct elf_info *e)
-{
-	align = align == 8 ? 8 : 4;
-	while (n >= sizeof(Elf64_Nhdr) && !e->idlen) {
-		const Elf64_Nhdr *h = (const Elf64_Nhdr *)p;
-		size_t name = (h->n_namesz + align - 1) & ~(align - 1);
-		size_t desc = (h->n_descsz + align - 1) & ~(align - 1);
-		if (name > n - sizeof *h || desc > n - sizeof *h - name)
-			return;
-		const char *nm = p + sizeof *h;
-		if (h->n_type == NT_GNU_BUILD_ID && h->n_namesz == 4 && !memcmp(nm, "GNU", 4) &&
-		    h->n_descsz > 0 && h->n_descsz <= sizeof e->id) {
-			memcpy(e->id, nm + name, h->n_descsz);
-			e->idlen = h->n_descsz;
-		}
-		p += sizeof *h + name + desc;
-		n -= sizeof *h + name + desc;
-	}
-}
-
-/* Reads what decides where module's debug information is: its own DWARF,
- * its build-id, its debug link. Every offset is checked against the file's
- * size. False if it is no readable 64-bit ELF file. */
-static bool elf_inspect(const char *path, struct elf_info *e)
-{
-	memset(e, 0, sizeof *e);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-		close(fd);
-		return false;
-	}
-	size_t size = (size_t)st.st_size;
-	const char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (f == MAP_FAILED)
-		return false;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
-	bool ok = !memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64;
-	if (ok && eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff <= size &&
-	    (size - eh->e_shoff) / sizeof(Elf64_Shdr) >= eh->e_shnum && eh->e_shstrndx < eh->e_shnum) {
-		const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
-		const Elf64_Shdr *names = &sh[eh->e_shstrndx];
-		for (unsigned i = 0;
-		     names->sh_offset <= size && names->sh_size <= size - names->sh_offset && i < eh->e_shnum;
-		     i++) {
-			const Elf64_Shdr *s = &sh[i];
-			bool in_file = s->sh_type != SHT_NOBITS && s->sh_offset <= size &&
-				       s->sh_size <= size - s->sh_offset;
-			if (s->sh_name >= names->sh_size || !in_file)
-				continue;
-			const char *name = f + names->sh_offset + s->sh_name;
-			if (!memchr(name, '\0', names->sh_size - s->sh_name))
-				continue;
-			if (!strcmp(name, ".debug_info") && s->sh_size > 0)
-				e->dwarf = true;
-			else if (!strcmp(name, ".gnu_debuglink") && s->sh_size > 0 &&
-				 memchr(f + s->sh_offset, '\0', s->sh_size) &&
-				 strlen(f + s->sh_offset) < sizeof e->link)
-				strcpy(e->link, f + s->sh_offset);
-			else if (s->sh_type == SHT_NOTE)
-				build_id_in(f + s->sh_offset, s->sh_size, s->sh_addralign, e);
-		}
-	}
-	/* no section headers left (sstrip): the notes' segments */
-	if (ok && !e->idlen && eh->e_phentsize == sizeof(Elf64_Phdr) && eh->e_phoff <= size &&
-	    (size - eh->e_phoff) / sizeof(Elf64_Phdr) >= eh->e_phnum) {
-		const Elf64_Phdr *ph = (const Elf64_Phdr *)(f + eh->e_phoff);
-		for (unsigned i = 0; i < eh->e_phnum; i++)
-			if (ph[i].p_type == PT_NOTE && ph[i].p_offset <= size &&
-			    ph[i].p_filesz <= size - ph[i].p_offset)
-				build_id_in(f + ph[i].p_offset, ph[i].p_filesz, ph[i].p_align, e);
-	}
-	munmap((void *)f, size);
-	return ok;
-}
-
-static char *hex(const unsigned char *id, size_t n, char *buf)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(buf + 2 * i, "%02x", id[i]);
-	buf[2 * n] = '\0';
-	return buf;
-}
-
-/* Whether addr2line finds debug information for module by itself: its own
- * DWARF, /usr/lib/debug/.build-id/xx/yyyy.debug, or the debug link's file
- * beside it, in .debug/ beside it, or under /usr/lib/debug (binutils'
- * search order). */
-static bool local_debug(const char *module, const struct elf_info *e)
-{
-	char path[PATH_MAX + 300], id[2 * sizeof e->id + 1];
-	if (e->dwarf)
-		return true;
-	if (e->idlen >= 2) {
-		hex(e->id, e->idlen, id);
-		snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
-		if (access(path, R_OK) == 0)
-			return true;
-	}
-	if (*e->link) {
-		const char *slash = strrchr(module, '/');
-		int dir = slash ? (int)(slash - module) : 0;
-		static const char *const forms[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
-		for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-			snprintf(path, sizeof path, forms[i], dir, module, e->link);
-			if (strcmp(path, module) != 0 && access(path, R_OK) == 0)
-				return true;
-		}
-	}
-	return false;
-}
-
-static debuginfod_client *dbgclient;
-
-/* The file addr2line reads for module's frames: the module itself (its own
- * DWARF, or a local debug file addr2line finds from it), or the debug file
- * debuginfod fetched (malloc'd). NULL: the module is not here. A module left
- * without debug information gets one line on stderr. */
-static char *debug_source(const char *module)
-{
-	struct elf_info e;
-	char id[2 * sizeof e.id + 1];
-	if (access(module, R_OK) != 0) {
-		fprintf(stderr,
-			"lockswap report: %s: not found here: its frames stay as saved, without file:line\n",
-			module);
-		return NULL;
-	}
-	if (!elf_inspect(module, &e) || local_debug(module, &e))
-		return strdup(module);
-	hex(e.id, e.idlen, id);
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	if (!e.idlen) {
-		fprintf(stderr,
-			"lockswap report: %s: no debug information, and no build-id to look it up by: "
-			"its frames stay without file:line\n",
-			module);
-	} else if (!urls || !*urls) {
-		fprintf(stderr,
-			"lockswap report: %s: no debug information (build-id %s): its frames stay without "
-			"file:line; set DEBUGINFOD_URLS to fetch it, or install its debug symbols\n",
-			module, id);
-	} else {
-		if (!dbgclient && !(dbgclient = debuginfod_begin())) {
-			fprintf(stderr, "lockswap report: cannot start the debuginfod client: %s\n",
-				strerror(errno));
-			return strdup(module);
-		}
-		/* one call per module: the cache, then each server */
-		char *path = NULL;
-		int fd = debuginfod_find_debuginfo(dbgclient, e.id, (int)e.idlen, &path);
-		if (fd >= 0) {
-			close(fd);
-			return path;
-		}
-		fprintf(
-		    stderr,
-		    "lockswap report: %s: no debug information here, and debuginfod did not get it (build-id "
-		    "%s: %s): its frames stay without file:line\n",
-		    module, id, fd == -ENOENT ? "no server in DEBUGINFOD_URLS has it" : strerror(-fd));
-	}
-	return strdup(module);
-}
-
-static int by_module(const void *a, const void *b)
-{
-	const struct ls_prof_frame *x = *(struct ls_prof_frame *const *)a,
-				   *y = *(struct ls_prof_frame *const *)b;
-	return strcmp(x->module, y->module);
-}
-
-/* Resolves every frame, one module at a time: one debug file lookup and
- * one addr2line per module (per 256 of its frames). */
-static void resolve(struct ls_prof_stack *stacks, unsigned nstacks)
-{
-	size_t n = 0;
-	for (unsigned i = 0; i < nstacks; i++)
-		n += stacks[i].n;
-	struct ls_prof_frame **all = xcalloc(n, sizeof *all);
-	size_t k = 0;
-	for (unsigned i = 0; i < nstacks; i++)
-		for (unsigned f = 0; f < stacks[i].n; f++)
-			if (stacks[i].f[f].module && *stacks[i].f[f].module)
-				all[k++] = (struct ls_prof_frame *)&stacks[i].f[f];
-	qsort(all, k, sizeof *all, by_module);
-	for (size_t i = 0; i < k;) {
-		size_t j = i;
-		while (j < k && !strcmp(all[j]->module, all[i]->module))
-			j++;
-		char *src = debug_source(all[i]->module);
-		if (src)
-			resolve_module(src, all + i, j - i);
-		free(src);
-		i = j;
-	}
-	if (dbgclient)
-		debuginfod_end(dbgclient);
-	dbgclient = NULL;
-	free(all);
-}
-
 /* ---- main ---- */
+
+/* A number of seconds, 0.1..3600, into *out: 0, or -1. */
+static int seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (!*s || *end || errno || !(v >= 0.1 && v <= 3600))
+		return -1;
+	*out = v;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -705,6 +405,8 @@ int main(int argc, char **argv)
 	    {"map", no_argument, NULL, 'M'},
 	    {"algo", required_argument, NULL, 'A'},
 	    {"rwalgo", required_argument, NULL, 'R'},
+	    {"debuginfod-timeout", required_argument, NULL, 'D'},
+	    {"debuginfod-budget", required_argument, NULL, 'B'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -714,6 +416,11 @@ int main(int argc, char **argv)
 	const char *map_algo = NULL, *map_rwalgo = NULL;
 	enum flame_weight weight = FLAME_WAIT;
 	const char *svg = NULL;
+	/* elfutils' own variable, when set, is the per-request limit */
+	struct syms_opts so = {SYMS_TIMEOUT, SYMS_BUDGET};
+	const char *dt = getenv("DEBUGINFOD_TIMEOUT");
+	if (dt && seconds(dt, &so.timeout) != 0)
+		so.timeout = SYMS_TIMEOUT;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -771,6 +478,16 @@ int main(int argc, char **argv)
 				    "rwlock)",
 				    optarg);
 			map_rwalgo = optarg;
+			break;
+		case 'D':
+			if (seconds(optarg, &so.timeout) != 0)
+				die("--debuginfod-timeout: invalid value '%s' (valid: seconds, 0.1..3600)",
+				    optarg);
+			break;
+		case 'B':
+			if (seconds(optarg, &so.budget) != 0)
+				die("--debuginfod-budget: invalid value '%s' (valid: seconds, 0.1..3600)",
+				    optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -845,20 +562,14 @@ int main(int argc, char **argv)
 		stacks[i].n = n;
 		stacks[i].f = fr;
 	}
-	/* the names the matcher of an algorithm map sees (addr2line's replace
-	 * them with demangled and inlined ones) */
+	syms_resolve(stacks, nstacks, &so);
+	/* the resolver's names are the matcher's: --map's rules use them */
 	const char ***syms = xcalloc(nstacks + 1, sizeof *syms);
 	for (unsigned i = 0; i < nstacks; i++) {
 		syms[i] = xcalloc(stacks[i].n + 1, sizeof **syms);
 		for (unsigned k = 0; k < stacks[i].n; k++)
 			syms[i][k] = stacks[i].f[k].sym;
 	}
-	if (have_addr2line())
-		resolve(stacks, nstacks);
-	else
-		fprintf(
-		    stderr,
-		    "lockswap report: addr2line not found (install binutils): frames without file:line\n");
 	p.stacks = stacks;
 	p.nstacks = nstacks;
 	p.h.pid = (int)num(&root, "pid");

@@ -1,33 +1,44 @@
 /*
  * lockswap - run a program with liblockswap preloaded, or list algorithms.
  *
- *   lockswap --list                       algorithms, capabilities, descriptions
+ *   lockswap --list [--long]              algorithms, capabilities, descriptions
  *   lockswap --names [--cap CAP]... [--wrap W]  names only, one per line
  *   lockswap --names rwlock|spin [--cap CAP]...   the same for the other families
  *   lockswap --topology[=table]           clusters of the hierarchical locks
+ *   lockswap --version
  *   lockswap [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO] [-w WAIT] [-s SPIN]
  *            [-v] [--stats] [--] PROG [ARGS...]
  *   lockswap SUBCOMMAND [ARGS...]         compare, profile, report
  *
- * A subcommand is a program of its own, lockswap-SUBCOMMAND, installed in the
- * same directory as this one (build/ or PREFIX/bin); each part of the tree
- * that adds one adds its program there, and this file only dispatches. It
- * runs with LOCKSWAP_COMMAND set to this program's path, so that it can run
- * programs through `lockswap` in turn.
+ * A subcommand is a program of its own, lockswap-SUBCOMMAND: beside this one
+ * in the build tree, in PREFIX/libexec/lockswap when installed; each part of
+ * the tree that adds one adds its program there, and this file only
+ * dispatches. It runs with LOCKSWAP_COMMAND set to this program's path, so
+ * that it can run programs through `lockswap` in turn. A word that is no
+ * subcommand is a program to run; if none of that name can be run either,
+ * the message names the subcommands, and the nearest when it is close.
  *
  * The algorithm list is linked in from the same sources as the library.
  * The library is found through LOCKSWAP_LIB, next to this executable (the
- * build tree), or in ../lib (an installed tree). Bad options: one line on
- * stderr and exit status 2; a program that cannot be run: status 127.
+ * build tree), or in ../lib/TRIPLET/lockswap (an installed tree: the
+ * Makefile's LS_PKGLIB). Before running PROG, one line on stderr warns when
+ * the loader will not preload the library into it: a statically linked
+ * program, a 32-bit one, one that runs setuid, setgid or with file
+ * capabilities (the loader's secure mode). Bad options: one line on stderr
+ * and exit status 2; a program that cannot be run: status 127.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -37,14 +48,26 @@
 #include "spin/spinlock.h"
 #include "wrap/wrap.h"
 
+/* From the Makefile (LAYOUT_DEFS); these defaults for a compiler run by hand. */
+#ifndef LS_VERSION
+#define LS_VERSION "unknown"
+#endif
+#ifndef LS_PKGLIB
+#define LS_PKGLIB "lib/lockswap"
+#endif
+#ifndef LS_LIBEXEC
+#define LS_LIBEXEC "libexec/lockswap"
+#endif
+
 static const char usage[] =
     "usage: lockswap [-a ALGO] [-m RULES | --config FILE] [-r RWALGO] [--spinalgo ALGO] [-w WAIT]\n"
     "                [-s SPIN] [-v] [--stats] [--] PROG [ARGS...]\n"
     "       lockswap compare|profile|report [ARGS...]   (lockswap SUBCOMMAND --help)\n"
-    "       lockswap --list\n"
+    "       lockswap --list [--long]\n"
     "       lockswap --names [--cap CAP]... [--wrap WRAPPER]\n"
     "       lockswap --names [mutex|rwlock|spin] [--cap CAP]...\n"
     "       lockswap --topology[=table]\n"
+    "       lockswap --version\n"
     "\n"
     "Runs PROG with liblockswap.so preloaded, so that every pthread mutex in it\n"
     "uses the lock algorithm ALGO (and every rwlock RWALGO, every spinlock the\n"
@@ -65,7 +88,9 @@ static const char usage[] =
     "  -s, --spin N       spins before yielding or parking (LOCKSWAP_SPIN; default 256)\n"
     "  -v, --verbose      report the configuration and node statistics on stderr\n"
     "      --stats        count queue nodes in use and report them at exit\n"
-    "      --list         list the algorithms with capabilities and descriptions\n"
+    "      --list         list the algorithms with capabilities, descriptions and the\n"
+    "                     names of their tunables, in 100 columns\n"
+    "      --long         with --list: every tunable with its default and what it does\n"
     "      --names [FAMILY]  list algorithm names only, one per line: mutex (default),\n"
     "                     rwlock (every selectable name, NAME+WRAPPER included) or spin\n"
     "      --cap CAP      with --names: only algorithms with capability CAP\n"
@@ -76,9 +101,10 @@ static const char usage[] =
     "      --topology     the clusters the hierarchical locks would use here (levels\n"
     "                     found by hwloc, cpu -> cluster table), following LOCKSWAP_CLUSTER\n"
     "                     and LOCKSWAP_TOPOLOGY; =table: only the cluster of each CPU\n"
+    "      --version      lockswap's version\n"
     "  -h, --help         this text\n"
     "\n"
-    "Algorithm tunables are environment variables; --list shows them.\n"
+    "Algorithm tunables are environment variables; --list --long shows them.\n"
     "Exit status: PROG's, 2 for a bad option, 127 if PROG cannot be run.\n";
 
 static __attribute__((noreturn)) void bad(const char *fmt, const char *arg, const char *valid)
@@ -99,6 +125,83 @@ static const struct {
     {"hier", LS_CAP_HIER}, {"passthrough", LS_CAP_PASSTHROUGH}, {"lock", 0}, /* special: not passthrough */
 };
 
+/* ---- --list ---- */
+
+/* --list fits this many columns; --list --long prints each tunable on a
+ * line of its own, as long as it is (man/algorithms.awk reads that form). */
+#define LIST_WIDTH 100
+static bool list_long;
+
+/* The next piece of text at p that a line break may not split: a word,
+ * with the words after it that start with a digit ("AMP 7.4", "TOCS
+ * 1991,"), so that a citation stays whole. Its length, from p. */
+static size_t piece(const char *p)
+{
+	size_t n = strcspn(p, " ");
+	while (p[n] == ' ' && p[n + 1] >= '0' && p[n + 1] <= '9')
+		n += 1 + strcspn(p + n + 1, " ");
+	return n;
+}
+
+/* Prints `lead` (indent columns wide), then text's words wrapped at
+ * LIST_WIDTH, each next line indented as much (--long: one line, as
+ * man/algorithms.awk reads it). */
+static void wrapped(const char *lead, int indent, const char *text)
+{
+	if (list_long) {
+		printf("%-*s%s\n", indent, lead, text);
+		return;
+	}
+	int col = printf("%-*s", indent, lead);
+	bool first = true;
+	for (const char *p = text; *p;) {
+		while (*p == ' ')
+			p++;
+		size_t n = piece(p);
+		if (!n)
+			break;
+		if (!first && col + 1 + (int)n > LIST_WIDTH) {
+			col = printf("\n%*s", indent, "") - 1;
+			first = true;
+		}
+		col += printf("%s%.*s", first ? "" : " ", (int)n, p);
+		first = false;
+		p += n;
+	}
+	putchar('\n');
+}
+
+/* A row: NAME CAPS DESC, the description wrapped under itself. */
+static void row(const char *name, int namew, const char *caps, int capsw, const char *desc)
+{
+	char lead[256];
+	snprintf(lead, sizeof lead, "%-*s %-*s ", namew, name, capsw, caps);
+	wrapped(lead, namew + capsw + 2, desc);
+}
+
+/* An algorithm's tunables: with --long, one line each as "  LOCKSWAP_X=N:
+ * what"; else their names and defaults, wrapped, after "tunables:". */
+static void tunables(const struct ls_param *params, int indent)
+{
+	char text[4096];
+	size_t at = 0;
+	if (!params || !params->env)
+		return;
+	for (const struct ls_param *p = params; p->env; p++) {
+		if (list_long) {
+			printf("%-*s  %s=%llu: %s\n", indent, "", p->env, (unsigned long long)*p->value,
+			       p->desc);
+			continue;
+		}
+		int k = snprintf(text + at, sizeof text - at, "%s%s=%llu", at ? ", " : "", p->env,
+				 (unsigned long long)*p->value);
+		if (k > 0 && (size_t)k < sizeof text - at)
+			at += (size_t)k;
+	}
+	if (!list_long)
+		wrapped("", indent, text);
+}
+
 /* The wrappers section of --list: rows start with "+NAME", so that no tool
  * that reads the algorithm rows takes them for algorithms. */
 static void list_wrappers(void)
@@ -110,9 +213,10 @@ static void list_wrappers(void)
 	       ls_wrap_at(0)->name);
 	for (size_t i = 0; i < ls_wrap_count(); i++) {
 		const struct ls_wrap *w = ls_wrap_at(i);
-		printf("+%-9s %s\n", w->name, w->desc);
-		for (const struct ls_param *p = w->params; p && p->env; p++)
-			printf("%-10s   %s=%llu: %s\n", "", p->env, (unsigned long long)*p->value, p->desc);
+		char lead[64];
+		snprintf(lead, sizeof lead, "+%-9s ", w->name);
+		wrapped(lead, 11, w->desc);
+		tunables(w->params, 11);
 	}
 }
 
@@ -128,15 +232,13 @@ static void list_rw(void)
 		const struct ls_rwalgo *a = ls_rwalgo_at(i);
 		char name[64];
 		snprintf(name, sizeof name, "rwlock:%s%s", a->bind ? "+" : "", a->name);
-		printf("%-17s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
-		for (const struct ls_param *p = a->params; p && p->env; p++)
-			printf("%-17s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
-			       p->desc);
+		row(name, 17, ls_rwcaps_string(a->caps, c, sizeof c), 18, a->desc);
+		tunables(a->params, 37);
 	}
 	printf("Capabilities of rwlocks: kind = reader preference for the default kind, writer preference "
 	       "for the\n"
-	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
-	       "each other.\n"
+	       "  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
+	       "each\n  other.\n"
 	       "Rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
 }
 
@@ -144,7 +246,8 @@ static void list_rw(void)
  * that fit 4 bytes, and the spin-only ones. */
 static void list_spin(void)
 {
-	char c[128];
+	char c[128], misfits[2048];
+	size_t at = 0;
 	printf(
 	    "\nSpinlocks (LOCKSWAP_SPINALGO, --spinalgo; default pthread): algorithms whose state fits the\n"
 	    "4 bytes of a pthread_spinlock_t:\n");
@@ -152,29 +255,30 @@ static void list_spin(void)
 		const struct ls_algo *a = ls_spinalgo_at(i);
 		char name[64];
 		snprintf(name, sizeof name, "spin:%s", a->name);
-		printf("%-17s %-24s %s\n", name, ls_caps_string(a->caps, c, sizeof c), a->desc);
+		row(name, 17, ls_caps_string(a->caps, c, sizeof c), 18, a->desc);
 	}
-	printf("Mutex algorithms that do not fit:");
-	const char *sep = " ";
+	misfits[0] = '\0';
 	for (size_t i = 0; i < ls_algo_count(); i++)
 		if (!ls_spin_fits(ls_algo_at(i)) && !(ls_algo_at(i)->caps & LS_CAP_PASSTHROUGH)) {
-			printf("%s%s", sep, ls_algo_at(i)->name);
-			sep = ", ";
+			int k = snprintf(misfits + at, sizeof misfits - at, "%s%s", at ? ", " : "",
+					 ls_algo_at(i)->name);
+			if (k > 0 && (size_t)k < sizeof misfits - at)
+				at += (size_t)k;
 		}
-	printf("\n");
+	wrapped("Mutex algorithms that do not fit: ", 34, misfits);
 }
 
 static void list(void)
 {
 	char c[128];
-	printf("%-10s %-24s %s\n", "NAME", "CAPABILITIES", "DESCRIPTION");
+	printf("%-10s %-18s %s\n", "NAME", "CAPABILITIES", "DESCRIPTION");
 	for (size_t i = 0; i < ls_algo_count(); i++) {
 		const struct ls_algo *a = ls_algo_at(i);
-		printf("%-10s %-24s %s%s\n", a->name, ls_caps_string(a->caps, c, sizeof c), a->desc,
-		       strcmp(a->name, LS_DEFAULT_ALGO) ? "" : " [the default: LOCKSWAP_ALGO unset]");
-		for (const struct ls_param *p = a->params; p && p->env; p++)
-			printf("%-10s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
-			       p->desc);
+		char d[512];
+		snprintf(d, sizeof d, "%s%s", a->desc,
+			 strcmp(a->name, LS_DEFAULT_ALGO) ? "" : " [the default: LOCKSWAP_ALGO unset]");
+		row(a->name, 10, ls_caps_string(a->caps, c, sizeof c), 18, d);
+		tunables(a->params, 30);
 	}
 	printf("\nWaiting policies (LOCKSWAP_WAIT): spin, yield, park (default); algorithms without\n"
 	       "\"timeout\" implement timedlock by polling trylock under the waiting policy.\n");
@@ -191,7 +295,8 @@ static void list(void)
 	       "  first rule of its family that names a frame of the stack that created it\n"
 	       "  (pthread_*_init, or the first use of a static initialiser), else its family's *\n"
 	       "  (else LOCKSWAP_ALGO, LOCKSWAP_RWALGO):\n"
-	       "    FUNCTION=ALGO   a function (its symbol, no debug information needed)\n"
+	       "    FUNCTION=ALGO   a function (its symbol, or its debug file's: the names\n"
+	       "                    lockswap report prints)\n"
 	       "    FILE:LINE=ALGO  a call at that line (needs debug information or a debug file)\n"
 	       "    MODULE=ALGO     code of a library (a name with .so) or a program (a path with /)\n"
 	       "    MODULE+0xOFFSET=ALGO  the call that returns there (a stripped program's frame)\n"
@@ -202,6 +307,10 @@ static void list(void)
 	       "      cache_get: mcs-rw+bravo; other rwlocks: LOCKSWAP_RWALGO's; mutexes: auto)\n"
 	       "  lockswap report --map proposes rules for a profile's most contended mutexes\n"
 	       "  and rwlocks.\n");
+	if (!list_long)
+		printf(
+		    "\nWhat each tunable does: lockswap --list --long; all of it, and the library's other\n"
+		    "  variables: lockswap(7).\n");
 }
 
 /* The capabilities of a selectable name, as its composition would have
@@ -284,9 +393,15 @@ static int topology(bool table_only)
 	return 0;
 }
 
+/* path is a readable file: its real path (malloc'd), or NULL. */
+static char *readable(const char *path)
+{
+	return access(path, R_OK) == 0 ? realpath(path, NULL) : NULL;
+}
+
 static char *find_lib(void)
 {
-	static char path[PATH_MAX + 32];
+	static char path[PATH_MAX + 64];
 	const char *env = getenv("LOCKSWAP_LIB");
 	if (env) {
 		if (access(env, R_OK) != 0)
@@ -294,38 +409,48 @@ static char *find_lib(void)
 		return realpath(env, NULL);
 	}
 	char exe[PATH_MAX];
-	char *dir = cli_self_dir(exe, sizeof exe);
+	char *dir = cli_self_dir(exe, sizeof exe), *found;
 	if (!dir) {
 		fprintf(stderr, "lockswap: cannot find my own executable: %s\n", strerror(errno));
 		exit(2);
 	}
 	snprintf(path, sizeof path, "%s/liblockswap.so", dir);
-	if (access(path, R_OK) == 0)
-		return path;
-	snprintf(path, sizeof path, "%s/../lib/liblockswap.so", dir);
-	if (access(path, R_OK) == 0)
-		return realpath(path, NULL);
+	if ((found = readable(path)))
+		return found;
+	snprintf(path, sizeof path, "%s/../" LS_PKGLIB "/liblockswap.so", dir);
+	if ((found = readable(path)))
+		return found;
 	fprintf(stderr,
-		"lockswap: cannot find liblockswap.so next to %s or in %s/../lib (set LOCKSWAP_LIB)\n", dir,
-		dir);
+		"lockswap: cannot find liblockswap.so next to %s or in %s/../" LS_PKGLIB
+		" (set LOCKSWAP_LIB)\n",
+		dir, dir);
 	exit(2);
 }
 
 static const char *const subcommands[] = {"compare", "profile", "report"};
+#define NSUB (sizeof subcommands / sizeof subcommands[0])
 
-/* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program. */
+/* `lockswap SUB ARGS...`: runs lockswap-SUB beside this program (build/),
+ * or from PREFIX/libexec/lockswap (installed). */
 static int subcommand(int argc, char **argv)
 {
-	char prog[PATH_MAX], self[PATH_MAX], exe[PATH_MAX];
+	char prog[PATH_MAX + 64], self[PATH_MAX + 16], exe[PATH_MAX], other[PATH_MAX + 64];
 	const char *dir = cli_self_dir(exe, sizeof exe);
 	(void)argc;
 	if (!dir)
 		bad("cannot find my own directory to run '%s'", argv[1], NULL);
 	snprintf(self, sizeof self, "%s/lockswap", dir);
 	snprintf(prog, sizeof prog, "%s/lockswap-%s", dir, argv[1]);
+	snprintf(other, sizeof other, "%s/../" LS_LIBEXEC "/lockswap-%s", dir, argv[1]);
 	if (access(prog, X_OK) != 0) {
-		fprintf(stderr, "lockswap: subcommand '%s' is not installed (no %s)\n", argv[1], prog);
-		exit(2);
+		if (access(other, X_OK) != 0) {
+			fprintf(stderr, "lockswap: subcommand '%s' is not installed (no %s, nor %s)\n",
+				argv[1], prog, other);
+			exit(2);
+		}
+		char *real = realpath(other, NULL);
+		snprintf(prog, sizeof prog, "%s", real ? real : other);
+		free(real);
 	}
 	setenv("LOCKSWAP_COMMAND", self, 1);
 	argv[1] = prog;
@@ -334,13 +459,126 @@ static int subcommand(int argc, char **argv)
 	return 127;
 }
 
+/* The edit distance of a and b (Levenshtein), for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64];
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* PROG could not be run (err): one line, exit 127. A bare word that is no
+ * program may have been meant as a subcommand: the line names them, and
+ * the nearest if it is near (a third of its letters wrong at most). */
+static __attribute__((noreturn)) void cannot_run(const char *prog, int err)
+{
+	if (err != ENOENT || strchr(prog, '/')) {
+		fprintf(stderr, "lockswap: cannot run %s: %s\n", prog, strerror(err));
+		exit(127);
+	}
+	size_t best = 0;
+	for (size_t i = 1; i < NSUB; i++)
+		if (distance(prog, subcommands[i]) < distance(prog, subcommands[best]))
+			best = i;
+	size_t d = distance(prog, subcommands[best]), len = strlen(subcommands[best]);
+	fprintf(stderr, "lockswap: cannot run %s: no such program, nor subcommand", prog);
+	if (d <= (len + 2) / 3)
+		fprintf(stderr, " (did you mean lockswap %s?", subcommands[best]);
+	else
+		fprintf(stderr, " (");
+	fprintf(stderr, "%ssubcommands: compare, profile, report)\n", d <= (len + 2) / 3 ? " " : "");
+	exit(127);
+}
+
+/* ---- what the loader will do with PROG ---- */
+
+/* PROG as execvp finds it (PATH searched for a bare name), into out. */
+static bool find_program(const char *prog, char *out, size_t len)
+{
+	if (strchr(prog, '/'))
+		return snprintf(out, len, "%s", prog) < (int)len;
+	const char *path = getenv("PATH");
+	for (const char *p = path && *path ? path : "/bin:/usr/bin"; *p;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		snprintf(out, len, "%.*s%s%s", (int)n, p, n ? "/" : "", prog);
+		struct stat st;
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return true;
+		p += n + (c != NULL);
+	}
+	return false;
+}
+
+/* One line on stderr if the loader will not preload the library into
+ * PROG: it has no loader (statically linked), is 32-bit, or runs in the
+ * loader's secure mode (setuid or setgid to another user or group, or with
+ * file capabilities), where LD_PRELOAD's paths are ignored. PROG runs
+ * anyway: the line says its mutexes stay glibc's. */
+static void check_program(const char *prog)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	if (!find_program(prog, path, sizeof path) || stat(path, &st) != 0)
+		return;
+	const char *why = NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+		why = "it is setuid: the loader ignores LD_PRELOAD's paths for it";
+	else if ((st.st_mode & S_ISGID) && st.st_gid != getgid())
+		why = "it is setgid: the loader ignores LD_PRELOAD's paths for it";
+	else if (getxattr(path, "security.capability", NULL, 0) > 0)
+		why = "it has file capabilities: the loader ignores LD_PRELOAD's paths for it";
+	int fd = why ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		Elf64_Ehdr eh;
+		if (read(fd, &eh, sizeof eh) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+			if (eh.e_ident[EI_CLASS] == ELFCLASS32) {
+				why = "it is a 32-bit program, and liblockswap.so is 64-bit: the loader "
+				      "skips it";
+			} else if (eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 4096) {
+				bool interp = false;
+				for (unsigned i = 0; i < eh.e_phnum && !interp; i++) {
+					Elf64_Phdr ph;
+					if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+					    (ssize_t)sizeof ph)
+						break;
+					interp = ph.p_type == PT_INTERP;
+				}
+				if (!interp)
+					why = "it is statically linked: no loader runs, so nothing is "
+					      "preloaded";
+			}
+		}
+		close(fd);
+	}
+	if (why)
+		fprintf(stderr, "lockswap: warning: %s: %s; its locks stay glibc's\n", path, why);
+}
+
 int main(int argc, char **argv)
 {
-	for (size_t i = 0; argc > 1 && i < sizeof subcommands / sizeof subcommands[0]; i++)
+	for (size_t i = 0; argc > 1 && i < NSUB; i++)
 		if (!strcmp(argv[1], subcommands[i]))
 			return subcommand(argc, argv);
 
-	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP };
+	enum { OPT_LIST = 256, OPT_NAMES, OPT_CAP, OPT_STATS, OPT_TOPOLOGY, OPT_WRAP, OPT_LONG, OPT_VERSION };
 	static const struct option opts[] = {
 	    CLI_RUN_LONG,
 	    {"verbose", no_argument, NULL, 'v'},
@@ -350,6 +588,8 @@ int main(int argc, char **argv)
 	    {"cap", required_argument, NULL, OPT_CAP},
 	    {"wrap", required_argument, NULL, OPT_WRAP},
 	    {"topology", optional_argument, NULL, OPT_TOPOLOGY},
+	    {"long", no_argument, NULL, OPT_LONG},
+	    {"version", no_argument, NULL, OPT_VERSION},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -376,6 +616,12 @@ int main(int argc, char **argv)
 		case OPT_LIST:
 			do_list = 1;
 			break;
+		case OPT_LONG:
+			list_long = true;
+			break;
+		case OPT_VERSION:
+			printf("lockswap %s\n", LS_VERSION);
+			return 0;
 		case OPT_NAMES:
 			do_names = 1;
 			/* `--names rwlock`: the family is the next word */
@@ -412,6 +658,8 @@ int main(int argc, char **argv)
 		list();
 		return 0;
 	}
+	if (list_long)
+		bad("%s", "--long is only meaningful with --list", NULL);
 	bool rw = !strcmp(family, "rwlock");
 	for (size_t k = 0; k < ncapnames; k++) {
 		const char *cn = capnames[k];
@@ -499,7 +747,7 @@ int main(int argc, char **argv)
 		setenv("LOCKSWAP_VERBOSE", "1", 1);
 	if (stats)
 		setenv("LOCKSWAP_STATS", "1", 1);
+	check_program(argv[optind]);
 	execvp(argv[optind], argv + optind);
-	fprintf(stderr, "lockswap: cannot run %s: %s\n", argv[optind], strerror(errno));
-	return 127;
+	cannot_run(argv[optind], errno);
 }

@@ -14,9 +14,9 @@
  * each of the first `top` mutexes (as sorted) that waited, each naming a
  * function or a FILE:LINE of its creation stack that no other mutex of the
  * profile has (else the mutex is left out, and the comment says why), then
- * '*' for the rest with the profile's algorithm. syms[s][f]: the ELF
- * symbol of frame f of stack s as the profile saved it (the names rules
- * match), NULL if none; the frames' `line` is FILE:LINE or NULL. algo: the
+ * '*' for the rest with the profile's algorithm. syms[s][f]: the name of
+ * frame f of stack s from the symbol resolver (stack/elfsym.h: the names
+ * rules match), NULL if none; the frames' `line` is FILE:LINE or NULL. algo: the
  * hot mutexes' algorithm, or NULL to choose one per mutex (report_map.c).
  * cpus: the CPUs the profiled program could use (0: unknown). Returns 0, or
  * -1 if writing failed. The same for the rwlocks, if the profile has any

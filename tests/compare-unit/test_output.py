@@ -1,5 +1,6 @@
 """results.csv and summary.csv read and written, summary.txt's table, and
 the plots' styles."""
+import os
 import unittest
 
 from helper import TempDir
@@ -74,6 +75,88 @@ class Table(unittest.TestCase):
         self.assertTrue(lines[0].startswith("app       input  M.N  rank  algorithm"), lines[0])
         self.assertIn("warning: noisy glibc baseline, glibc at raytrace car 2.2: max/min 6.00: "
                       "the ratios of its group are uncertain", lines)
+
+
+VS_H = "load,algorithm,wait,rank,ok,runs,median_s,min_s,max_s,ratio_glibc,vs_glibc,p_glibc,spread,noisy,not_ok".split(",")
+
+
+class Verdicts(TempDir):
+    """The table says better or worse than glibc only where the runs separate,
+    ~ elsewhere, and asks for more repetitions when runs are too few or spread
+    too much; --per-lock names a best map only if it is better."""
+
+    def test_the_column_and_its_note(self):
+        rows = [
+            ["0", "tas", "default", "1", "3", "3", "0.500", "0.400", "0.600", "0.500", "better", "0.050", "1.50", "", ""],
+            ["0", "glibc", "-", "2", "3", "3", "1.000", "0.900", "1.100", "1.000", "", "", "1.22", "", ""],
+            ["0", "mcs", "default", "3", "3", "3", "1.100", "0.300", "2.000", "1.100", "~", "0.350", "6.67", "yes", ""],
+        ]
+        lines = table.render(VS_H, rows, hide=["load"], threshold="1.5")
+        self.assertEqual(lines, [
+            "rank  algorithm  wait      ok  median_s  min_s  max_s  x_glibc  vs glibc  spread  not ok",
+            "   1  tas        default  3/3     0.500  0.400  0.600    0.500  better      1.50",
+            "   2  glibc      -        3/3     1.000  0.900  1.100    1.000              1.22",
+            "   3  mcs        default  3/3     1.100  0.300  2.000    1.100  ~          6.67!",
+            "",
+            "!: noisy cell: its runs spread more than 1.5x (max/min)",
+            "vs glibc: better or worse only where its runs separate from glibc's (one-sided Mann-Whitney U test, "
+            "p <= 0.05; p_glibc in summary.csv); ~: no difference beyond the spread",
+            "more repetitions needed: 1 cell at ~ or glibc spread more than 1.5x (up to 6.67): run --reps 10 or more "
+            "to tell them apart",
+        ])
+
+    def test_too_few_runs_ask_for_more(self):
+        rows = [["0", "glibc", "-", "1", "2", "2", "1.000", "0.900", "1.100", "1.000", "", "", "1.22", "", ""],
+                ["0", "tas", "default", "2", "2", "2", "1.100", "1.000", "1.200", "1.100", "~", "0.500", "1.20", "", ""]]
+        notes = table.render(VS_H, rows, hide=["load"])[-1]
+        self.assertEqual(notes, "more repetitions needed: with 2 runs of a cell no difference can reach p <= 0.05 "
+                                "(3 runs each at least, every run of one beyond every run of the other): run --reps 5 "
+                                "or more")
+
+    def best_map(self, rows):
+        import io
+        from contextlib import redirect_stdout
+
+        from lockswap_compare import cli
+        from lockswap_compare import series as S
+
+        saved, S.PER_LOCK = S.PER_LOCK, (["make_hot"], "pthread")
+        csvio.write(self.path("summary.csv"), VS_H, rows)
+        if os.path.exists(self.path("summary.txt")):
+            os.remove(self.path("summary.txt"))
+        out = io.StringIO()
+        try:
+            with redirect_stdout(out):
+                cli._best_map(self.dir)
+        finally:
+            S.PER_LOCK = saved
+        with open(self.path("summary.txt")) as f:
+            self.assertEqual(f.read(), out.getvalue())
+        return out.getvalue().splitlines()
+
+    def test_per_lock_names_a_best_map_only_if_it_is_better(self):
+        g = ["0", "glibc", "-", "2", "3", "3", "1.000", "0.950", "1.100", "1.000", "", "", "1.16", "", ""]
+        better = ["0", "mcs", "default", "1", "3", "3", "0.700", "0.610", "0.800", "0.700", "better", "0.050", "1.31",
+                  "", ""]
+        self.assertEqual(self.best_map([better, g]), [
+            "lockswap compare: best map: LOCKSWAP_ALGO_MAP='make_hot=mcs,*=pthread' (0.700 x glibc; better than "
+            "glibc: its 3 runs 0.610-0.800 s, glibc's 3 0.950-1.100 s; one-sided Mann-Whitney U p = 0.050)"])
+        # issue 34: "clh-tp the best map at 0.769x with a spread of 7.10"
+        noisy = ["0", "clh-tp", "default", "1", "3", "3", "0.769", "0.610", "4.331", "0.769", "~", "0.350", "7.10",
+                 "yes", ""]
+        self.assertEqual(self.best_map([noisy, g]), [
+            "lockswap compare: per lock: no map beats glibc beyond the spread: the best median, "
+            "LOCKSWAP_ALGO_MAP='make_hot=clh-tp,*=pthread', is 0.769 x glibc (its 3 runs 0.610-4.331 s, glibc's 3 "
+            "0.950-1.100 s; one-sided Mann-Whitney U p = 0.350)",
+            "lockswap compare: per lock: more repetitions needed: 1 cell at ~ or glibc spread more than 1.5x (up to "
+            "7.10): run --reps 10 or more to tell them apart"])
+        # glibc first: the best map is slower
+        slower = ["0", "tas", "default", "2", "3", "3", "1.014", "0.990", "1.050", "1.014", "~", "0.350", "1.06", "", ""]
+        g1 = g[:3] + ["1"] + g[4:]
+        self.assertEqual(self.best_map([g1, slower])[0],
+                         "lockswap compare: per lock: no map beats glibc beyond the spread: the best median, "
+                         "LOCKSWAP_ALGO_MAP='make_hot=tas,*=pthread', is 1.014 x glibc (its 3 runs 0.990-1.050 s, "
+                         "glibc's 3 0.950-1.100 s; one-sided Mann-Whitney U p = 0.350)")
 
 
 class Plots(unittest.TestCase):

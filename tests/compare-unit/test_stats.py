@@ -151,5 +151,77 @@ class Ranking(unittest.TestCase):
             stats.summarise(["algorithm", "rep", "status"], [], False, 1.5)
 
 
+def runs(algo, *walls):
+    return [run(algo, i + 1, w) for i, w in enumerate(walls)]
+
+
+class VersusGlibc(unittest.TestCase):
+    """Better or worse than glibc only when the runs separate: the one-sided
+    Mann-Whitney U test at p <= 0.05; else ~."""
+
+    def test_the_exact_distribution_of_u(self):
+        # 3 runs against 3: 20 orderings, U = 0..9
+        self.assertEqual(stats._u_counts(3, 3), [1, 1, 2, 3, 3, 3, 3, 2, 1, 1])
+        self.assertEqual(stats._u_counts(1, 4), [1, 1, 1, 1, 1])
+        self.assertAlmostEqual(stats._p_at_most(0, 3, 3), 0.05)
+        self.assertAlmostEqual(stats._p_at_most(1, 4, 4), 2 / 70.0)
+        # the normal approximation, used beyond 400 pairs, agrees with the
+        # exact distribution where both are known
+        for u in (120, 160, 200):
+            self.assertAlmostEqual(stats._p_normal(u, 20, 20), stats._p_at_most(u, 20, 20), delta=0.003)
+
+    def test_three_runs_each_all_faster_is_better_at_p_005(self):
+        s = summary(runs("glibc", "1.000", "1.100", "1.200") + runs("tas", "0.500", "0.600", "0.900"))
+        g, t = sorted(s, key=lambda r: r["algorithm"])
+        self.assertEqual((t["vs_glibc"], t["p_glibc"]), ("better", "0.050"))
+        self.assertEqual((g["vs_glibc"], g["p_glibc"]), ("", ""))  # glibc itself
+
+    def test_overlapping_runs_are_no_difference_even_with_a_lower_median(self):
+        # the median is 0.769x glibc's, but one run is slower than all of glibc's
+        s = summary(runs("glibc", "1.000", "1.100", "1.200") + runs("clh-tp", "0.700", "0.800", "7.100"))
+        t = [r for r in s if r["algorithm"] == "clh-tp"][0]
+        self.assertEqual((t["rank"], t["vs_glibc"]), ("1", "~"))
+        self.assertEqual(t["p_glibc"], "0.350")  # U = 3 of 9 (7.1 is slower than all 3): P(U <= 3) = 7/20
+
+    def test_all_slower_is_worse(self):
+        s = summary(runs("glibc", "1.000", "1.100", "1.200", "1.050") + runs("mcs", "2.0", "2.1", "1.3", "2.2"))
+        t = [r for r in s if r["algorithm"] == "mcs"][0]
+        self.assertEqual((t["vs_glibc"], t["p_glibc"]), ("worse", "0.014"))
+
+    def test_too_few_runs_never_decide(self):
+        s = summary(runs("glibc", "1.000", "1.100") + runs("tas", "0.100", "0.200"))
+        t = [r for r in s if r["algorithm"] == "tas"][0]
+        self.assertEqual((t["vs_glibc"], t["p_glibc"]), ("~", "0.167"))
+        s = summary(runs("glibc", "1.000") + runs("tas", "0.100"))
+        self.assertEqual([r["vs_glibc"] for r in s if r["algorithm"] == "tas"], ["~"])
+
+    def test_a_metric_higher_is_better(self):
+        rows = [mrun("glibc", i, v) for i, v in enumerate(["100", "110", "105"], 1)]
+        rows += [mrun("tas", i, v) for i, v in enumerate(["300", "310", "290"], 1)]
+        s = summary(rows, HM, higher=True)
+        self.assertEqual([(r["algorithm"], r["vs_glibc"]) for r in s], [("tas", "better"), ("glibc", "")])
+        s = summary(rows, HM, higher=False)
+        self.assertEqual([(r["algorithm"], r["vs_glibc"]) for r in s], [("glibc", ""), ("tas", "worse")])
+
+    def test_lower_bounds_count_only_where_their_order_is_known(self):
+        # over-limit runs beyond every glibc run: surely slower
+        rows = runs("glibc", "1.000", "1.100", "1.200") + [run("ticket", 1, "30.0", "over-limit"),
+                                                           run("ticket", 2, "31.0", "over-limit"),
+                                                           run("ticket", 3, "32.0", "over-limit")]
+        t = [r for r in summary(rows) if r["algorithm"] == "ticket"][0]
+        self.assertEqual(t["vs_glibc"], "worse")
+        # a lower bound below glibc's runs: its order is open (a half each)
+        rows = runs("glibc", "1.000", "1.100", "1.200") + [run("tas", 1, "0.500", "over-limit"),
+                                                           run("tas", 2, "0.600"), run("tas", 3, "0.700")]
+        t = [r for r in summary(rows) if r["algorithm"] == "tas"][0]
+        self.assertEqual(t["vs_glibc"], "~")
+
+    def test_failed_cells_and_a_failed_glibc_get_no_verdict(self):
+        rows = runs("glibc", "1.000", "1.100", "1.200") + [run("tas", 1, "0.100"), run("tas", 2, "", "crash:SIGSEGV")]
+        self.assertEqual([r["vs_glibc"] for r in summary(rows) if r["algorithm"] == "tas"], [""])
+        rows = [run("glibc", 1, "", "exit:1")] + runs("tas", "0.1", "0.2", "0.3")
+        self.assertEqual([r["vs_glibc"] for r in summary(rows)], ["", ""])
+
+
 if __name__ == "__main__":
     unittest.main()

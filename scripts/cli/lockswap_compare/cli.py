@@ -46,7 +46,8 @@ What to run:
                      M.N); a list runs every algorithm at each (default: 0)
   --stdin FILE       the program's standard input (default: /dev/null)
   --lockswap PATH    the lockswap command (default: $LOCKSWAP_COMMAND, set by
-                     'lockswap compare'; else lockswap beside this program)
+                     'lockswap compare'; else lockswap beside this program, or
+                     the installed one)
 What to measure and check:
   --metric REGEX     rank by a figure the program prints instead of wall time:
                      on the last line of its stdout (else stderr) that the
@@ -73,7 +74,9 @@ Per lock:
                      others on --rest's: each algorithm A runs as the map
                      PATTERN=A,...,*=REST (lockswap -m; PATTERNS comma-separated,
                      as in LOCKSWAP_ALGO_MAP: FUNCTION, FILE:LINE, MODULE,
-                     MODULE+0xOFFSET), and the best map is printed at the end.
+                     MODULE+0xOFFSET), and the best map is printed at the end
+                     if its runs beat glibc's beyond the spread (one-sided
+                     Mann-Whitney U test, p <= 0.05), else that none does
                      'auto': the patterns of the --per-lock-top most contended
                      mutexes, from a profile of one native run (lockswap
                      profile, then lockswap report --map)
@@ -210,8 +213,10 @@ def _main(args, self_path):
     m.reps, m.metric, m.higher, m.timeout, m.factor, m.hang = o.reps, o.metric, o.higher, o.timeout, o.factor, o.hang
     m.skip, m.spread, m.plot, m.strict = o.skip, o.spread, o.plot, o.strict
     m.lockswap.explicit = o.lockswap
-    m.lockswap.candidates = [os.environ.get("LOCKSWAP_COMMAND", ""),
-                             os.path.join(os.path.dirname(os.path.realpath(self_path)), "lockswap")]
+    here = os.path.dirname(os.path.realpath(self_path))
+    # beside it (build/), else the installed one (this is PREFIX/libexec/lockswap/)
+    m.lockswap.candidates = [os.environ.get("LOCKSWAP_COMMAND", ""), os.path.join(here, "lockswap"),
+                             os.path.normpath(os.path.join(here, "../../bin/lockswap"))]
     return m.main(lambda: _compare(m, o, args))
 
 
@@ -300,7 +305,7 @@ def _compare(m, o, args):
         f.write("".join(line + "\n" for line in meta))
     rc = m.run()
     if S.PER_LOCK:
-        _best_map(out)
+        _best_map(out, o.spread)
     return rc
 
 
@@ -343,24 +348,43 @@ def _per_lock_patterns(o, lockswap, stdin):
     return pats
 
 
-def _best_map(out):
-    """The best map of the matrix (summary.csv's first ranked lockswap row)."""
+def _best_map(out, spread="1.5"):
+    """The best map of the matrix, named only if it beats glibc beyond the
+    spread (summary.csv's vs_glibc: a one-sided Mann-Whitney U test);
+    otherwise the line says there is no difference, with the numbers, and
+    asks for more repetitions where they would tell."""
     from . import csvio
     from . import series as S
+    from .table import verdict_notes
 
     header, rows = csvio.read(os.path.join(out, "summary.csv"))
     col = {h: i for i, h in enumerate(header)}
+    u = "" if "median" in col else "_s"
+    unit = "" if u == "" else " s"
     ranked = sorted((r for r in rows if r[col["algorithm"]] != S.NATIVE and r[col["rank"]]),
                     key=lambda r: int(r[col["rank"]]))
     if not ranked:
-        print("%s: per lock: no map ran ok" % PROG)
-        return
-    b = ranked[0]
-    line = "%s: best map: LOCKSWAP_ALGO_MAP='%s' (%s x glibc)" % (PROG, S.per_lock_map(b[col["algorithm"]]),
-                                                                   b[col["ratio_glibc"]] or "?")
-    print(line)
+        lines = ["%s: per lock: no map ran ok" % PROG]
+    else:
+        b = ranked[0]
+        base = [r for r in rows if r[col["algorithm"]] == S.NATIVE]
+        mp = "LOCKSWAP_ALGO_MAP='%s'" % S.per_lock_map(b[col["algorithm"]])
+        runs = "its %s runs %s-%s%s" % (b[col["ok"]], b[col["min" + u]], b[col["max" + u]], unit)
+        if base and base[0][col["min" + u]]:
+            g = base[0]
+            runs += ", glibc's %s %s-%s%s" % (g[col["ok"]], g[col["min" + u]], g[col["max" + u]], unit)
+        test = "one-sided Mann-Whitney U p = %s" % b[col["p_glibc"]] if b[col["p_glibc"]] else "no glibc runs to test"
+        ratio = b[col["ratio_glibc"]] or "?"
+        if b[col["vs_glibc"]] == "better":
+            lines = ["%s: best map: %s (%s x glibc; better than glibc: %s; %s)" % (PROG, mp, ratio, runs, test)]
+        else:
+            lines = ["%s: per lock: no map beats glibc beyond the spread: the best median, %s, is %s x glibc (%s; %s)"
+                     % (PROG, mp, ratio, runs, test)]
+        lines += ["%s: per lock: %s" % (PROG, n) for n in verdict_notes(header, rows, spread)[1:]]
+    for line in lines:
+        print(line)
     with open(os.path.join(out, "summary.txt"), "a") as f:
-        f.write(line + "\n")
+        f.write("".join(line + "\n" for line in lines))
 
 
 def _ref(m, cwd, stdin, o):

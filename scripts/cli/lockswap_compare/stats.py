@@ -17,8 +17,20 @@ and the rank.
   values, unranked.
 - Ratios are to the group's glibc median (when it is exact and positive);
   spread is max/min, "noisy" above the threshold.
+- Better or worse than glibc (vs_glibc, p_glibc): only when a ranked cell's
+  runs separate from glibc's: the one-sided Mann-Whitney U test (the exact
+  distribution of U for these run counts), p <= ALPHA in the direction of the
+  medians; else "~", no difference beyond the spread. A pair of runs that
+  tie, or whose order a lower bound leaves open, counts a half (and p is
+  taken at the next whole U: a tie never helps a verdict). With 3 runs of
+  each, only complete separation reaches p = 0.05.
 """
+import functools
+import math
+
 from . import series as S
+
+ALPHA = 0.05  # the level a difference from glibc must reach
 
 
 class Layout:
@@ -117,6 +129,79 @@ class Stats:
         self.spcen = self.hicen and not self.locen
 
 
+@functools.lru_cache(maxsize=64)
+def _u_counts(n, m):
+    """How many orderings of n runs of one cell and m of another give each U
+    (the pairs in which the first's run is the larger), for U = 0..n*m."""
+    # f[i][j]: the counts for i and j runs; the largest run is one of the
+    # first cell's (it exceeds all j others: U grows by j) or of the second's
+    f = [[None] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        for j in range(m + 1):
+            if i == 0 or j == 0:
+                f[i][j] = [1]
+                continue
+            a, b = f[i - 1][j], f[i][j - 1]
+            c = [0] * (i * j + 1)
+            for u, k in enumerate(a):
+                c[u + j] += k
+            for u, k in enumerate(b):
+                c[u] += k
+            f[i][j] = c
+    return f[n][m]
+
+
+def _p_normal(u, n, m):
+    """P(U <= u) by the normal approximation, with continuity correction."""
+    mean, var = n * m / 2.0, n * m * (n + m + 1) / 12.0
+    return 0.5 * (1 + math.erf((u + 0.5 - mean) / math.sqrt(2 * var)))
+
+
+def _p_at_most(u, n, m):
+    """P(U <= u) when both cells' runs come from one distribution: exact up
+    to 400 pairs of runs (20 each), approximated beyond."""
+    if n * m > 400:
+        return _p_normal(u, n, m)
+    counts = _u_counts(n, m)
+    return sum(counts[: int(u) + 1]) / float(sum(counts))
+
+
+def _worse(a, b, higher):
+    """How much run a is worse than run b: 1, 0, or 0.5 when they tie or a
+    lower bound (censored) leaves their order open."""
+    (ac, av), (bc, bv) = a, b
+    if higher:  # with --metric there are no lower bounds
+        return 1.0 if av < bv else 0.0 if av > bv else 0.5
+    if not ac and not bc:
+        return 1.0 if av > bv else 0.0 if av < bv else 0.5
+    if ac and not bc:  # a >= av
+        return 1.0 if av > bv else 0.5
+    if bc and not ac:  # b >= bv
+        return 0.0 if av < bv else 0.5
+    return 0.5
+
+
+def better_p(a, b, higher):
+    """The one-sided Mann-Whitney p that cell a's runs (values: (censored,
+    value) pairs) are better than cell b's: small when a's runs are rarely
+    worse than b's."""
+    u = sum(_worse(x, y, higher) for x in a for y in b)
+    return _p_at_most(math.ceil(u), len(a), len(b))
+
+
+def versus(a, base, higher):
+    """(verdict, p): "better" or "worse" than base when p <= ALPHA in the
+    direction of the medians, else "~" with the p of that direction."""
+    pa, pb = better_p(a, base, higher), better_p(base, a, higher)
+    if pa <= ALPHA:
+        return "better", pa
+    if pb <= ALPHA:
+        return "worse", pb
+    ma, mb = Stats(a).med, Stats(base).med
+    ahead = ma > mb if higher else ma < mb
+    return "~", pa if ahead else pb
+
+
 def fmt(x, metric):
     """Seconds and small figures with 3 decimals; large figures (a
     throughput) as integers, and so is a figure the program printed as one."""
@@ -146,14 +231,17 @@ def summarise(header, rows, higher, threshold):
     out_header = (
         layout.keys
         + list(header[layout.ia : layout.iw + 1])
-        + ["rank", "ok", "runs", "median" + u, "min" + u, "max" + u, "ratio_glibc", "spread", "noisy", "not_ok"]
+        + ["rank", "ok", "runs", "median" + u, "min" + u, "max" + u, "ratio_glibc", "vs_glibc", "p_glibc", "spread",
+           "noisy", "not_ok"]
     )
     out = []
     for g, cs in cells(layout, rows):
         stats = {id(c): Stats(c.values) for c in cs if c.values}
-        base = None
+        base = basecell = None
         for c in cs:
             st = stats.get(id(c))
+            if c.series[0] == S.NATIVE and st and not c.failed:
+                basecell = c
             if c.series[0] == S.NATIVE and st and not st.medcen and st.med > 0:
                 base = st.med
         rank = 0
@@ -168,14 +256,20 @@ def summarise(header, rows, higher, threshold):
                 rank += 1
                 r = str(rank)
             if st is None:
-                figures = [""] * 6
+                figures = [""] * 8
             else:
                 gt = lambda cen: ">" if cen else ""  # noqa: E731
+                verdict = p = ""
+                if basecell is not None and c is not basecell and not c.failed:
+                    verdict, pv = versus(c.values, basecell.values, higher)
+                    p = "%.3f" % pv
                 figures = [
                     gt(st.medcen) + fmt(st.med, metric),
                     gt(st.locen) + fmt(st.lo, metric),
                     gt(st.hicen) + fmt(st.hi, metric),
                     "" if base is None else gt(st.medcen) + "%.3f" % (st.med / base),
+                    verdict,
+                    p,
                     gt(st.spcen) + "%.2f" % st.spread,
                     "yes" if st.spread > threshold else "",
                 ]
