@@ -124,9 +124,13 @@
  * and is unlinked (under QLOCK) before that returns. A late futex wake on a
  * node whose frame is gone is a spurious wake-up, re-checked by every
  * waiter. After fork() the child's list may hold nodes of threads that do
- * not exist there: nodes record a fork generation, and the first QLOCK
- * holder that meets stale ones unlinks them (a flush too); the child also
- * clears every record's try-lock, whose holder may not exist there.
+ * not exist there, on stacks that glibc hands to the child's new threads or
+ * unmaps: never read. The lock records the fork generation (fork.h) of its
+ * list's last append, in the top 16 bits of its head pointer (user-space
+ * stacks lie below 2^47); the first QLOCK holder of a later generation
+ * drops the whole list, every node of which was queued before the fork.
+ * The child also clears every record's try-lock, whose holder may not
+ * exist there.
  *
  * All-zero is unlocked with an empty list in SLEEP; an unlocked mutex
  * without waiters holds no pointer, so a byte copy is a free lock of its
@@ -153,6 +157,7 @@
 #include <stdint.h>
 
 #include "adaptive/choice.h"
+#include "fork.h"
 #include "lock.h"
 #include "wait.h"
 
@@ -180,7 +185,6 @@ _Static_assert(BATCH < LS_CHOICE_N, "choice.h's regimes");
 
 struct node {
 	_Atomic uint32_t state; /* WAITING, NODE_WOKEN, OWNER, FLUSHED; LS_PARKED while asleep */
-	uint32_t gen;		/* fork generation when queued */
 	struct node *next, *prev;
 	uint64_t since; /* ls_now_ns() when it queued */
 	bool listed;
@@ -190,9 +194,13 @@ struct node {
 struct autolock {
 	_Atomic uint32_t word;
 	_Atomic uint32_t stat; /* regime and release count; written by the holder only */
-	struct node *head;     /* circular list, head->prev is the tail; under QLOCK */
+	/* The circular list's head (head->prev is the tail) in the low 48
+	 * bits, the fork generation of its last append in the top 16 (the
+	 * header); under QLOCK: head() and set_head(). */
+	uintptr_t head_gen;
 };
 _Static_assert(sizeof(struct autolock) <= LS_INLINE_STATE, "inline state");
+_Static_assert(sizeof(uintptr_t) == 8, "the head and the generation share 64 bits");
 
 /* Defaults. FAIR_NS: Go's starvation threshold, 1 ms. PASSES: a hand-off
  * to a head that sleeps leaves the lock idle for a wake-up (10-50 us on a
@@ -207,21 +215,12 @@ static uint64_t fair_ns = 1000000, pass_limit = 65536;
 static uint64_t fixed = 0, window_ns = 1000000, explore_max = 10, nap_ns = 100000;
 
 /* fork(): the child's lists may hold nodes of threads that do not exist
- * there. Each node records the generation it was queued in; a QLOCK holder
- * that finds nodes of an older one unlinks them. */
-static _Atomic uint32_t fork_gen;
+ * there (the header; purge_stale), and its records' try-locks holders. */
 static void choices_after_fork(void);
-
-static void fork_child(void)
-{
-	/* relaxed: fork's child is single-threaded */
-	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
-	choices_after_fork();
-}
 
 __attribute__((constructor)) static void register_fork(void)
 {
-	pthread_atfork(NULL, NULL, fork_child);
+	ls_fork_at_child(choices_after_fork);
 }
 
 /* ---- the regime, chosen per mutex ---- */
@@ -339,13 +338,33 @@ static inline void choice_maybe(struct autolock *l)
 
 /* ---- the list (all under QLOCK) ---- */
 
+#define HEAD_BITS 48
+#define HEAD_MASK (((uintptr_t)1 << HEAD_BITS) - 1)
+
+static inline struct node *head(const struct autolock *l)
+{
+	return (struct node *)(l->head_gen & HEAD_MASK);
+}
+
+/* Keeps the generation bits. */
+static inline void set_head(struct autolock *l, struct node *n)
+{
+	l->head_gen = (l->head_gen & ~HEAD_MASK) | (uintptr_t)n;
+}
+
+static inline uint16_t list_gen(const struct autolock *l)
+{
+	return (uint16_t)(l->head_gen >> HEAD_BITS);
+}
+
 static void list_append(struct autolock *l, struct node *n)
 {
-	struct node *h = l->head;
+	struct node *h = head(l);
 	n->listed = true;
+	l->head_gen = (l->head_gen & HEAD_MASK) | (uintptr_t)(uint16_t)ls_fork_gen() << HEAD_BITS;
 	if (!h) {
 		n->next = n->prev = n;
-		l->head = n;
+		set_head(l, n);
 		return;
 	}
 	n->prev = h->prev;
@@ -358,26 +377,27 @@ static void list_remove(struct autolock *l, struct node *n)
 {
 	n->listed = false;
 	if (n->next == n) {
-		l->head = NULL;
+		set_head(l, NULL);
 		return;
 	}
 	n->prev->next = n->next;
 	n->next->prev = n->prev;
-	if (l->head == n)
-		l->head = n->next;
+	if (head(l) == n)
+		set_head(l, n->next);
 }
 
-/* Unlinks the nodes of threads that did not survive a fork. Returns true if
- * it changed the list (the head, then, is a new one and not woken). */
+/* Drops a list queued before a fork: its nodes are on the stacks of threads
+ * that do not exist here, which glibc reuses for the child's new threads or
+ * unmaps, so none is read. A list is all of one generation: the first
+ * QLOCK holder of a generation comes here before it appends. (16 bits of
+ * the generation: a list left untouched through a multiple of 65,536
+ * generations of nested forks would be taken for a live one.) Returns true
+ * if it changed the list (emptied it). */
 static bool purge_stale(struct autolock *l)
 {
-	/* relaxed: written once, in fork's child, before any other thread exists */
-	uint32_t gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
-	struct node *h = l->head;
-	if (!h || h->gen == gen)
-		return false; /* nodes are queued in generation order */
-	while (l->head && l->head->gen != gen)
-		list_remove(l, l->head);
+	if (!head(l) || list_gen(l) == (uint16_t)ls_fork_gen())
+		return false;
+	set_head(l, NULL);
 	return true;
 }
 
@@ -422,7 +442,7 @@ static uint32_t qunlock(struct autolock *l, bool new_head, uint32_t clear)
 	uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed), nv;
 	do {
 		nv = v & ~(QLOCK | clear);
-		if (!l->head)
+		if (!head(l))
 			nv &= ~(WAITERS | WOKEN | PASS_MASK);
 		else if (new_head)
 			nv &= ~PASS_MASK;
@@ -437,11 +457,11 @@ static void wake_head(struct autolock *l)
 {
 	if (!qlock(l, WOKEN | LOCKED, WAITERS, WOKEN))
 		return;
-	if (purge_stale(l) && !l->head) {
+	if (purge_stale(l) && !head(l)) {
 		qunlock(l, true, WOKEN);
 		return;
 	}
-	struct node *h = l->head;
+	struct node *h = head(l);
 	/* The head is WAITING: WOKEN was clear, and a head sets its state to
 	 * WAITING before it clears WOKEN. */
 	uint32_t old = atomic_exchange_explicit(&h->state, NODE_WOKEN, memory_order_acq_rel);
@@ -464,13 +484,13 @@ static void flush(struct autolock *l)
 	if (!qlock(l, 0, WAITERS, 0))
 		return;
 	purge_stale(l);
-	struct node *first = l->head, *n = first;
+	struct node *first = head(l), *n = first;
 	if (first)
 		do {
 			n->listed = false;
 			n = n->next;
 		} while (n != first);
-	l->head = NULL;
+	set_head(l, NULL);
 	qunlock(l, true, WOKEN);
 	if (!first)
 		return;
@@ -490,7 +510,7 @@ static void flush(struct autolock *l)
 static void hand_off(struct autolock *l)
 {
 	purge_stale(l);
-	struct node *h = l->head;
+	struct node *h = head(l);
 	if (!h) {
 		qunlock(l, true, LOCKED | WOKEN);
 		LS_TEST_POINT(LS_POINT_RELEASED);
@@ -515,7 +535,7 @@ static void hand_off(struct autolock *l)
 static void pass_on(struct autolock *l)
 {
 	purge_stale(l);
-	struct node *h = l->head;
+	struct node *h = head(l);
 	if (!h) {
 		qunlock(l, true, WOKEN);
 		return;
@@ -585,10 +605,8 @@ static bool enqueue(struct autolock *l, struct node *me)
 	bool purged = purge_stale(l);
 	/* relaxed: published by qunlock's release of QLOCK */
 	atomic_store_explicit(&me->state, WAITING, memory_order_relaxed);
-	/* relaxed: as in purge_stale */
-	me->gen = atomic_load_explicit(&fork_gen, memory_order_relaxed);
 	list_append(l, me);
-	uint32_t nv = qunlock(l, l->head == me, purged ? WOKEN : 0);
+	uint32_t nv = qunlock(l, head(l) == me, purged ? WOKEN : 0);
 	/* The unlock that released the lock meanwhile saw WAITERS (set with
 	 * QLOCK) and wakes the head, unless it found WOKEN; WOKEN of a purged
 	 * node is cleared above, so make sure. */
@@ -611,7 +629,7 @@ static int leave(struct autolock *l, struct node *me)
 			st = ls_wait_while_eq(&me->state, st);
 		return st == OWNER ? 0 : ETIMEDOUT;
 	}
-	bool was_head = l->head == me;
+	bool was_head = head(l) == me;
 	/* relaxed: under QLOCK, which orders every change of it */
 	uint32_t st = atomic_load_explicit(&me->state, memory_order_relaxed) & ~LS_PARKED;
 	list_remove(l, me);
@@ -883,7 +901,7 @@ static int auto_trylock(void *state)
 static void release_waking(struct autolock *l)
 {
 	bool purged = purge_stale(l);
-	struct node *h = l->head;
+	struct node *h = head(l);
 	uint32_t old = 0;
 	/* The head is WAITING: WOKEN was clear, and a head sets its state to
 	 * WAITING before it clears WOKEN. */
