@@ -21,9 +21,9 @@ REPORT_PROFILE := table csv json rows frames print
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
 	scripts/cli/report_syms.c $(REPORT_PROFILE:%=profile/profile_%.c) stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	scripts/cli/report_syms.h $(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h $(B)/.flags
+	scripts/cli/report_syms.h $(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h locks/lock.h $(B)/.flags
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -Iprofile -Istack $(LDFLAGS) -o $@ $(REPORT_SRCS) \
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(CPPFLAGS) -Iprofile -Istack -Ilocks $(LDFLAGS) -o $@ $(REPORT_SRCS) \
 		-ldebuginfod -lm
 
 all: $(B)/lockswap-profile $(B)/lockswap-report

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lock.h"
 #include "report_map.h"
 
 /* A rule's pattern: a function, FILE:LINE, or MODULE+0xOFFSET (a frame
@@ -263,7 +264,8 @@ int report_map(FILE *out, const struct ls_prof *p, const char *const *const *sym
 			fprintf(out, "%s*=%s", first ? "" : ",", p->h.rwalgo);
 			first = false;
 		}
-		const char *rest = p->h.algo && *p->h.algo ? p->h.algo : "ttas";
+		/* a profile that names no algorithm ran under the default */
+		const char *rest = p->h.algo && *p->h.algo ? p->h.algo : LS_DEFAULT_ALGO;
 		fprintf(out, "%s*=%s'\n", first ? "" : ",", rest);
 	}
 	for (int f = 0; f < 2; f++) {
