@@ -192,6 +192,7 @@ enum ls_test_point {
 	LS_POINT_NAP,		/* a woken head naps instead of sleeping until woken (auto, BATCH) */
 	LS_POINT_REARRIVE,	/* a waiter flushed from the list by a change of regime arrives
 				 * again (auto) */
+	LS_POINT_WOKEN,		/* a woken head is about to compete for the lock (auto) */
 	LS_POINT_VISIBLE,	/* a waiter has made itself visible to the lock (its node swapped
 				 * into the tail, its ticket taken) and written nothing else yet:
 				 * where fork() may leave a thread (tests/unit/fork_window.c) */

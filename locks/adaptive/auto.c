@@ -816,6 +816,7 @@ static int queued(struct autolock *l, struct node *me, uint64_t deadline)
 			return timed_out(l, me);
 		/* NODE_WOKEN: compete (the list's head, holding WOKEN) */
 		while (st == NODE_WOKEN) {
+			LS_TEST_POINT(LS_POINT_WOKEN);
 			unsigned reg = regime_of(l);
 			if (spin_acquire(l, me, me->asked ? ls_wait_cfg.spin : spin_of(reg), deadline, &late))
 				return 0;

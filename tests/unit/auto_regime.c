@@ -64,6 +64,7 @@ static _Atomic unsigned spins, qsteps, naps, rearrived, spins_after;
 static _Atomic uint64_t nap_at;	     /* when W began its last nap */
 static _Atomic uint64_t early_leave; /* ns a nap ended before its time (0: none) */
 static _Atomic int go, done, got, quit;
+static _Atomic bool hold_w, relocked; /* batch: W looks once H has the lock again */
 
 static void relax(void)
 {
@@ -104,6 +105,11 @@ void ls_test_point(enum ls_test_point id)
 		break;
 	case LS_POINT_QUEUED:
 		atomic_fetch_add(&qsteps, 1);
+		break;
+	case LS_POINT_WOKEN:
+		/* batch: W looks only once H has taken the lock again */
+		while (atomic_load(&hold_w) && !atomic_load(&relocked))
+			sched_yield();
 		break;
 	case LS_POINT_NAP:
 		nap_over();
@@ -203,6 +209,10 @@ static void case_batch(void)
 {
 	set_param("LOCKSWAP_AUTO_REGIME", 3);
 	set_param("LOCKSWAP_AUTO_NAP_NS", NAP_NS);
+	/* No hand-off by age: W may sleep longer than the 1 ms bound before H
+	 * sees it asleep (a busy machine), and the release would then hand it
+	 * the lock every round, which is the bound's job, not the race's. */
+	set_param("LOCKSWAP_AUTO_FAIR_NS", 600000000000ull);
 	for (int attempt = 1;; attempt++) {
 		if (attempt > 50)
 			fail("batch: in 50 rounds W always won the lock at its wake-up");
@@ -211,9 +221,14 @@ static void case_batch(void)
 		phase = "waiting for W to queue and sleep";
 		while (!w_asleep())
 			relax();
-		/* release (wakes W, the head) and take the lock again at once */
+		/* release (wakes W, the head) and take the lock again before W
+		 * looks (its LS_POINT_WOKEN waits for it: on a busy machine the
+		 * wake-up would otherwise run W first, on this CPU) */
+		atomic_store(&relocked, false);
+		atomic_store(&hold_w, true);
 		algo->unlock(L);
 		algo->lock(L);
+		atomic_store(&relocked, true);
 		phase = "waiting for W to look and nap";
 		while (!atomic_load(&naps) && atomic_load(&got) != round_no)
 			relax();
