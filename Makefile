@@ -5,7 +5,7 @@
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make test-quick build, run the edit-compile loop's check (scripts/run-tests
-#                   --quick: under a minute; make test stays the whole suite)
+#                   --quick: about a minute; make test stays the whole suite)
 #   make install PREFIX=/usr/local [DESTDIR=DIR]   (mk/man.mk: man pages, completion)
 #   make deb        a Debian package, in build/deb/ (mk/deb.mk)
 #   make format, make format-check   (clang-format; the tree is kept formatted)
