@@ -5,7 +5,7 @@
 #   make demo       install missing Debian packages, build, run the demo
 #   make test       install missing Debian packages, build, run every test
 #   make test-quick build, run the edit-compile loop's check (scripts/run-tests
-#                   --quick: under a minute; make test stays the whole suite)
+#                   --quick: about a minute; make test stays the whole suite)
 #   make install PREFIX=/usr/local [DESTDIR=DIR]   (mk/man.mk: man pages, completion)
 #   make uninstall PREFIX=/usr/local [DESTDIR=DIR]  removes what install installed
 #   make deb        a Debian package, in build/deb/ (mk/deb.mk)
