@@ -135,7 +135,7 @@ $(B)/progs/%: tests/progs/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -pthread $(WARN) -o $@ $<
 
-tests-build: all $(UNIT_BINS) $(PROG_BINS)
+tests-build: all $(UNIT_BINS) $(PROG_BINS) $(B)/demo-contend
 
 -include $(sort $(wildcard mk/*.mk))
 

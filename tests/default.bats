@@ -36,8 +36,11 @@ lib_default() {
   assert_output --partial "(LOCKSWAP_ALGO; default $d)"
   run "$LOCKSWAP" --list
   assert_success
-  [ "$(grep -c '\[the default: LOCKSWAP_ALGO unset\]$' <<<"$output")" -eq 1 ] || { echo "$output"; return 1; }
-  grep -Eq "^$d +.*\[the default: LOCKSWAP_ALGO unset\]$" <<<"$output" || { echo "$output"; return 1; }
+  # a row and its wrapped lines (indented) as one line
+  local rows
+  rows=$(awk '/^ / { sub(/^ +/, " "); r = r $0; next } { if (NR > 1) print r; r = $0 } END { print r }' <<<"$output")
+  [ "$(grep -c '\[the default: LOCKSWAP_ALGO unset\]' <<<"$rows")" -eq 1 ] || { echo "$output"; return 1; }
+  grep -Eq "^$d +.*\[the default: LOCKSWAP_ALGO unset\]" <<<"$rows" || { echo "$output"; return 1; }
   run --separate-stderr timeout 10 "$LOCKSWAP" -v -- "$PROGS/hello"
   assert_success
   [[ "$stderr" == *"algorithm=$d "* ]] || { echo "$stderr"; return 1; }
