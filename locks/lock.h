@@ -180,6 +180,7 @@ enum ls_test_point {
 	LS_POINT_WAITING,	/* a thread spins, yields or backs off (ls_cpu_relax, wait.h) */
 	LS_POINT_PARKING,	/* a thread is about to sleep on a futex (wait.c) */
 	LS_POINT_DESTROY_WAITS, /* destroy() waits for an unlocker still in flight */
+	LS_POINT_POOL_CLAIMING, /* the pool is about to claim blocks that seem gone, and has (pool.h) */
 	LS_POINT_SCAN,		/* a release looks at one more waiter (cna: bounded per release) */
 	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
 	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */
