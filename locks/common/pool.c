@@ -703,9 +703,9 @@ static bool gone(unsigned i)
 }
 
 /* Steps 1-5 of pool.h's "Reclaiming" for looks[0..n): frees the blocks of
- * locks that are gone, adds their lines to *lines and returns how many;
- * -1 if peeking failed (no claim is left behind). */
-static int settle(unsigned n, uint64_t *lines)
+ * locks that are gone and returns how many; -1 if peeking failed (no claim
+ * is left behind). */
+static int settle(unsigned n)
 {
 	if (!peek_looks(n))
 		return -1;
@@ -739,7 +739,6 @@ static int settle(unsigned n, uint64_t *lines)
 	for (unsigned i = 0; i < k; i++) {
 		looks[i].h->reclaim(looks[i].h); /* what its state holds */
 		ls_ext_free(looks[i].h, (size_t)looks[i].lines * LINE);
-		*lines += looks[i].lines;
 	}
 	return ok ? (int)k : -1;
 }
@@ -754,9 +753,8 @@ unsigned ls_ext_scan(void)
 /* ls_ext_scan with the scan lock held; releases it. */
 static unsigned scan_locked(void)
 {
-	uint64_t freed = 0;
 	unsigned blocks = 0, n = 0;
-	bool ok = ls_peek_begin();
+	bool began = ls_peek_begin(), ok = began;
 	uint32_t nc = atomic_load_explicit(&nchunks, memory_order_acquire);
 	for (uint32_t k = 0; ok && k < nc; k++) {
 		const struct chunk *c = &chunks[k];
@@ -779,7 +777,7 @@ static unsigned scan_locked(void)
 				continue; /* free, not reclaimable, or being attached or taken */
 			looks[n++] = (struct look){h, o, lines};
 			if (n == LS_PEEK_MAX) {
-				int r = settle(n, &freed);
+				int r = settle(n);
 				ok = r >= 0;
 				blocks += r > 0 ? (unsigned)r : 0;
 				n = 0;
@@ -787,11 +785,11 @@ static unsigned scan_locked(void)
 		}
 	}
 	if (ok && n) {
-		int r = settle(n, &freed);
+		int r = settle(n);
 		ok = r >= 0;
 		blocks += r > 0 ? (unsigned)r : 0;
 	}
-	if (ok)
+	if (began)
 		ls_peek_end();
 	/* The next look (see ext_pop); relaxed: counts */
 	uint64_t out = atomic_load_explicit(&ext_out_lines, memory_order_relaxed);

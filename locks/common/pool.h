@@ -11,8 +11,9 @@
  * Address space. The pool takes it in proportion to what it hands out:
  * chunks of 64 KiB first, then each as large as all the chunks before it,
  * at most 64 MiB (so its mappings exceed what it has carved by at most a
- * factor of 2 and 64 MiB, plus a fraction of a chunk); nothing is reserved
- * ahead. A program that runs under RLIMIT_AS (ulimit -v, a sandbox, a limit
+ * factor of 2 and 64 MiB, plus a fraction of a chunk), and each chunk a
+ * side table of a byte per line (pool.c: 1/64 more, at least a page);
+ * nothing is reserved ahead. A program that runs under RLIMIT_AS (ulimit -v, a sandbox, a limit
  * lowered after start) keeps its budget.
  *
  * When no address space is left. Lock paths cannot fail (a caller cannot
