@@ -14,11 +14,6 @@ P="$PROGS/cxx_churn"
 : "${CHURN_OBJECTS:=100000}" "${CHURN_WARMUP:=25000}"
 SLACK_KB=1024
 
-# The shim's own out-of-line states are not reclaimed yet (issue 30's shim
-# part, once interpose/ is split): these algorithms are left out until then.
-PENDING_SHIM=" alock ptl cal cal-fp clh-tp "
-PENDING_SHIM_RW=" mcs-rw+bravo c-rw-wp+bravo "
-
 # growth KIND [OBJECTS WARMUP] [ENV...]: runs the program (under the
 # environment given, e.g. LD_PRELOAD=...), prints its RSS growth in kB.
 growth() {
@@ -44,17 +39,12 @@ within() {
 }
 
 mutex_algos() {
-  local a
-  for a in $(algos lock) $(algos lock | sed 's/$/+gcr/'); do
-    [[ "$PENDING_SHIM" == *" ${a%+gcr} "* ]] || echo "$a"
-  done
+  algos lock
+  algos lock | sed 's/$/+gcr/'
 }
 
 rw_algos() {
-  local a
-  for a in $(rwalgos lock); do
-    [[ "$PENDING_SHIM_RW" == *" $a "* ]] || echo "$a"
-  done
+  rwalgos lock
 }
 
 @test "glibc itself passes every cxx_churn kind (the specification)" {
@@ -82,11 +72,7 @@ rw_algos() {
 }
 
 @test "2,000,000 std::mutex objects: the algorithms whose state or lines live out of line, RSS within 1 MB of glibc's" {
-  local a names=
-  for a in $(algos hier) mutexee; do
-    [[ "$PENDING_SHIM" == *" $a "* ]] || names+=" $a"
-  done
-  within LOCKSWAP_ALGO "$names" mutex 2000000 100000
+  within LOCKSWAP_ALGO "$(algos hier) alock clh-tp mutexee" mutex 2000000 100000
 }
 
 @test "std::shared_mutex and std::shared_timed_mutex (reads and writes): every rwlock algorithm and NAME+bravo, RSS within 1 MB of glibc's" {
@@ -96,6 +82,11 @@ rw_algos() {
   done
 }
 
+@test "under an algorithm map, the shim's out-of-line states of mutexes and rwlocks made by a rule: RSS within 1 MB of glibc's" {
+  within LOCKSWAP_ALGO_MAP "*=alock *=clh-tp+gcr" mutex
+  within LOCKSWAP_ALGO_MAP "*=mcs-rw+bravo *=c-rw-wp+bravo" shared-mutex
+}
+
 @test "cxx_churn: bad usage lists the cases and exits 2" {
   run "$P" nosuch
   [ "$status" -eq 2 ]
@@ -103,11 +94,24 @@ rw_algos() {
 }
 
 # A read hold belongs to one rwlock's life (issue 30, item 3): the shim's
-# per-thread read table must tell a new lock at the same address from the
-# one it recorded, and keep a thread's holds until the last TSD destructor.
-# The shim's side comes with issue 30's shim part; the program is the
-# specification meanwhile (under every rwlock algorithm today, the second
-# rdlock is taken for a recursive hold and the 9th-12th holds are lost).
+# per-thread read table tells a new life at the same address from the one
+# it recorded (shim_rwlock.h, "A life"), and keeps a thread's holds until
+# the last TSD destructor (rwlock_held.h). Before, under every rwlock
+# algorithm, the second rdlock was taken for a recursive hold (a writer got
+# the lock beside the reader) and the 9th-12th holds were lost.
 @test "glibc itself passes every rwlock_life case: a read hold belongs to one rwlock's life (the specification)" {
   native_passes "$PROGS/rwlock_life"
+}
+
+@test "a read hold belongs to one rwlock's life (destroy or init again, reused, zeroed, copied; a late key's destructor unlocks 12): every rwlock algorithm and NAME+bravo, default and yield policies" {
+  each_rwalgo "" -- "$PROGS/rwlock_life" all
+  RW_ALGOS="mutex mcs-rw c-rw-wp+bravo" each_rwalgo "" yield -- "$PROGS/rwlock_life" all
+}
+
+@test "a read hold belongs to one rwlock's life under an algorithm map with rwlock rules" {
+  local m
+  for m in '*=mcs-rw' '*=c-rw-wp+bravo' '*=central'; do
+    run timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$PROGS/rwlock_life" all
+    [ "$status" -eq 0 ] || { echo "map $m: $output"; return 1; }
+  done
 }
