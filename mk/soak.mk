@@ -4,7 +4,7 @@
 #
 #   make soak         build, then regenerate results/soak/ (every mutex
 #                     algorithm and NAME+gcr beside the rwlock algorithms,
-#                     10 minutes each, 4 at a time at nice 19: about 3 hours)
+#                     10 minutes, every run at once at nice 19)
 
 .PHONY: soak soak-build
 
