@@ -432,8 +432,12 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	}
 	struct ls_ext *old = NULL;
 	if (ext) {
+		/* taken from the word (and from the pool, which may be
+		 * reclaiming it: then it is the pool's to free); one that is
+		 * not adopted is left to the pool, which frees it once the
+		 * word no longer holds it */
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (ls_ext_adoptable(&m->alg.ext, e, a))
+		if (ls_ext_adoptable(&m->alg.ext, e, a) && ls_ext_take(&m->alg.ext, NULL) == e)
 			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
@@ -455,7 +459,7 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + a->state_size);
 		if (a->init)
 			a->init(old + 1);
-		atomic_store_explicit(&m->alg.ext, &old->h, memory_order_release);
+		ls_ext_attach(&m->alg.ext, &old->h, sizeof(struct ls_ext) + a->state_size, NULL);
 	} else if (ext) {
 		/* The out-of-line state is attached here, where failing is
 		 * allowed: without memory for it (the pool's reserve is kept
@@ -465,8 +469,8 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		 * has a valid unlocked mutex, like a static initialiser,
 		 * whose first lock attaches the state or waits for memory. */
 		struct ls_ext *e = ls_mutex_ext_new(m, a, false);
-		if (e)
-			atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
+		if (e) /* marked attached: reclaimable (pool.h) */
+			ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size, NULL);
 		else
 			r = ENOMEM;
 	} else if (a->init) {
@@ -506,8 +510,9 @@ static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m
 	if (a->destroy)
 		a->destroy(state);
 	if (ext) {
-		struct ls_ext_head *e = ls_ext_detach(&m->alg.ext);
-		if (ls_ext_mine(&m->alg.ext, e))
+		/* unless the pool is reclaiming it (then it frees it) */
+		struct ls_ext_head *e = ls_ext_take(&m->alg.ext, NULL);
+		if (e)
 			ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
 	}
 	m->kind = -1;

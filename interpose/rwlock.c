@@ -98,20 +98,24 @@ static int unlock_write_map(pthread_rwlock_t *rw);
 /* -- read -- */
 
 /* The fast read lock: the caller holds no read lock (so none of this one),
- * and the lock is neither write-held (so not by the caller) nor
- * process-shared. The hold is registered before the call, which writes its
- * token in place: the call then keeps nothing of ours alive. */
+ * the lock is neither write-held (so not by the caller) nor
+ * process-shared, and its life is stamped (shim_rwlock.h). The hold is
+ * registered before the call, which writes its token in place: the call
+ * then keeps nothing of ours alive. */
 static inline __attribute__((always_inline)) int rdlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
+	uint32_t gen = ls_rw_gen(l);
 	if (LS_UNLIKELY((__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) | (uintptr_t)ls_rd.one.lock) !=
-			0))
+			    0 ||
+			!gen))
 		return ls_rw_rdlock_general(rw);
 	/* (not before: a process-shared rwlock's first word is glibc's) */
 	void *st = ls_rw_state_fast(l, ext);
 	if (ext && LS_UNLIKELY(!st))
 		return ls_rw_rdlock_general(rw);
 	ls_rd.one.token = NULL;
+	ls_rd.one.gen = gen;
 	ls_rd.one.lock = l;
 	int r = ls_rwg.rdlock(st, ls_rw_how(l), &ls_rd.one.token);
 	if (LS_UNLIKELY(r))
@@ -126,11 +130,13 @@ static __attribute__((noinline)) int rdlock_fast_map(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
+	uint32_t gen = ls_rw_gen(l);
 	if (LS_UNLIKELY((__atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) | (uintptr_t)ls_rd.one.lock) !=
 			    0 ||
-			!w))
+			!w || !gen))
 		return ls_rw_rdlock_general(rw);
 	ls_rd.one.token = NULL;
+	ls_rd.one.gen = gen;
 	ls_rd.one.lock = l;
 	int r = ((const struct ls_bind *)(uintptr_t)w)
 		    ->op.rw.rdlock(l->alg.state, ls_rw_how(l), &ls_rd.one.token);
@@ -191,14 +197,14 @@ static __attribute__((noinline)) int wrlock_fast_ext(pthread_rwlock_t *rw)
 
 /* -- unlock -- */
 
-/* The fast unlock: the caller's only read hold, of this lock, not
+/* The fast unlock: the caller's only read hold, of this lock's life, not
  * recursive (so the lock is neither write-held nor process-shared); the
  * rest, a write unlock first, out of line (so that the read path saves no
  * register). */
 static inline __attribute__((always_inline)) int unlock_fast(pthread_rwlock_t *rw, bool ext)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_LIKELY(ls_rd.one.lock == l)) {
+	if (LS_LIKELY(ls_rd.one.lock == l && ls_rd.one.gen == ls_rw_gen(l))) {
 		/* l is lockswap's (so its first word is ours): a block was
 		 * attached when it was taken */
 		void *st = ls_rw_state_fast(l, ext);
@@ -255,7 +261,7 @@ static __attribute__((noinline)) int unlock_write_ext(pthread_rwlock_t *rw)
 static __attribute__((noinline)) int unlock_fast_map(pthread_rwlock_t *rw)
 {
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
-	if (LS_LIKELY(ls_rd.one.lock == l)) {
+	if (LS_LIKELY(ls_rd.one.lock == l && ls_rd.one.gen == ls_rw_gen(l))) {
 		void *token = ls_rd.one.token;
 		ls_rd.one.lock = NULL;
 		uint64_t w = atomic_load_explicit(&l->bind, memory_order_relaxed);
@@ -304,12 +310,14 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 	}
 	struct ls_rwext *old = NULL;
 	if (ext) {
+		/* taken, or left to the pool, as a mutex's (mutex.c) */
 		struct ls_ext_head *e = atomic_load_explicit(&l->alg.ext, memory_order_relaxed);
-		if (ls_ext_adoptable(&l->alg.ext, e, a))
+		if (ls_ext_adoptable(&l->alg.ext, e, a) && ls_ext_take(&l->alg.ext, NULL) == e)
 			old = (struct ls_rwext *)e;
 	}
 	memset(l, 0, sizeof *l);
 	l->flags = (uint32_t)kind; /* as glibc: the kind itself */
+	l->gen = ls_rw_gen_new();  /* a new life: no read hold of an earlier one counts */
 	if (ls_rwg.map) {
 		/* its binding: the rule the caller's stack matches (bind.h) */
 		const struct ls_rwalgo *olda = a;
@@ -326,15 +334,15 @@ static int init_rwlock(pthread_rwlock_t *rw, const pthread_rwlockattr_t *attr)
 		memset(old + 1, 0, a->state_size);
 		if (a->init)
 			a->init(old + 1);
-		atomic_store_explicit(&l->alg.ext, &old->h, memory_order_release);
+		ls_ext_attach(&l->alg.ext, &old->h, ls_rw_ext_size(a), NULL);
 	} else if (ext) {
 		/* As for mutexes (mutex.c): where failing is allowed, no
 		 * memory without the pool's reserve is ENOMEM, and the rwlock
 		 * is still valid, like a static initialiser (it attaches its
 		 * block at first use). */
 		struct ls_rwext *e = ls_rw_ext_new(l, a, false);
-		if (e)
-			atomic_store_explicit(&l->alg.ext, &e->h, memory_order_release);
+		if (e) /* marked attached: reclaimable (pool.h) */
+			ls_ext_attach(&l->alg.ext, &e->h, ls_rw_ext_size(a), NULL);
 		else
 			r = ENOMEM;
 	} else if (a->init) {
@@ -378,8 +386,8 @@ static int destroy_rwlock(struct ls_rwlock *l)
 	if (a->destroy)
 		a->destroy(st);
 	if (ext) {
-		struct ls_ext_head *e = ls_ext_detach(&l->alg.ext);
-		if (ls_ext_mine(&l->alg.ext, e))
+		struct ls_ext_head *e = ls_ext_take(&l->alg.ext, NULL); /* as a mutex's */
+		if (e)
 			ls_ext_free(e, ls_rw_ext_size(a));
 	}
 	return 0;

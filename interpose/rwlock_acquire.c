@@ -105,8 +105,9 @@ static inline __attribute__((always_inline)) int rd_acquire(struct ls_rwlock *l,
 	if (LS_UNLIKELY(w != 0) && w == ls_self_tid())
 		return op == TRY ? EBUSY : EDEADLK;
 	unsigned how = ls_rw_how(l);
+	uint32_t gen = ls_rw_gen_stamp(l);
 	if (LS_UNLIKELY(ls_rd.one.lock != NULL) && counts_recursion(l, how)) {
-		struct ls_rdentry *e = ls_rd_find(l);
+		struct ls_rdentry *e = ls_rd_current(l, gen);
 		int r = !e ? -1 : e->extra >= LS_RW_MAX_RECURSION - 1 ? EAGAIN : 0;
 		if (r == 0)
 			e->extra++;
@@ -118,7 +119,7 @@ static inline __attribute__((always_inline)) int rd_acquire(struct ls_rwlock *l,
 	int r = attempt(ls_rw_state_of(l), false, how, op, t, &token);
 	if (LS_UNLIKELY(r))
 		return r;
-	ls_rd_push(l, token);
+	ls_rd_push(l, token, gen);
 	return 0;
 }
 
@@ -280,7 +281,7 @@ static __attribute__((noinline)) int release(struct ls_rwlock *l)
 		ls_rwg.wrunlock(ls_rw_state_of(l));
 		return 0;
 	}
-	struct ls_rdentry *e = ls_rd_find(l);
+	struct ls_rdentry *e = ls_rd_current(l, ls_rw_gen(l));
 	if (LS_UNLIKELY(!e) || e->extra) {
 		if (e)
 			e->extra--;

@@ -1,10 +1,9 @@
 /*
  * rwlock_held.c - the calling thread's read holds: the table itself, and
- * what rwlock_held.h keeps out of line (the overflow blocks, and their
- * return at thread exit).
+ * what rwlock_held.h keeps out of line (the overflow blocks, attached to the
+ * thread's word so that the pool reclaims them once the thread is gone).
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 
 #include "pool.h"
 #include "rwlock_held.h"
@@ -13,44 +12,51 @@ __thread struct ls_rdtable ls_rd __attribute__((tls_model("initial-exec")));
 
 __attribute__((noinline)) struct ls_rdentry *ls_rd_find_more(const struct ls_rwlock *l)
 {
-	for (struct ls_rdblock *b = ls_rd.last; b; b = b->prev)
+	for (struct ls_rdblock *b = ls_rd_last(); b; b = b->prev)
 		for (size_t i = b->n; i-- > 0;)
 			if (b->e[i].lock == l)
 				return &b->e[i];
 	return NULL;
 }
 
-static pthread_key_t rd_key;
-static pthread_once_t rd_key_once = PTHREAD_ONCE_INIT;
-static bool rd_key_ok;
+static const char rd_kind; /* the kind of an overflow block (pool.h) */
 
-/* At thread exit: the blocks go back to the pool (their holds stay held,
- * as a thread that exits holding a read lock leaves it in glibc). */
-static void rd_exit(void *unused)
+/* The pool frees the newest block of a thread that is gone (its word was
+ * reused or unmapped): the older ones chained behind it go first. Their
+ * holds went with the thread, as a thread that exits holding a read lock
+ * leaves it held in glibc. */
+static void rd_reclaim(struct ls_ext_head *h)
 {
-	(void)unused;
-	while (ls_rd.last) {
-		struct ls_rdblock *b = ls_rd.last;
-		ls_rd.last = b->prev;
-		ls_ext_free(b, sizeof *b);
+	struct ls_rdblock *p = ((struct ls_rdblock *)h)->prev;
+	while (p) {
+		struct ls_rdblock *older = p->prev;
+		ls_ext_free(p, sizeof *p);
+		p = older;
 	}
 }
 
-static void rd_key_create(void)
+__attribute__((noinline)) void ls_rd_push_more(const struct ls_rwlock *l, void *token, uint32_t gen)
 {
-	rd_key_ok = pthread_key_create(&rd_key, rd_exit) == 0;
-}
-
-__attribute__((noinline)) void ls_rd_push_more(const struct ls_rwlock *l, void *token)
-{
-	struct ls_rdblock *b = ls_rd.last;
+	struct ls_rdblock *b = ls_rd_last();
 	if (!b || b->n == LS_RD_BLOCK) {
-		b = ls_ext_alloc_wait(sizeof *b); /* zeroed; waits rather than fail */
-		b->prev = ls_rd.last;
-		ls_rd.last = b;
-		pthread_once(&rd_key_once, rd_key_create);
-		if (rd_key_ok)
-			pthread_setspecific(rd_key, b); /* not NULL: rd_exit runs */
+		struct ls_rdblock *nb = ls_ext_alloc_wait(sizeof *nb); /* zeroed; waits rather than fail */
+		nb->h.kind = &rd_kind;
+		nb->h.reclaim = rd_reclaim;
+		nb->prev = b;
+		/* b leaves the word (it is ours: the pool never claims a
+		 * block its word holds), nb takes its place */
+		if (b)
+			ls_ext_take(&ls_rd.last, NULL);
+		ls_ext_attach(&ls_rd.last, &nb->h, sizeof *nb, NULL);
+		b = nb;
 	}
-	b->e[b->n++] = (struct ls_rdentry){l, token, 0};
+	b->e[b->n++] = (struct ls_rdentry){l, token, 0, gen};
+}
+
+__attribute__((noinline)) void ls_rd_drop_block(struct ls_rdblock *b)
+{
+	ls_ext_take(&ls_rd.last, NULL);
+	if (b->prev)
+		ls_ext_attach(&ls_rd.last, &b->prev->h, sizeof *b, NULL);
+	ls_ext_free(b, sizeof *b);
 }

@@ -118,10 +118,20 @@ int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
 
 /* ---- out-of-line state of a mutex ---- */
 
+/* The pool frees the block of a mutex that is gone without destroy
+ * (pool.h, "Reclaiming"): first what its state holds, as destroy would. */
+static void mutex_ext_reclaim(struct ls_ext_head *h)
+{
+	const struct ls_algo *a = h->kind;
+	if (a->destroy)
+		a->destroy((struct ls_ext *)h + 1);
+}
+
 /* A fresh block for m, initialised for algorithm a; NULL only if wait is
  * false and no memory can be had without the pool's reserve (pool.h). The
  * size fits a block: configuration refuses an algorithm whose state does
- * not. */
+ * not. Reclaimable: attach it with ls_ext_attach (which marks it attached)
+ * and take it back with ls_ext_take. */
 struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait)
 {
 	size_t size = sizeof(struct ls_ext) + a->state_size;
@@ -130,6 +140,7 @@ struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, boo
 		/* relaxed atomic: a stale copy of another mutex may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
 		e->h.kind = a;
+		e->h.reclaim = mutex_ext_reclaim;
 		if (a->init)
 			a->init(e + 1);
 	}

@@ -11,11 +11,41 @@
 struct ls_rwglobal ls_rwg;
 struct ls_rwreal ls_rwreal;
 
+/* ---- the lives of rwlocks (shim_rwlock.h) ---- */
+
+#define GEN_RANGE 4096u
+static _Atomic uint32_t gen_next = 1;
+static __thread uint32_t gen_mine, gen_left;
+
+uint32_t ls_rw_gen_new(void)
+{
+	for (;;) {
+		if (LS_UNLIKELY(!gen_left)) {
+			/* relaxed: the numbers only need to be distinct */
+			gen_mine = atomic_fetch_add_explicit(&gen_next, GEN_RANGE, memory_order_relaxed);
+			gen_left = GEN_RANGE;
+		}
+		gen_left--;
+		uint32_t g = gen_mine++;
+		if (g) /* 0 is "not stamped" (after the counter wraps) */
+			return g;
+	}
+}
+
 /* ---- out-of-line state of an rwlock ---- */
 
 size_t ls_rw_ext_size(const struct ls_rwalgo *a)
 {
 	return sizeof(struct ls_rwext) + a->state_size;
+}
+
+/* The pool frees the block of an rwlock that is gone without destroy
+ * (pool.h, "Reclaiming"): first what its state holds, as destroy would. */
+static void rw_ext_reclaim(struct ls_ext_head *h)
+{
+	const struct ls_rwalgo *a = h->kind;
+	if (a->destroy)
+		a->destroy((struct ls_rwext *)h + 1);
 }
 
 struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, bool wait)
@@ -26,6 +56,7 @@ struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, b
 		 * before the state's init, which may read it (bind_rwlock.c) */
 		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
 		e->h.kind = a;
+		e->h.reclaim = rw_ext_reclaim;
 		if (a->init)
 			a->init(e + 1);
 	}

@@ -31,6 +31,8 @@
  *					preferring initialiser, PREFER_WRITER_NONRECURSIVE_NP)
  *					asks for writer preference, anything else is glibc's
  *					default reader preference
+ *	52	(padding)		the rwlock's life (below): 0 until init or the
+ *					first read lock stamps it
  *
  * PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
  * and zeroed memory give an all-zero state, which every algorithm takes as
@@ -38,6 +40,22 @@
  * records the rwlock it belongs to; a copy by value (or memory reused
  * without destroy) finds a block that is not its own and attaches a fresh
  * one, as a mutex does.
+ *
+ * A life. The per-thread table of read holds (rwlock_held.h) knows an
+ * rwlock by its address, and an address outlives a lock: destroy (which
+ * does nothing, as glibc's) and init again, the memory freed and reused for
+ * another rwlock, zeroed, or overwritten by a copy. So each life of an
+ * rwlock has a number, `gen`, which init stamps and the first read lock
+ * stamps if it is 0 (a static initialiser, zeroed memory): a read hold
+ * records it, and an entry whose number is not the lock's speaks for an
+ * earlier life and is forgotten, as glibc's init forgets its readers.
+ * Numbers come from per-thread ranges of a 32-bit counter that skips 0, so
+ * that the entry stays 24 bytes; a stale entry is mistaken for a hold only
+ * if its lock's address is reused after 2^32 lives have been stamped in
+ * between. A copy of an rwlock carries its original's number, and an
+ * address holds one rwlock at a time, so a copy never passes for the lock
+ * it overwrote (unless it is a saved copy of that same lock, which is a
+ * copy of a lock in use: undefined).
  */
 #ifndef LS_SHIM_RWLOCK_H
 #define LS_SHIM_RWLOCK_H
@@ -92,7 +110,7 @@ struct ls_rwlock {
 	unsigned char elision[8];
 	_Atomic uint64_t bind; /* under a map with rwlock rules: the rwlock's binding (below) */
 	uint32_t flags;
-	uint32_t pad5;
+	uint32_t gen; /* its life (above); 0: not stamped yet */
 };
 _Static_assert(sizeof(struct ls_rwlock) == sizeof(pthread_rwlock_t), "layout");
 _Static_assert(offsetof(struct ls_rwlock, cur_writer) == offsetof(pthread_rwlock_t, __data.__cur_writer),
@@ -100,6 +118,9 @@ _Static_assert(offsetof(struct ls_rwlock, cur_writer) == offsetof(pthread_rwlock
 _Static_assert(offsetof(struct ls_rwlock, shared) == offsetof(pthread_rwlock_t, __data.__shared), "shared");
 _Static_assert(offsetof(struct ls_rwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags), "flags");
 _Static_assert(offsetof(struct ls_rwlock, bind) == offsetof(pthread_rwlock_t, __data.__pad2), "bind");
+_Static_assert(offsetof(struct ls_rwlock, gen) == offsetof(pthread_rwlock_t, __data.__flags) + 4 &&
+		   offsetof(struct ls_rwlock, gen) + 4 == sizeof(pthread_rwlock_t),
+	       "gen: the padding after __flags");
 _Static_assert(offsetof(struct ls_rwlock, alg) == 0 && offsetof(pthread_rwlock_t, __data.__pad4) + 4 == 24,
 	       "state");
 
@@ -134,6 +155,30 @@ static inline unsigned ls_rw_how(const struct ls_rwlock *l)
 static inline bool ls_rw_plain(const struct ls_rwlock *l)
 {
 	return __atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) == 0;
+}
+
+/* The life's number; relaxed: a change of life is not a synchronization
+ * (glibc's destroy and init are none either). */
+static inline uint32_t ls_rw_gen(const struct ls_rwlock *l)
+{
+	return __atomic_load_n(&l->gen, __ATOMIC_RELAXED);
+}
+
+/* A fresh number (shim_rwlock.c): never 0, unique until 2^32 are made. */
+uint32_t ls_rw_gen_new(void);
+
+/* l's number, stamped now if it had none (the first read lock of a static
+ * initialiser or of zeroed memory). relaxed CAS: whoever stamps first, every
+ * reader of this life records the same number. */
+static inline uint32_t ls_rw_gen_stamp(struct ls_rwlock *l)
+{
+	uint32_t g = ls_rw_gen(l);
+	if (LS_LIKELY(g))
+		return g;
+	uint32_t fresh = ls_rw_gen_new();
+	if (__atomic_compare_exchange_n(&l->gen, &g, fresh, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return fresh;
+	return g;
 }
 
 static inline bool ls_rw_is_glibc(const struct ls_rwlock *l)

@@ -39,8 +39,9 @@
  * bug 13690). So from there unlock touches neither the state nor an
  * out-of-line block of it, except by a futex wake on its address (the
  * kernel tolerates a wake on memory that is gone or reused; every waiter
- * here tolerates a spurious wake-up), or destroy() waits for unlockers
- * still in flight. Queue nodes are the releaser's or type-stable (pool.h)
+ * here tolerates a spurious wake-up). No algorithm relies on destroy()
+ * for this: C++'s std::mutex never calls it, and C programs free a mutex
+ * without it. Queue nodes are the releaser's or type-stable (pool.h)
  * and may be touched. trylock() of an unlocked lock never returns EBUSY for
  * want of a step an unlocker has still to take.
  *
@@ -185,7 +186,7 @@ enum ls_test_point {
 				 * neither the state nor its block (see "After the release") */
 	LS_POINT_WAITING,	/* a thread spins, yields or backs off (ls_cpu_relax, wait.h) */
 	LS_POINT_PARKING,	/* a thread is about to sleep on a futex (wait.c) */
-	LS_POINT_DESTROY_WAITS, /* destroy() waits for an unlocker still in flight */
+	LS_POINT_POOL_CLAIMING, /* the pool is about to claim blocks that seem gone, and has (pool.h) */
 	LS_POINT_SCAN,		/* a release looks at one more waiter (cna: bounded per release) */
 	LS_POINT_SPIN,		/* a waiter spins a step on a held lock (auto) */
 	LS_POINT_QUEUED,	/* a queued waiter takes a step of its waiting policy (auto) */

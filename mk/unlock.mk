@@ -17,3 +17,8 @@ $(B)/unit/cna_scan: tests/unit/cna_scan.c $(B)/liblocks-tpoint.a $(HDRS) $(wildc
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
 		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive
+
+$(B)/unit/ext_reclaim: tests/unit/ext_reclaim.c $(B)/liblocks-tpoint.a $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fvisibility=default -Itests/unit -DLS_TEST_POINTS -o $@ $< \
+		-Wl,--whole-archive $(B)/liblocks-tpoint.a -Wl,--no-whole-archive

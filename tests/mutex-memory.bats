@@ -25,6 +25,12 @@ P="$PROGS/mutex_memory"
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
+@test "the pool reclaims the out-of-line block of a lock that is gone without destroy, and never one a lock can still reach (restored copies, a racing destroy, nested blocks, churn)" {
+  run timeout 120 "$UNIT/ext_reclaim" all
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [ "$(grep -c '^ext_reclaim: OK ' <<<"$output")" -eq 6 ] || { echo "$output"; return 1; }
+}
+
 @test "freed (or overwritten) and the memory reused for another mutex without destroy, 1000 times" {
   each_algo "" -- "$P" reuse || return 1
 }

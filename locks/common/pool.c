@@ -42,15 +42,25 @@
  *
  * Out of address space (pool.h): a node or a block that must be had comes
  * from the reserve, one at a time, and then from waiting (take()).
+ *
+ * Side table (for reclaiming, pool.h). Each chunk has a byte per line: 0,
+ * or at the first line of a block its size in lines (bits 0-6, written
+ * when the block is carved: a line is carved once, as a node or as part of
+ * a block of one size, for ever) and ATTACHED (bit 7: a reclaimable block
+ * attached to its owner's word; set by the CAS that attached it, taken by
+ * whichever of destroy and the pool frees it). The pool's look walks these
+ * bytes, from block to block.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "peek.h"
 #include "pool.h"
 #include "wait.h"
 
@@ -64,6 +74,11 @@
 #define CHUNK_MIN ((size_t)4 << 10)	/* a page: the smallest asked for */
 #define MAX_CHUNKS 1024u		/* with the reserve; 64 GiB of chunks */
 #define RESERVE_LINES (LS_POOL_RESERVE / LINE)
+#define SIDE_LINES 0x7fu     /* side byte: a block's size in lines */
+#define ATTACHED 0x80u	     /* side byte: attached, reclaimable */
+#define CLAIMED 2u	     /* owner | CLAIMED: the pool looks at it */
+#define FREEING 4u	     /* owner | FREEING: the pool frees it */
+#define SCAN_MIN_LINES 2048u /* 128 KiB of blocks allocated between two looks, at least */
 
 _Static_assert(LS_NODE_SIZE == LINE, "a node is one cache line");
 
@@ -71,16 +86,24 @@ struct chunk {
 	char *base;
 	uint32_t first, lines;
 	_Atomic uint32_t used;
+	_Atomic uint8_t *side; /* a byte per line (see the top) */
 };
 
 static char reserve_mem[LS_POOL_RESERVE] __attribute__((aligned(LINE)));
-static struct chunk chunks[MAX_CHUNKS] = {{reserve_mem, 0, RESERVE_LINES, 1}}; /* line 0 is "none" */
+static _Atomic uint8_t reserve_side[RESERVE_LINES];
+static struct chunk chunks[MAX_CHUNKS] = {
+    {reserve_mem, 0, RESERVE_LINES, 1, reserve_side}}; /* line 0 is "none" */
 static _Atomic uint32_t nchunks = 1;
 static uint32_t current;	   /* the mapped chunk being carved, 0: none yet */
 static size_t mapped;		   /* bytes of all mapped chunks */
 static _Atomic int region_lock;	   /* serialises mapping and carving */
 static _Atomic uint64_t node_head; /* global free nodes: tag | index */
 static _Atomic uint64_t ext_head[EXT_CLASSES];
+static _Atomic int scan_lock; /* one look at a time (ls_ext_scan) */
+/* When to look (pool.h, "Reclaiming"): lines of blocks handed out and not
+ * freed, handed out since the last look, and how many of those make the
+ * next look due. Counts for a heuristic: relaxed. */
+static _Atomic uint64_t ext_out_lines, ext_since, ext_due = SCAN_MIN_LINES;
 
 bool ls_node_counting;
 static _Atomic long nodes_in_use, nodes_max, nodes_carved;
@@ -106,19 +129,37 @@ static void region_lock_release(void)
 	atomic_store_explicit(&region_lock, 0, memory_order_release);
 }
 
+/* The scan lock: a look (ls_ext_scan) holds it, and so does fork, so that
+ * a child never inherits blocks claimed by a look in another thread. */
+static bool scan_lock_try(void)
+{
+	int z = 0;
+	return atomic_compare_exchange_strong_explicit(&scan_lock, &z, 1, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void scan_lock_release(void)
+{
+	atomic_store_explicit(&scan_lock, 0, memory_order_release);
+}
+
 void ls_pool_fork_prepare(void)
 {
+	while (!scan_lock_try())
+		sched_yield(); /* a look takes milliseconds at most */
 	region_lock_acquire();
 }
 
 void ls_pool_fork_parent(void)
 {
 	region_lock_release();
+	scan_lock_release();
 }
 
 void ls_pool_fork_child(void)
 {
 	region_lock_release();
+	scan_lock_release();
 }
 
 /* ---- the region ---- */
@@ -139,11 +180,18 @@ static bool map_chunk(size_t need)
 	for (size_t len = want; len >= need; len /= 2) {
 		if (first + len / LINE > UINT32_MAX)
 			continue;
+		size_t side_len = (len / LINE + CHUNK_MIN - 1) / CHUNK_MIN * CHUNK_MIN;
 		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 			       -1, 0);
 		if (p == MAP_FAILED)
 			continue;
-		chunks[n] = (struct chunk){(char *)p, (uint32_t)first, (uint32_t)(len / LINE), 0};
+		void *side = mmap(NULL, side_len, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (side == MAP_FAILED) {
+			munmap(p, len);
+			continue;
+		}
+		chunks[n] = (struct chunk){(char *)p, (uint32_t)first, (uint32_t)(len / LINE), 0, side};
 		/* release: the entry is complete for whoever counts it */
 		atomic_store_explicit(&nchunks, n + 1, memory_order_release);
 		current = n;
@@ -178,6 +226,26 @@ static char *carve(uint32_t lines, bool use_reserve)
 		p = carve_from(0, lines);
 	region_lock_release();
 	return p;
+}
+
+/* The chunk that holds line p (handed out), from the newest. */
+static const struct chunk *chunk_of(const void *p)
+{
+	const char *q = p;
+	uint32_t n = atomic_load_explicit(&nchunks, memory_order_acquire);
+	while (n--) {
+		const struct chunk *c = &chunks[n];
+		if (q >= c->base && q < c->base + (size_t)c->lines * LINE)
+			return c;
+	}
+	return NULL; /* not reached for a line handed out */
+}
+
+/* The side byte of line p (see the top). */
+static _Atomic uint8_t *side_of(const void *p)
+{
+	const struct chunk *c = chunk_of(p);
+	return &c->side[(size_t)((const char *)p - c->base) / LINE];
 }
 
 static uint32_t index_of(const void *p)
@@ -402,17 +470,73 @@ static uint32_t ext_lines(size_t size)
 	return lines == 0 || lines > EXT_CLASSES ? 0 : (uint32_t)lines;
 }
 
+/* A block off its free list: its ATTACHED mark cleared (a mark set late on
+ * a block that destroy had already freed: a destroy racing with the lock's
+ * first use, which POSIX leaves undefined). */
+static char *ext_reused(char *p)
+{
+	/* relaxed: the block is this thread's; the mark is published again
+	 * by the release of the next attach */
+	atomic_fetch_and_explicit(side_of(p), (uint8_t)~ATTACHED, memory_order_relaxed);
+	return p;
+}
+
+/* A block of new memory: its size in the side table. */
+static char *ext_carved_now(char *p, uint32_t lines)
+{
+	/* relaxed: the look reads it to step over the block, and only
+	 * trusts it with ATTACHED, which a release sets later */
+	atomic_store_explicit(side_of(p), (uint8_t)lines, memory_order_relaxed);
+	return p;
+}
+
+/* From the free list, after a look if one is due: once the blocks handed
+ * out since the last look have half as many lines as were out after it
+ * (at least SCAN_MIN_LINES). Then the garbage a look finds was made since
+ * the last one, so blocks of locks that are gone never outnumber about
+ * half of those alive (plus that minimum), and each look, whose cost is
+ * the pool's size, is paid for by as many allocations (pool.h,
+ * "Reclaiming"). */
+static unsigned scan_locked(void);
+static char *ext_pop(uint32_t lines)
+{
+	/* relaxed: counts (see ext_out_lines) */
+	if (atomic_fetch_add_explicit(&ext_since, lines, memory_order_relaxed) + lines >=
+	    atomic_load_explicit(&ext_due, memory_order_relaxed)) {
+		/* Due: look, or wait for the look of another thread (which
+		 * takes as long as the pool is large): carving meanwhile
+		 * would grow the pool at the rate its garbage is made. */
+		if (scan_lock_try())
+			scan_locked();
+		else
+			while (atomic_load_explicit(&scan_lock, memory_order_relaxed))
+				sched_yield();
+	}
+	char *p = stack_pop(&ext_head[lines - 1], 0);
+	return p ? ext_reused(p) : NULL;
+}
+
+/* A block handed out: counted, zeroed. */
+static void *ext_out(char *p, uint32_t lines)
+{
+	/* relaxed: counts (see ext_out_lines) */
+	atomic_fetch_add_explicit(&ext_out_lines, lines, memory_order_relaxed);
+	/* relaxed atomic: a look may still CAS the owner of a block it saw
+	 * attached before (it fails on this value) */
+	__atomic_store_n((const void **)p, NULL, __ATOMIC_RELAXED);
+	memset(p + sizeof(void *), 0, (size_t)lines * LINE - sizeof(void *));
+	return p;
+}
+
 void *ls_ext_alloc(size_t size)
 {
 	uint32_t lines = ext_lines(size);
 	if (!lines)
 		return NULL;
-	char *p = stack_pop(&ext_head[lines - 1], 0);
-	if (!p)
-		p = carve(lines, false);
-	if (p)
-		memset(p, 0, (size_t)lines * LINE);
-	return p;
+	char *p = ext_pop(lines);
+	if (!p && (p = carve(lines, false)))
+		ext_carved_now(p, lines);
+	return p ? ext_out(p, lines) : NULL;
 }
 
 void *ls_ext_alloc_wait(size_t size)
@@ -420,10 +544,13 @@ void *ls_ext_alloc_wait(size_t size)
 	uint32_t lines = ext_lines(size);
 	if (!lines)
 		return NULL;
-	bool fresh;
-	char *p = take(&ext_head[lines - 1], 0, lines, &fresh);
-	memset(p, 0, (size_t)lines * LINE);
-	return p;
+	char *p = ext_pop(lines);
+	if (!p) {
+		bool fresh;
+		p = take(&ext_head[lines - 1], 0, lines, &fresh);
+		p = fresh ? ext_carved_now(p, lines) : ext_reused(p);
+	}
+	return ext_out(p, lines);
 }
 
 void ls_ext_free(void *p, size_t size)
@@ -431,7 +558,53 @@ void ls_ext_free(void *p, size_t size)
 	uint32_t lines = ext_lines(size);
 	if (!p || !lines)
 		return;
+	/* relaxed: counts (see ext_out_lines) */
+	atomic_fetch_sub_explicit(&ext_out_lines, lines, memory_order_relaxed);
 	stack_push(&ext_head[lines - 1], p, 0);
+}
+
+void ls_ext_holds_nothing(struct ls_ext_head *h)
+{
+	(void)h;
+}
+
+/* The owner of h, without the pool's marks: the word it is attached to,
+ * if the pool is looking at it or about to free it (0 otherwise). */
+static uintptr_t looked_at(const struct ls_ext_head *h)
+{
+	/* relaxed: the CASes that follow decide */
+	uintptr_t o = (uintptr_t)__atomic_load_n(&h->owner, __ATOMIC_RELAXED);
+	return o & (CLAIMED | FREEING) ? o & ~(uintptr_t)(CLAIMED | FREEING) : 0;
+}
+
+static bool cas_owner(struct ls_ext_head *h, uintptr_t from, uintptr_t to)
+{
+	const void *expected = (const void *)from;
+	/* seq_cst: a look's claim comes before its barrier and its second
+	 * read; every other change of the owner is decided by the owner's
+	 * own modification order, which any CAS gives */
+	return __atomic_compare_exchange_n(&h->owner, &expected, (const void *)to, false, __ATOMIC_SEQ_CST,
+					   __ATOMIC_RELAXED);
+}
+
+/* `seen`, found in w, is a block the pool is looking at for w. Still in w,
+ * it is w's: undo the claim (pool.h, "Reclaiming", step 4); the pool's own
+ * undo or free then fails its CAS. If the pool is freeing it, wait for the
+ * end: freed (then it is not w's), or w's again (a destroy had taken it,
+ * which cannot race with a use). */
+static void settle_seen(ls_ext_word_t *w, struct ls_ext_head *seen)
+{
+	uintptr_t o;
+	while (looked_at(seen) == (uintptr_t)w) {
+		/* relaxed: the CAS decides */
+		o = (uintptr_t)__atomic_load_n(&seen->owner, __ATOMIC_RELAXED);
+		if (o & CLAIMED) {
+			if (cas_owner(seen, o, (uintptr_t)w))
+				return;
+		} else {
+			sched_yield(); /* the pool frees it in a few instructions */
+		}
+	}
 }
 
 struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
@@ -439,19 +612,192 @@ struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, s
 {
 	struct ls_ext_head *seen = atomic_load_explicit(w, memory_order_acquire);
 	for (;;) {
+		if (seen && seen != marker && looked_at(seen) == (uintptr_t)w)
+			settle_seen(w, seen);
+		if (seen == fresh && fresh != marker) {
+			/* w holds a pointer to what fresh was in an earlier
+			 * life (a copy of a lock, saved before its block was
+			 * freed, put back): empty w before fresh names it, so
+			 * that no thread takes fresh for w's own unattached */
+			atomic_compare_exchange_strong_explicit(w, &seen, NULL, memory_order_acquire,
+								memory_order_acquire);
+			seen = atomic_load_explicit(w, memory_order_acquire);
+			continue;
+		}
 		if (ls_ext_mine(w, seen) || (marker && seen == marker)) {
 			if (fresh != marker)
 				ls_ext_free(fresh, size); /* another thread attached first */
 			return seen;
 		}
 		/* NULL, a copy's block or garbage left by a copy: replace it.
-		 * release: fresh's head and contents are visible to whoever
+		 * relaxed: published by the CAS. A stale copy of another lock
+		 * may read it (atomic). */
+		if (fresh != marker)
+			__atomic_store_n(&fresh->owner, (const void *)w, __ATOMIC_RELAXED);
+		/* release: fresh's head and contents are visible to whoever
 		 * loads the word with acquire (ls_ext_load); acquire: so are
 		 * those of a block another thread attached */
 		if (atomic_compare_exchange_strong_explicit(w, &seen, fresh, memory_order_acq_rel,
-							    memory_order_acquire))
+							    memory_order_acquire)) {
+			if (fresh != marker && fresh->reclaim)
+				/* release: a look that sees the mark (acquire)
+				 * sees the head written before the CAS */
+				atomic_fetch_or_explicit(side_of(fresh), ATTACHED, memory_order_release);
 			return fresh;
+		}
 	}
+}
+
+struct ls_ext_head *ls_ext_take(ls_ext_word_t *w, struct ls_ext_head **held)
+{
+	/* acq_rel, as ls_ext_detach: the block's contents are seen, and the
+	 * empty word is ordered after the lock's last use */
+	struct ls_ext_head *h = atomic_exchange_explicit(w, NULL, memory_order_acq_rel);
+	if (held)
+		*held = h;
+	if (!h || !ls_ext_owns(h))
+		return NULL; /* nothing, or a marker */
+	/* relaxed: ours or not is decided by the mark below */
+	uintptr_t o = (uintptr_t)__atomic_load_n(&h->owner, __ATOMIC_RELAXED);
+	if (o != (uintptr_t)w && looked_at(h) != (uintptr_t)w)
+		return NULL; /* a copy's block */
+	if (!h->reclaim)
+		return o == (uintptr_t)w ? h : NULL; /* only destroy frees it */
+	/* acq_rel: the taking is ordered with the pool's (one of the two gets
+	 * the mark) */
+	if (!(atomic_fetch_and_explicit(side_of(h), (uint8_t)~ATTACHED, memory_order_acq_rel) & ATTACHED))
+		return NULL; /* the pool has taken it: it frees it */
+	/* Ours. A look that claimed it gives it back on finding the mark
+	 * taken (ls_ext_scan): wait for that. acquire: pairs with its CAS. */
+	while ((uintptr_t)__atomic_load_n(&h->owner, __ATOMIC_ACQUIRE) != (uintptr_t)w)
+		sched_yield();
+	return h;
+}
+
+/* ---- reclaiming (pool.h) ----
+ * Under the scan lock: the blocks a look has found attached, a batch at a
+ * time, and what peeking read of their words. */
+
+struct look {
+	struct ls_ext_head *h;
+	uintptr_t w; /* its owner when seen */
+	uint32_t lines;
+};
+static struct look looks[LS_PEEK_MAX];
+static uintptr_t peek_addr[LS_PEEK_MAX], peek_val[LS_PEEK_MAX];
+static uint8_t peek_how[LS_PEEK_MAX];
+
+/* Reads the words of looks[0..n). */
+static bool peek_looks(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		peek_addr[i] = looks[i].w;
+	return ls_peek_words(peek_addr, peek_val, peek_how, n);
+}
+
+/* Does the word of looks[i] hold its block no more? */
+static bool gone(unsigned i)
+{
+	return peek_how[i] == LS_PEEK_GONE ||
+	       (peek_how[i] == LS_PEEK_READ && peek_val[i] != (uintptr_t)looks[i].h);
+}
+
+/* Steps 1-5 of pool.h's "Reclaiming" for looks[0..n): frees the blocks of
+ * locks that are gone and returns how many; -1 if peeking failed (no claim
+ * is left behind). */
+static int settle(unsigned n)
+{
+	if (!peek_looks(n))
+		return -1;
+	unsigned m = 0;
+	LS_TEST_POINT(LS_POINT_POOL_CLAIMING); /* about to claim */
+	for (unsigned i = 0; i < n; i++)
+		if (gone(i) && cas_owner(looks[i].h, looks[i].w, looks[i].w | CLAIMED))
+			looks[m++] = looks[i];
+	if (!m)
+		return 0;
+	LS_TEST_POINT(LS_POINT_POOL_CLAIMING); /* claimed */
+	bool ok = ls_peek_barrier() && peek_looks(m);
+	unsigned k = 0;
+	for (unsigned i = 0; i < m; i++) {
+		struct look l = looks[i];
+		if (ok && gone(i) && cas_owner(l.h, l.w | CLAIMED, l.w | FREEING)) {
+			/* acq_rel: as in ls_ext_take */
+			if (atomic_fetch_and_explicit(side_of(l.h), (uint8_t)~ATTACHED,
+						      memory_order_acq_rel) &
+			    ATTACHED) {
+				looks[k++] = l;
+				continue;
+			}
+			cas_owner(l.h, l.w | FREEING, l.w); /* a destroy took it first: its own */
+		} else {
+			/* back in its word (a thread that met it there may
+			 * have undone the claim already) */
+			cas_owner(l.h, l.w | CLAIMED, l.w);
+		}
+	}
+	for (unsigned i = 0; i < k; i++) {
+		looks[i].h->reclaim(looks[i].h); /* what its state holds */
+		ls_ext_free(looks[i].h, (size_t)looks[i].lines * LINE);
+	}
+	return ok ? (int)k : -1;
+}
+
+unsigned ls_ext_scan(void)
+{
+	if (!scan_lock_try())
+		return 0;
+	return scan_locked();
+}
+
+/* ls_ext_scan with the scan lock held; releases it. */
+static unsigned scan_locked(void)
+{
+	unsigned blocks = 0, n = 0;
+	bool began = ls_peek_begin(), ok = began;
+	uint32_t nc = atomic_load_explicit(&nchunks, memory_order_acquire);
+	for (uint32_t k = 0; ok && k < nc; k++) {
+		const struct chunk *c = &chunks[k];
+		/* acquire: pairs with the release in carve_from */
+		uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+		for (uint32_t i = k == 0; ok && i < used;) {
+			/* acquire: pairs with the release that set ATTACHED
+			 * (ls_ext_attach), so the owner written before is seen */
+			uint8_t b = atomic_load_explicit(&c->side[i], memory_order_acquire);
+			uint32_t lines = b & SIDE_LINES;
+			if (!lines) {
+				i++;
+				continue;
+			}
+			struct ls_ext_head *h = (struct ls_ext_head *)(c->base + (size_t)i * LINE);
+			/* relaxed: a hint; the claim is a CAS from this value */
+			uintptr_t o = (uintptr_t)__atomic_load_n(&h->owner, __ATOMIC_RELAXED);
+			i += lines;
+			if (!(b & ATTACHED) || !o || (o & 7))
+				continue; /* free, not reclaimable, or being attached or taken */
+			looks[n++] = (struct look){h, o, lines};
+			if (n == LS_PEEK_MAX) {
+				int r = settle(n);
+				ok = r >= 0;
+				blocks += r > 0 ? (unsigned)r : 0;
+				n = 0;
+			}
+		}
+	}
+	if (ok && n) {
+		int r = settle(n);
+		ok = r >= 0;
+		blocks += r > 0 ? (unsigned)r : 0;
+	}
+	if (began)
+		ls_peek_end();
+	/* The next look (see ext_pop); relaxed: counts */
+	uint64_t out = atomic_load_explicit(&ext_out_lines, memory_order_relaxed);
+	atomic_store_explicit(&ext_due, out / 2 > SCAN_MIN_LINES ? out / 2 : SCAN_MIN_LINES,
+			      memory_order_relaxed);
+	atomic_store_explicit(&ext_since, 0, memory_order_relaxed);
+	scan_lock_release();
+	return blocks;
 }
 
 bool ls_ext_owns(const void *p)

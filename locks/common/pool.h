@@ -11,8 +11,9 @@
  * Address space. The pool takes it in proportion to what it hands out:
  * chunks of 64 KiB first, then each as large as all the chunks before it,
  * at most 64 MiB (so its mappings exceed what it has carved by at most a
- * factor of 2 and 64 MiB, plus a fraction of a chunk); nothing is reserved
- * ahead. A program that runs under RLIMIT_AS (ulimit -v, a sandbox, a limit
+ * factor of 2 and 64 MiB, plus a fraction of a chunk), and each chunk a
+ * side table of a byte per line (pool.c: 1/64 more, at least a page);
+ * nothing is reserved ahead. A program that runs under RLIMIT_AS (ulimit -v, a sandbox, a limit
  * lowered after start) keeps its budget.
  *
  * When no address space is left. Lock paths cannot fail (a caller cannot
@@ -79,7 +80,51 @@
  * one wins, and the others free theirs and adopt the winner's. A word may also hold a
  * static MARKER (hier.h: a lock with no address space left for a block):
  * a read-only head whose owner is never a word, attached by the same CAS
- * and kept, like a block, until destroy (ls_ext_detach) empties the word.
+ * and kept, like a block, until destroy (ls_ext_take) empties the word.
+ *
+ * Reclaiming the block of a lock that is gone. Programs often end a lock's
+ * life without destroy: C++'s std::mutex and std::shared_mutex have
+ * trivial destructors under glibc, and C programs free() a mutex because
+ * glibc's destroy does nothing. So a block whose head names a `reclaim`
+ * function (set before attaching; NULL: only destroy frees it) is also
+ * freed by the pool once its owner's word no longer points back at it:
+ * the lock's memory was freed and reused (zeroed by a constructor, or
+ * anything else), unmapped, or re-initialised. The pool looks when it
+ * would otherwise carve new memory for blocks, and only once it has
+ * carved half as many lines as were attached at its last look (at least
+ * SCAN_MIN_LINES, pool.c): the blocks in use stay within about 1.5 times
+ * those of the live locks, plus that minimum, and each look is paid for
+ * by the allocations since the last one. The look (ls_ext_scan):
+ *   1. each attached block's owner word is read with process_vm_readv on
+ *      the own process, a read that cannot fault (a word whose page is
+ *      gone reads as gone; one that is mapped but unreadable, PROT_NONE,
+ *      as alive: mincore tells them apart);
+ *   2. a block whose word no longer holds it is CLAIMED: its owner w
+ *      becomes w|2 by CAS (never a word's address, never a free-list
+ *      link, which is odd), so that from then on no ls_ext_load takes it
+ *      for w's own;
+ *   3. membarrier (MEMBARRIER_CMD_PRIVATE_EXPEDITED): every thread that
+ *      loaded the owner as w before the claim has its loads and stores,
+ *      including a store that put the block back in the word, ordered
+ *      before what follows;
+ *   4. the word is read again: if it holds the block again (a program
+ *      copied a saved unlocked lock back over its original), the claim is
+ *      undone; else the owner becomes w|4 (FREEING) by CAS and the pool
+ *      takes the block's ATTACHED mark (below); a thread that meets a
+ *      claimed block in its own word undoes the claim itself
+ *      (ls_ext_attach), and waits out FREEING, which ends in a free;
+ *   5. the block's reclaim function frees what its state holds (queue
+ *      nodes, a nested block), then the block goes to its free list.
+ * Exactly one of destroy and the pool frees a block: each takes its
+ * ATTACHED mark (a bit per block in a side table of the chunk, set by the
+ * CAS that attached it), and only the taker frees. A copy of an unlocked
+ * lock never reaches a reclaimed block (its word's block names another
+ * owner), and neither does a lock whose word was overwritten and then
+ * restored (steps 3-4). Nothing is written into the lock's memory: the
+ * pool reads the word, never the state, and an unlocker in flight touches
+ * neither after its release (lock.h). Without process_vm_readv or
+ * membarrier (seccomp, a kernel before 4.14) nothing is reclaimed, and
+ * memory grows with the locks ever used, as destroy alone would free it.
  */
 #ifndef LS_POOL_H
 #define LS_POOL_H
@@ -170,11 +215,26 @@ bool ls_ext_owns(const void *p);
 /* The head of an attached block (see the file comment); what follows it is
  * its user's. */
 struct ls_ext_head {
-	const void *owner; /* the word it was attached to */
+	const void *owner; /* the word it was attached to (| 2 claimed, | 4
+			    * being freed: "Reclaiming"; odd when free) */
 	const void *kind;  /* who laid the block out (an algorithm's ops), so
 			    * that memory reused for another kind of lock
 			    * never adopts it (ls_ext_adoptable) */
+	/* Reclaimable blocks: called by the pool when it frees the block of a
+	 * lock that is gone, to free what the state holds (queue nodes, a
+	 * nested block: what destroy frees); it may call ls_ext_take and
+	 * ls_ext_free. NULL: only destroy frees the block. */
+	void (*reclaim)(struct ls_ext_head *h);
 };
+
+/* A reclaim function for a block that holds nothing of its own. */
+void ls_ext_holds_nothing(struct ls_ext_head *h);
+
+/* Looks for blocks of locks that are gone and frees them (see
+ * "Reclaiming"); returns how many. The pool calls it itself when its
+ * blocks run out; tests call it to make a reclamation happen now. 0 at
+ * once if another thread is looking. */
+unsigned ls_ext_scan(void);
 typedef struct ls_ext_head *_Atomic ls_ext_word_t;
 
 /* True if h is a block attached to w. relaxed: the head of a block that was
@@ -214,17 +274,29 @@ static inline struct ls_ext_head *ls_ext_attached(ls_ext_word_t *w, const struct
 
 /* Attaches `fresh` to w, unless a block of w's own or `marker` is there by
  * then (another thread attached it first: fresh, size bytes, is freed, and
- * that one adopted). fresh is a block whose head names w, its contents
- * ready (the CAS publishes them), or `marker` itself. Returns what w holds
- * afterwards. */
+ * that one adopted). fresh is a block with its contents ready (the CAS
+ * publishes them), whose owner ls_ext_attach sets to w just before (a
+ * caller that sets it earlier lets a thread that finds a stale pointer to
+ * the block in w, left there by a copy of an earlier lock, take it for
+ * w's own before it is attached: the shim still does), or `marker`
+ * itself. Returns what w holds afterwards. A block of w's that the pool
+ * has claimed while it still is in w (see "Reclaiming", step 4) is w's
+ * again. */
 struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
 				  const struct ls_ext_head *marker);
 
 /* destroy(): empties w and returns what it held; the caller frees that
- * (ls_ext_free) if it was w's own (ls_ext_mine). */
+ * (ls_ext_free) if it was w's own (ls_ext_mine). For blocks that are not
+ * reclaimable only (reclaim NULL): use ls_ext_take for the others. */
 static inline struct ls_ext_head *ls_ext_detach(ls_ext_word_t *w)
 {
 	return atomic_exchange_explicit(w, NULL, memory_order_acq_rel);
 }
+
+/* destroy(): empties w; returns the block it held if that was w's own and
+ * is now the caller's to free (ls_ext_free), else NULL (nothing, a
+ * marker, a copy's block, or a block the pool is reclaiming). *held (if
+ * held is not NULL) gets what w held. */
+struct ls_ext_head *ls_ext_take(ls_ext_word_t *w, struct ls_ext_head **held);
 
 #endif

@@ -35,8 +35,8 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
 	struct ls_hier_head *h = ls_ext_alloc((size_t)(1 + n + g) * LS_CACHELINE);
 	if (!h)
 		return (struct ls_hier_head *)ls_ext_attach(w, (struct ls_ext_head *)marker, 0, marker);
-	__atomic_store_n(&h->ext.owner, (const void *)w, __ATOMIC_RELAXED); /* a stale copy may read it */
 	h->ext.kind = &lines_kind;
+	h->ext.reclaim = ls_ext_holds_nothing; /* lines only: the pool frees it when the lock is gone */
 	h->nclusters = n;
 	h->ngroups = g;
 	if (init)
@@ -46,8 +46,8 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
 
 struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w)
 {
-	struct ls_hier_head *h = (struct ls_hier_head *)ls_ext_detach(w);
-	if (ls_ext_mine(w, (struct ls_ext_head *)h))
-		ls_ext_free(h, block_size(h));
-	return h;
+	struct ls_ext_head *held, *own = ls_ext_take(w, &held);
+	if (own)
+		ls_ext_free(own, block_size((struct ls_hier_head *)own));
+	return (struct ls_hier_head *)held;
 }

@@ -56,9 +56,9 @@
  * then points at its original's block, which is not its own (the owner in
  * its head says so), and it attaches a fresh one (pool.h: the shim's
  * out-of-line states work the same way). destroy() frees the block if it
- * is the lock's own;
- * a mutex freed without destroy, or re-initialised without destroy, loses
- * its block (README, Known limits).
+ * is the lock's own; the block of a lock freed, unmapped or re-initialised
+ * without destroy is reclaimed by the pool once the lock's word no longer
+ * holds it (pool.h, "Reclaiming": a block of lines holds nothing else).
  *
  * The uncontended fast path (LOCKSWAP_HIER_FASTPATH, default 1; not in the
  * papers of c-bo-mcs, c-tkt-tkt, hclh and hmcs, whose every acquisition

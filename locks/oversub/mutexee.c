@@ -3,7 +3,8 @@
  * Picorel and Trigonakis, "Unlocking Energy", USENIX ATC 2016 (the MUTEXEE
  * design and its settings). Not in ../shared/papers, and only the paper's
  * abstract could be read here; the authors' own implementation (in their
- * lock library and LiTL) was read for the design and its constants.
+ * lock library and LiTL, mutexee_in.h) was read for the design and its
+ * constants.
  *
  * Design. Sleeping in the kernel and being woken costs thousands of cycles,
  * so a waiter spins for a while before it sleeps, and a releaser does not
@@ -12,11 +13,18 @@
  *           paper's 2.8 GHz, LOCKSWAP_MUTEXEE_SPIN_NS) re-trying the bit;
  *           then sleep: set LOCKED|CONTENDED and futex-wait while that
  *           finds the lock held (a sleeper always leaves CONTENDED);
- *   unlock  LOCKED alone: clear it (no sleeper). Else clear LOCKED and
- *           watch for WAKE (384 cycles, LOCKSWAP_MUTEXEE_WAKE_NS): if a
- *           spinner takes the lock meanwhile, no wake-up is needed (the new
- *           holder finds CONTENDED and wakes at its own unlock); if not,
- *           clear CONTENDED and wake one sleeper.
+ *   unlock  LOCKED alone: clear it (no sleeper). Else the paper clears
+ *           LOCKED and watches for WAKE (384 cycles,
+ *           LOCKSWAP_MUTEXEE_WAKE_NS): if a spinner takes the lock
+ *           meanwhile, no wake-up is needed (the new holder finds CONTENDED
+ *           and wakes at its own unlock); if not, it clears CONTENDED and
+ *           wakes one sleeper. Here the watching comes before the release
+ *           (see "After the release"): spinners count themselves in the
+ *           word, and an unlock that finds one releases and leaves
+ *           CONTENDED for the spinner that takes the lock; one that finds
+ *           none waits up to WAKE, still holding, for a thread to start
+ *           spinning on it, then releases with CONTENDED cleared and wakes
+ *           one sleeper.
  * Adaptation (the paper's MUTEXEE is adaptive): the contended unlocks count
  * acquisitions and futex wake-ups ("misses"); every 2048 such unlocks, more
  * than LIMIT misses (128, +1 per retry up to 256) switch the lock to futex
@@ -25,7 +33,9 @@
  * again. Not FIFO: spinners barge past sleepers, which is the point.
  *
  *	word	bit 0 LOCKED, bit 8 CONTENDED (someone may sleep on `word`),
- *		bits 16-31 unlockers in flight (see below)
+ *		bits 16-31 spinners: waiters in their spinning phase (a count
+ *		mod 2^16: more spinners than that may make an unlock wake a
+ *		sleeper for nothing, who sleeps again)
  *	acq, miss		this period's contended unlocks and wake-ups
  *	extra			LIMIT - 128
  *	futex_mode		0: spin mode; k > 0: k-1 periods in futex mode
@@ -34,17 +44,28 @@
  * adaptation fields are written only by the holder, in unlock, and read
  * by spinners for their budget: relaxed atomics.)
  *
- * After the release (lock.h): a contended unlock watches the word after it
- * has released the lock, and then clears CONTENDED, counts a miss and
- * wakes a sleeper: all in the mutex, after another thread may have taken
- * the lock. So that a destroy (and the free that follows it) cannot come
- * in between, such an unlocker counts itself in the word, in the same
- * atomic operation that releases (+1 in bits 16-31), and uncounts itself
- * as its very last access; destroy() waits until no unlocker is counted
- * (they are a few hundred nanoseconds from done, unless preempted: it
- * spins, then yields). An uncontended unlock releases with one CAS and
- * touches nothing after it. Misuse: an unlock that finds LOCKED clear
- * returns at once (a sleeper woken for nothing would sleep again anyway).
+ * After the release (lock.h): the paper's unlock watches the word after it
+ * has released the lock, then clears CONTENDED, counts a miss and wakes a
+ * sleeper, all in the mutex, which another thread may by then have taken,
+ * released and freed (C++'s std::mutex is deleted without destroy). So
+ * the unlock decides before it releases, while it holds the lock and its
+ * fields: the question "will a spinner take the lock, so that no sleeper
+ * need be woken?" is answered by the spinners that count themselves in
+ * the word, which a waiter does from its first spin to the atomic that
+ * takes the lock or goes to sleep (which takes it if it is free, so a
+ * spinner counted by a release that woke nobody either takes the lock or
+ * leaves CONTENDED set for the holder it sleeps behind). The release is a
+ * CAS on the whole word, so a spinner that leaves, or a sleeper that
+ * arrives, between the decision and the release fails it and the unlock
+ * decides again. The miss is counted, and CONTENDED cleared, before the
+ * release; after it comes only the futex wake, on the word's address
+ * (lock.h allows it). The paper's window in which the lock is free for an
+ * arriving thread to take is here a window in which the lock is still
+ * held, an arriving thread becomes a spinner, and the unlock hands the
+ * lock to it (by releasing) instead of waking a sleeper: the same saving,
+ * at the price of up to WAKE of holding (only when a sleeper waits and
+ * nobody spins). An uncontended unlock releases with one CAS. Misuse: an
+ * unlock that finds LOCKED clear returns at once.
  *
  * Waiting policy: park is the paper's protocol above (its own budgets
  * replace LOCKSWAP_SPIN and LOCKSWAP_YIELD); yield spins the same budget,
@@ -62,8 +83,8 @@
 
 #define LOCKED 1u
 #define CONTENDED 0x100u
-#define UNLOCKER 0x10000u /* one unlocker in flight */
-#define UNLOCKERS 0xffff0000u
+#define SPINNER 0x10000u /* one waiter spinning */
+#define SPINNERS 0xffff0000u
 #define PERIOD 2048u   /* contended unlocks per adaptation period */
 #define LIMIT_MIN 128u /* misses per period that switch to futex mode */
 #define LIMIT_MAX 256u
@@ -101,29 +122,52 @@ static inline bool take(struct mutexee *m)
 	return !(atomic_fetch_or_explicit(&m->word, LOCKED, memory_order_acquire) & LOCKED);
 }
 
+/* A spinner's attempt: if the lock is free, take it and stop counting
+ * itself as a spinner, in one CAS. acquire: pairs with the release in
+ * unlock. */
+static inline bool spinner_take(struct mutexee *m)
+{
+	/* relaxed: a hint; the CAS decides */
+	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
+	return !(v & LOCKED) &&
+	       atomic_compare_exchange_weak_explicit(&m->word, &v, (v | LOCKED) - SPINNER,
+						     memory_order_acquire, memory_order_relaxed);
+}
+
 static __attribute__((noinline)) void mutexee_wait(struct mutexee *m)
 {
 	uint64_t budget = LOAD(m->futex_mode) ? SPIN_MIN_NS : spin_ns, start = ls_tp_now();
-	/* Spin: the paper re-tries the lock bit at every step. */
+	/* Count ourselves a spinner (see "After the release"), then spin:
+	 * the paper re-tries the lock bit at every step. relaxed: the count
+	 * is read by the unlock's CAS on the word, which the word's
+	 * modification order orders with this. */
+	atomic_fetch_add_explicit(&m->word, SPINNER, memory_order_relaxed);
 	do {
 		LS_INJECT();
-		if (take(m))
+		if (spinner_take(m))
 			return;
 		ls_cpu_relax();
 	} while (ls_wait_cfg.policy == LS_WAIT_SPIN || ls_tp_now() - start < budget);
 	if (ls_wait_cfg.policy == LS_WAIT_YIELD) {
-		while (!take(m))
+		while (!spinner_take(m))
 			sched_yield();
 		return;
 	}
 	/* Sleep: a sleeper always leaves CONTENDED behind (the paper swaps
-	 * LOCKED|CONTENDED in; an OR keeps the unlockers' count), so the
-	 * holder's unlock takes its slow path and wakes somebody. acquire:
-	 * pairs with the release in unlock. */
-	uint32_t v;
-	while ((v = atomic_fetch_or_explicit(&m->word, LOCKED | CONTENDED, memory_order_acquire)) & LOCKED) {
+	 * LOCKED|CONTENDED in), so the holder's unlock takes its slow path
+	 * and wakes somebody. The first attempt also stops counting us as a
+	 * spinner, in the same atomic. acquire: pairs with the release in
+	 * unlock. */
+	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed), nv;
+	do {
+		nv = (v - SPINNER) | LOCKED | CONTENDED;
+	} while (!atomic_compare_exchange_weak_explicit(&m->word, &v, nv, memory_order_acquire,
+							memory_order_relaxed));
+	while (v & LOCKED) {
 		LS_INJECT();
-		ls_futex_wait(&m->word, v | CONTENDED, 0);
+		ls_futex_wait(&m->word, nv, 0);
+		v = atomic_fetch_or_explicit(&m->word, LOCKED | CONTENDED, memory_order_acquire);
+		nv = v | LOCKED | CONTENDED;
 	}
 }
 
@@ -167,44 +211,47 @@ static void adapt(struct mutexee *m)
 
 static __attribute__((noinline)) void mutexee_unlock_slow(struct mutexee *m)
 {
-	/* relaxed: the CAS below releases; a stale value only fails it */
+	/* relaxed: every CAS below orders; a stale value only fails it */
 	uint32_t v = atomic_load_explicit(&m->word, memory_order_relaxed);
 	if (!(v & LOCKED))
 		return; /* free: an unlock too many (lock.h, misuse) */
-	if (!(v & CONTENDED)) {
-		/* only other unlockers in flight: a plain release. release:
+	if (v & CONTENDED)
+		adapt(m);
+	uint64_t budget = LOAD(m->futex_mode) ? WAKE_MIN_NS : wake_ns, start = 0;
+	uint16_t miss = LOAD(m->miss);
+	LS_INJECT();
+	for (;;) {
+		/* Nobody asleep, or a spinner to take the lock: release and
+		 * wake nobody (CONTENDED, if set, stays for the spinner that
+		 * takes the lock, or for the holder it sleeps behind). release:
 		 * pairs with the acquire of the next take or sleep. */
-		while (!atomic_compare_exchange_weak_explicit(&m->word, &v, v & ~LOCKED, memory_order_release,
-							      memory_order_relaxed)) {
+		if (!(v & CONTENDED) || (v & SPINNERS)) {
+			if (atomic_compare_exchange_weak_explicit(
+				&m->word, &v, v & ~LOCKED, memory_order_release, memory_order_relaxed)) {
+				LS_TEST_POINT(LS_POINT_RELEASED);
+				return;
+			}
+			continue;
 		}
-		LS_TEST_POINT(LS_POINT_RELEASED);
-		return;
+		/* A sleeper and no spinner: give a thread the chance to come
+		 * and spin, then wake the sleeper, which sets CONTENDED again. */
+		if (!start)
+			start = ls_tp_now();
+		if (ls_tp_now() - start < budget) {
+			ls_cpu_relax();
+			v = atomic_load_explicit(&m->word, memory_order_relaxed);
+			continue;
+		}
+		/* The miss is counted while we hold the lock (the release
+		 * publishes it), and taken back if the CAS fails. */
+		STORE(m->miss, miss < UINT16_MAX ? (uint16_t)(miss + 1) : miss);
+		if (atomic_compare_exchange_weak_explicit(&m->word, &v, v & ~(LOCKED | CONTENDED),
+							  memory_order_release, memory_order_relaxed))
+			break;
+		STORE(m->miss, miss);
 	}
-	adapt(m);
-	uint64_t budget = LOAD(m->futex_mode) ? WAKE_MIN_NS : wake_ns;
-	LS_INJECT();
-	/* release: pairs with the acquire of the next take or sleep; we count
-	 * ourselves in flight in the same step (LOCKED is set: -1 clears it) */
-	atomic_fetch_add_explicit(&m->word, UNLOCKER - LOCKED, memory_order_release);
 	LS_TEST_POINT(LS_POINT_RELEASED);
-	/* Give a spinner the chance to take the lock: then no wake-up. */
-	uint64_t start = ls_tp_now();
-	do {
-		/* seq_cst load after the RMW above: a spinner's take is seen */
-		if (atomic_load_explicit(&m->word, memory_order_seq_cst) & LOCKED)
-			goto done; /* the new holder sees CONTENDED and wakes later */
-		ls_cpu_relax();
-	} while (ls_tp_now() - start < budget);
-	LS_INJECT();
-	/* Nobody came: wake a sleeper, which sets CONTENDED again. relaxed:
-	 * CONTENDED is a hint, ordered by the word's modification order. */
-	atomic_fetch_and_explicit(&m->word, ~CONTENDED, memory_order_relaxed);
-	if (LOAD(m->miss) < UINT16_MAX)
-		STORE(m->miss, (uint16_t)(LOAD(m->miss) + 1));
-	ls_futex_wake(&m->word, 1);
-done:
-	/* Our last access. release: destroy's acquire then sees us gone. */
-	atomic_fetch_sub_explicit(&m->word, UNLOCKER, memory_order_release);
+	ls_futex_wake(&m->word, 1); /* on the address only (lock.h) */
 }
 
 static void mutexee_unlock(void *state)
@@ -220,20 +267,6 @@ static void mutexee_unlock(void *state)
 	mutexee_unlock_slow(m);
 }
 
-/* An unlocked mutex: waits until no unlocker is in flight (see the header). */
-static void mutexee_destroy(void *state)
-{
-	struct mutexee *m = state;
-	struct ls_spin s = LS_SPIN_INIT;
-	/* acquire: pairs with the unlockers' last release */
-	if (!(atomic_load_explicit(&m->word, memory_order_acquire) & UNLOCKERS))
-		return;
-	LS_TEST_POINT(LS_POINT_DESTROY_WAITS);
-	while (atomic_load_explicit(&m->word, memory_order_acquire) & UNLOCKERS)
-		if (ls_spin_step(&s))
-			sched_yield(); /* nobody wakes us: never sleep */
-}
-
 static const struct ls_algo mutexee_algo = {
     .name = "mutexee",
     .desc =
@@ -242,7 +275,6 @@ static const struct ls_algo mutexee_algo = {
     .rank = 80,
     .state_size = sizeof(struct mutexee),
     .params = mutexee_params,
-    .destroy = mutexee_destroy,
     .lock = mutexee_lock,
     .trylock = mutexee_trylock,
     .unlock = mutexee_unlock,

@@ -28,8 +28,8 @@
  *
  * After the release (lock.h, rwlock.h): both unlocks are the mutex
  * algorithm's unlock and return right after it, so what follows its
- * release is what the mutex algorithm's header says (only a futex wake, or
- * mutexee's destroy waiting for its unlockers).
+ * release is what the mutex algorithm's header says (at most a futex wake
+ * on the lock's address).
  */
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
  * never EBUSY for want of a step an unlocker has still to take.
  *
  *   after_release [-f mutex|rwlock] [-a ALGO[,ALGO...]|all|spin] [-m MUTEX]
- *                 [-w spin|yield|park|all] [-W SECONDS]
+ *                 [-w spin|yield|park|all] [-W SECONDS] [-N]
  *
  * -f mutex (the default): lock.h's algorithms, the mutex family's (-a all)
  * or the spinlock family's (-a spin: those that fit 4 bytes and the
@@ -30,9 +30,16 @@
  * pointer faults, a late write changes the pattern) or reused at once by a
  * fresh lock (a late write changes its bytes; the fresh lock must work).
  * Only then is U let go; it must return, and the memory must be as it was.
- * An algorithm whose destroy waits for unlockers still in flight reaches
- * LS_POINT_DESTROY_WAITS in main: U is let go there.
  *
+ * -N: the same, with no destroy (issue 30: C++'s std::mutex never calls
+ * it; C programs free a mutex without it). The lock's page is unmapped
+ * while U is stopped; an out-of-line block is attached to the lock's word
+ * in that page, as the shim attaches it; then the pool looks for blocks of
+ * locks that are gone (ls_ext_scan, pool.h "Reclaiming") and must reclaim
+ * the block and the lines of the unmapped lock (its reclaim function runs
+ * the algorithm's destroy on the state, as the shim's does), which are
+ * then filled with the pattern or reused by a fresh lock (whose page may
+ * well be mapped at the unmapped one's address). *
  * Scenarios, one thread per token, in queue order: a role (U the unlocker
  * under test, P a holder before it, W a waiter behind it), for rwlocks a
  * mode (r read, w write), and a cluster (LOCKSWAP_CLUSTER=thread:4/2
@@ -179,6 +186,7 @@ struct thr {
 };
 
 static const char *wait_name, *scen_name, *mem_name;
+static bool no_destroy;	  /* -N */
 static void *L;		  /* the lock's state */
 static char *page;	  /* inline: the mapped page that holds L */
 static char *block;	  /* out of line: the shim's block (header + state) */
@@ -279,10 +287,6 @@ void ls_test_point(enum ls_test_point id)
 		where_u = "let go after the release";
 		return;
 	}
-	if (role == MAIN && id == LS_POINT_DESTROY_WAITS) {
-		post(EV_RESUME); /* destroy waits for U: let it finish */
-		return;
-	}
 	if (my < 0)
 		return;
 	/* auto's queued waiter steps its policy without spinning first
@@ -358,15 +362,36 @@ static void *run_thread(void *arg)
 
 /* ---- memory ---- */
 
+/* The pool's reclaim function of an out-of-line block (-N): the state's
+ * destroy, as the shim's. */
+static void reclaim_state(struct ls_ext_head *h)
+{
+	x_destroy((char *)h + LS_CACHELINE);
+}
+
+static char *map_page(void)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		fail("mmap: %s", strerror(errno));
+	return p;
+}
+
+/* The lock's word for its out-of-line block (-N): where the shim keeps it,
+ * offset 24 of a pthread_mutex_t, 0 of a pthread_rwlock_t. */
+static ls_ext_word_t *block_word(void)
+{
+	return (ls_ext_word_t *)(page + (rwalgo ? 0 : 24));
+}
+
 static void *new_state(void)
 {
 	if (inline_state()) {
-		page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (page == MAP_FAILED)
-			fail("mmap: %s", strerror(errno));
+		page = map_page();
 		/* where the shim puts it: offset 24 of a pthread_mutex_t (a
 		 * spinlock is its state), 0 of a pthread_rwlock_t */
 		L = page + (rwalgo ? 64 : 24);
+		x_init(L);
 	} else {
 		/* as the shim: a header line, then the state (zero-filled) */
 		block_size = LS_CACHELINE + state_size();
@@ -374,8 +399,15 @@ static void *new_state(void)
 		if (!block)
 			fail("ls_ext_alloc failed");
 		L = block + LS_CACHELINE;
+		x_init(L);
+		if (no_destroy) { /* attached to the lock's word, reclaimable */
+			page = map_page();
+			struct ls_ext_head *h = (struct ls_ext_head *)block;
+			h->reclaim = reclaim_state;
+			if (ls_ext_attach(block_word(), h, block_size, NULL) != h)
+				fail("ls_ext_attach did not attach the block (test set-up)");
+		}
 	}
-	x_init(L);
 	return L;
 }
 
@@ -383,10 +415,14 @@ static void *new_state(void)
 static void drop_state(void)
 {
 	x_destroy(L);
-	if (inline_state())
-		munmap(page, 4096);
-	else
+	if (!inline_state() && no_destroy) {
+		if (ls_ext_take(block_word(), NULL) != (struct ls_ext_head *)block)
+			fail("ls_ext_take did not give the lock's block back (test set-up)");
+	}
+	if (!inline_state())
 		ls_ext_free(block, block_size);
+	if (inline_state() || no_destroy)
+		munmap(page, 4096);
 }
 
 /* The lines block of a hierarchical lock (attached at its first use). */
@@ -480,6 +516,44 @@ static void parse(const char *spec)
 	}
 }
 
+/* -N: unmaps the lock's page without destroy, has the pool reclaim its
+ * block or lines, and fills them with the pattern or (reuse) lets a fresh
+ * lock, *L2, take them: returns them then. */
+static char *forget(bool reuse, void **L2)
+{
+	where_main = "unmapping the lock's memory, without destroy";
+	char *gone = inline_state() ? lines : block;
+	size_t gone_size = inline_state() ? lines_size : block_size;
+	if (munmap(page, 4096))
+		fail("munmap: %s", strerror(errno));
+	if (!gone)
+		return NULL;
+	where_main = "reclaiming its block";
+	unsigned n = ls_ext_scan();
+	/* a block on the free list starts with the pool's link, odd (pool.c) */
+	if (!(__atomic_load_n((uintptr_t *)gone, __ATOMIC_RELAXED) & 1))
+		fail("the pool did not reclaim the %s of the lock whose memory was unmapped (ls_ext_scan: "
+		     "%u blocks)",
+		     inline_state() ? "lines block" : "out-of-line state", n);
+	if (!reuse) {
+		scribble(gone, gone_size);
+		return NULL;
+	}
+	/* a fresh lock of the same algorithm takes the block */
+	*L2 = new_state();
+	void *token;
+	x_lock(*L2, true, &token);
+	x_unlock(*L2, true, token);
+	if (inline_state()) {
+		note_lines();
+		if (lines != gone)
+			fail("the pool did not hand the reclaimed lines block out again (test set-up)");
+	} else if (block != gone) {
+		fail("the pool did not hand the reclaimed block out again (test set-up)");
+	}
+	return gone;
+}
+
 static void run(const char *spec, bool lines_reuse, bool barge_mode)
 {
 	scen_name = spec;
@@ -488,6 +562,12 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 				  : (lines_reuse ? "block-reuse" : "block-pattern");
 	if (lines_at() < 0 && inline_state())
 		mem_name = "unmap";
+	if (no_destroy)
+		mem_name = inline_state() ? (lines_at() < 0 ? "no-destroy+unmap"
+					     : lines_reuse  ? "no-destroy+unmap+lines-reuse"
+							    : "no-destroy+unmap+lines-pattern")
+					  : (lines_reuse ? "no-destroy+unmap+block-reuse"
+							 : "no-destroy+unmap+block-pattern");
 	parse(spec);
 	static char prefix[256];
 	snprintf(prefix, sizeof prefix,
@@ -551,14 +631,16 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 		fail("trylock returned EBUSY with the lock free and nobody waiting, while the unlocker was "
 		     "stopped after its release");
 	x_unlock(L, true, NULL);
-	where_main = "destroying the lock";
-	x_destroy(L);
-	where_main = "freeing its memory";
 	char *reused = NULL;
 	unsigned char *snap = NULL;
 	size_t snap_n = 0;
 	void *L2 = NULL;
-	if (inline_state()) {
+	if (no_destroy) {
+		reused = forget(lines_reuse, &L2);
+	} else if (inline_state()) {
+		where_main = "destroying the lock";
+		x_destroy(L);
+		where_main = "freeing its memory";
 		char *old_page = page;
 		if (lines && !lines_reuse) {
 			scribble(lines, lines_size);
@@ -577,6 +659,9 @@ static void run(const char *spec, bool lines_reuse, bool barge_mode)
 		if (munmap(old_page, 4096))
 			fail("munmap: %s", strerror(errno));
 	} else {
+		where_main = "destroying the lock";
+		x_destroy(L);
+		where_main = "freeing its memory";
 		ls_ext_free(block, block_size);
 		if (!lines_reuse) {
 			scribble(block, block_size);
@@ -726,7 +811,7 @@ int main(int argc, char **argv)
 {
 	const char *names = "all", *wait = "all", *family = "mutex", *mname = "mcs";
 	int c, watchdog = 120;
-	while ((c = getopt(argc, argv, "f:a:m:w:W:")) != -1) {
+	while ((c = getopt(argc, argv, "f:a:m:w:W:N")) != -1) {
 		switch (c) {
 		case 'f':
 			family = optarg;
@@ -743,9 +828,12 @@ int main(int argc, char **argv)
 		case 'W':
 			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
+		case 'N':
+			no_destroy = true;
+			break;
 		default:
 			opt_error("usage: after_release [-f mutex|rwlock] [-a ALGO[,ALGO...]|all|spin] [-m "
-				  "MUTEX] [-w spin|yield|park|all] [-W SECONDS]");
+				  "MUTEX] [-w spin|yield|park|all] [-W SECONDS] [-N]");
 		}
 	}
 	static const char *const families[] = {"mutex", "rwlock"};
@@ -766,6 +854,12 @@ int main(int argc, char **argv)
 	char err[256];
 	if (ls_topo_setup("thread:4/2", NULL, err, sizeof err))
 		fail("topology: %s", err);
+	/* -N tests the pool's protocol: it peeks even under a seccomp filter
+	 * (LOCKSWAP_RECLAIM=on; its default, auto, would not, pool.h) */
+	for (size_t i = 0; no_destroy && i < ls_option_count(); i++)
+		if (!strcmp(ls_option_at(i)->env, "LOCKSWAP_RECLAIM") &&
+		    ls_option_at(i)->parse("on", err, sizeof err))
+			fail("LOCKSWAP_RECLAIM: %s", err);
 	struct sigaction sa = {0};
 	sa.sa_sigaction = on_segv;
 	sa.sa_flags = SA_SIGINFO;
