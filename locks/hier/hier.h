@@ -112,8 +112,9 @@ extern uint64_t ls_cohort_passes, ls_hier_fastpath;
 
 struct ls_hier_head {
 	struct ls_ext_head ext; /* first: the block's head for pool.h */
-	uint32_t nclusters;
-	uint32_t ngroups;
+	uint16_t nclusters;	/* at most LS_TOPO_MAX_CLUSTERS */
+	uint16_t ngroups;
+	uint16_t own[2]; /* the algorithm's (hmcs: its head has no other room) */
 };
 
 typedef ls_ext_word_t ls_hier_lines_t;

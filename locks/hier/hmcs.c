@@ -63,10 +63,11 @@
  *	head:	holder		the holder's leaf node (unlock may be another
  *				thread's)
  *		cluster		the holder's cluster
- *		gen		the fork generation it was last repaired in
  *		fast		1: taken by the fast path (hier.h): the root
  *				alone, with fastq, the lock's own root node
  *	level:	tail		the level's MCS queue
+ *		gen		line 1's: the fork generation the lock was
+ *				last repaired in
  *		q[2], cur	its nodes in the parent's queue; the level's
  *				holder chooses cur, published with the level
  *	node:	status		WAIT, then a count 1..bound+1 (the level is
@@ -135,18 +136,17 @@ struct level {
 	struct ls_mcs_node *_Atomic tail;
 	struct ls_mcs_node q[2]; /* this level's nodes in its parent's queue */
 	uint32_t cur;		 /* the one in use; the level's holder's */
-	char pad[LS_CACHELINE - sizeof(void *) - 2 * sizeof(struct ls_mcs_node) - 4];
+	_Atomic uint32_t gen;	 /* line 1's only: the fork generation the lock was
+				  * last repaired in (the head has no room left) */
 };
 _Static_assert(sizeof(struct level) == LS_CACHELINE, "one line per tree node");
 
 struct head {
-	struct ls_hier_head h;
+	struct ls_hier_head h; /* h.own[CLUSTER], h.own[FAST] (the header) */
 	struct ls_mcs_node *holder;
-	uint16_t cluster;
-	uint16_t fast;
-	_Atomic uint32_t gen;	  /* the fork generation it was last repaired in */
 	struct ls_mcs_node fastq; /* the fast path's node at the root */
 };
+enum { CLUSTER, FAST };
 _Static_assert(sizeof(struct head) <= LS_CACHELINE, "the head is one line");
 
 struct hmcs {
@@ -161,7 +161,7 @@ _Static_assert(offsetof(struct hmcs, lines) == LS_HIER_LINES_AT, "hier.h");
 
 /* The marker of a lock without a block (hier.h). Its fastq has a
  * successor linked, as far as unlock can tell: see hmcs_unlock. */
-static const struct head flat = {.h = LS_HIER_FLAT_HEAD, .fast = 1, .fastq = {.linked = 1}};
+static const struct head flat = {.h = {.ext = {.owner = NULL}, .own = {[FAST] = 1}}, .fastq = {.linked = 1}};
 
 /* The levels of an acquisition by a thread of one cluster: its leaf, its
  * group if any, then the root (lv[n]). */
@@ -304,10 +304,10 @@ static void hmcs_fork_repair(void *arg)
 	/* acquire: pairs with a fast path's CAS; relaxed below: as cut_after */
 	struct ls_mcs_node *root = atomic_load_explicit(&l->root, memory_order_acquire);
 	if (root && root != &h->fastq) {
-		if (h->fast) {
+		if (h->h.own[FAST]) {
 			cut_after(&l->root, &h->fastq);
 		} else {
-			path_of(h, h->cluster, &p);
+			path_of(h, h->h.own[CLUSTER], &p);
 			struct ls_mcs_node *n = h->holder;
 			for (unsigned i = 0; i < p.n; i++) {
 				path[i] = p.lv[i];
@@ -330,7 +330,8 @@ static void hmcs_fork_repair(void *arg)
 static __attribute__((noinline)) void hmcs_fork(struct hmcs *l, struct head *h)
 {
 	struct hmcs_fork f = {l, h};
-	ls_fork_repair(&l->lines, &h->gen, hmcs_fork_repair, &f);
+	struct level *first = ls_hier_line(&h->h, 1);
+	ls_fork_repair(&l->lines, &first->gen, hmcs_fork_repair, &f);
 }
 
 /* ---- the lock ---- */
@@ -349,8 +350,8 @@ static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head
 	struct ls_mcs_node *n = ls_node_alloc();
 	climb(l, &p, 0, n, arrive(&p.lv[0]->tail, n) ? COHORT_START : await(n));
 	h->holder = n;
-	h->cluster = c;
-	h->fast = 0;
+	h->h.own[CLUSTER] = c;
+	h->h.own[FAST] = 0;
 }
 
 /* The fast path (hier.h) and trylock: fastq onto an empty root queue.
@@ -363,7 +364,7 @@ static inline bool fast_try(struct hmcs *l, struct head *h)
 	/* as the exchange in ls_mcs_enqueue */
 	if (LS_LIKELY(atomic_compare_exchange_strong_explicit(&l->root, &expected, &h->fastq,
 							      memory_order_acq_rel, memory_order_relaxed))) {
-		h->fast = 1;
+		h->h.own[FAST] = 1;
 		return true;
 	}
 	return false;
@@ -396,7 +397,7 @@ static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct he
 		hmcs_fork(l, h);
 	struct ls_mcs_node *n = h->holder;
 	struct path p;
-	path_of(h, h->cluster, &p);
+	path_of(h, h->h.own[CLUSTER], &p);
 	release(l, &p, 0, n, true);
 	ls_node_free(n);
 }
@@ -439,7 +440,7 @@ static void hmcs_unlock(void *state)
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	if (LS_UNLIKELY(!h))
 		return; /* never locked: free (lock.h, misuse) */
-	if (LS_UNLIKELY(!h->fast)) {
+	if (LS_UNLIKELY(!h->h.own[FAST])) {
 		hmcs_unlock_tree(l, h);
 		return;
 	}
