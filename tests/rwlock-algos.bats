@@ -15,6 +15,9 @@
 #            tests/unit/rw_wake.c: a writer out every reader and the next
 #            writer, the last reader out the writer; a sleeper woken for
 #            nothing sleeps again and its count of sleeps grows);
+#   pf-t     trywrlock sees no reader inside only when none is (its
+#            reader counts driven through the bad interleaving step by
+#            step: tests/unit/pft_trywrlock.c);
 #   bravo    a slow reader sets the bias, a writer revokes it and waits for
 #            the visible readers, a revocation that gives up leaves them to
 #            the next writer, and the bias comes back after the inhibition.
@@ -38,6 +41,12 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
     assert_success
     assert_line "order: w0 r0 w0 r0 r0 w0 r0 w0 w0 r0 r0"
   done
+}
+
+@test "pf-t: a trywrlock that a reader passes through between its looks at the counts takes no ticket while an older reader is inside (the reader and the next writer waited for each other for ever)" {
+  run timeout -k 5 "$(hang_timeout)" "$UNIT/pft_trywrlock-inject" -w all
+  assert_success
+  assert_output "pft_trywrlock: OK"
 }
 
 @test "every rwlock under park: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {

@@ -60,8 +60,9 @@
  * entered (rout would run past a present writer's target) and a writer's
  * ticket cannot be handed back out of turn; timed acquisitions are the
  * shim's fallback (the try operations polled). trywrlock takes a ticket
- * only when it would be served at once, and hands it back (wout + 1) if
- * readers came in meanwhile. Readers at most 2^24 - 2^22 at once (rin's 24
+ * only when it would be served at once and nobody is inside (rout read
+ * before rin: see there), and hands it back (wout + 1) if readers came in
+ * meanwhile. Readers at most 2^24 - 2^22 at once (rin's 24
  * bits, less a margin for readers racing the check), then EAGAIN. The
  * policy is phase-fair whatever the kind (it never starves a writer, and
  * a reader that arrives while a writer is present waits, as
@@ -228,15 +229,22 @@ static int pft_trywrlock(void *st, unsigned how)
 	uint32_t t = atomic_load_explicit(&l->win, memory_order_relaxed);
 	if ((atomic_load_explicit(&l->wout, memory_order_relaxed) & TICKET) != (t & TICKET))
 		return EBUSY; /* a writer holds the lock or waits */
+	/* Nobody inside? rout first, then rin (as too_many): rout never
+	 * passes rin, so a later rin equal to an earlier rout means that every
+	 * reader counted in by then had left. Read the other way round, a
+	 * reader that comes and goes between the loads brings rout up to a
+	 * stale rin while an older reader, whose turn has come, is inside.
+	 * (D) acquire, as in enter: the readers seen gone are gone. */
+	uint32_t out = atomic_load_explicit(&l->rout, memory_order_acquire);
+	LS_INJECT();
 	uint32_t r = atomic_load_explicit(&l->rin, memory_order_relaxed);
-	/* (D) acquire, as in enter: the readers seen gone are gone */
-	if ((r & WBITS) || (atomic_load_explicit(&l->rout, memory_order_acquire) & ~0xffu) != (r & ~0xffu))
+	if ((r & WBITS) || (out & ~0xffu) != (r & ~0xffu))
 		return EBUSY; /* readers inside, or the last writer still leaving */
 	if (!atomic_compare_exchange_strong_explicit(&l->win, &t, t + 1, memory_order_acquire,
 						     memory_order_relaxed))
 		return EBUSY;
 	/* Ticket t is served now. Announce ourselves only if rin has not
-	 * moved since all its readers were seen gone: then nobody is inside. */
+	 * moved since: then nobody came in, and nobody is inside. */
 	LS_INJECT();
 	if (atomic_compare_exchange_strong_explicit(&l->rin, &r, r | PRES | (t & PHID), memory_order_acq_rel,
 						    memory_order_relaxed))
