@@ -27,9 +27,10 @@
  * phase bit is W0's: O waited to see W0's bits change and W1 waited for O,
  * for ever (step 8 fails after SECONDS).
  *
- * Run for each preference a lock may ask for (the writer-preferring kind,
- * where pf-t is phase-fair; and the default kind's reader preference) and
- * each waiting policy. The stops are this file's ls_inject(), which
+ * Run for the preferences under which pf-t is phase-fair (the writer kind,
+ * and its own policy; under reader preference a writer announces itself
+ * only when it holds the lock, with nobody inside, so step 7 does not
+ * arise) and each waiting policy. The stops are this file's ls_inject(), which
  * replaces the inject build's (locks/common/inject.c): a thread whose gate
  * is armed stops at its next LS_INJECT() until the test opens it. Only the
  * inject build can run it; nothing depends on timing to pass (each wait is
@@ -200,7 +201,7 @@ int main(int argc, char **argv)
 		opt_error("no pf-t in the registry");
 	if (!(state = aligned_alloc(LS_CACHELINE, LS_CACHELINE)))
 		opt_error("no memory");
-	static const unsigned hows[] = {LS_RW_PREFER_WRITER, 0};
+	static const unsigned hows[] = {LS_RW_PREFER_WRITER, LS_RW_OWN_POLICY};
 	for (enum ls_policy p = first; p <= last; p++)
 		for (size_t i = 0; i < sizeof hows / sizeof hows[0]; i++) {
 			ls_wait_cfg.policy = p;
