@@ -46,6 +46,17 @@
  *     empty queue with a CAS; readers that had just left the queue may still
  *     be counted, and it waits for their last decrement (bounded: a few
  *     instructions of their unlock, not a critical section).
+ *  4. Preference (rwlock.h). FIFO is the lock's own policy, and what it
+ *     gives the _NP writer kind (a reader behind a queued writer waits for
+ *     it). A lock that asks for reader preference (the default kind) gets
+ *     a reader-preferring variant of the same queue: a reader (rdlock and
+ *     tryrdlock) that finds readers counted joins them by the count, as
+ *     the try-readers of 2 do, whatever writers wait (only TRY keeps it
+ *     out: a trywrlock waits for the count), and queues only when no
+ *     reader holds the lock. A writer at the head waits for the count to
+ *     drain (WFLAG), readers joining meanwhile: readers may starve writers,
+ *     as glibc's default kind allows. Readers that queued while a writer
+ *     held the lock still enter in queue order.
  *
  *	state:	tail	last node enqueued, NULL when nobody is queued
  *		wr	the writer that waits for the count to drain (with
@@ -274,9 +285,32 @@ static inline void read_acquire(struct mcsrw *l, struct node *n)
 		admit_successor(l, n);
 }
 
+/* Joins the readers that hold the lock by the count, without a node (2 and
+ * 4 in the header), unless rc has one of `keep_out`: true if counted in. */
+static inline bool join(struct mcsrw *l, uint64_t keep_out)
+{
+	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
+	/* acquire: pairs with the release of the increment that counted the
+	 * readers in (the last writer's data came with it). A count > 0 means
+	 * no writer holds the lock, and a writer that waits for the count
+	 * (WFLAG) is handed the lock by whoever leaves it at 0, us included. */
+	while (READERS(v) > 0 && !(v & keep_out)) {
+		LS_INJECT();
+		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v + READER, memory_order_acq_rel,
+							  memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
 static int mcsrw_rdlock(void *state, unsigned how, void **token)
 {
-	(void)how; /* FIFO: no reader passes a queued writer, whatever the kind */
+	/* reader preference: join the readers that hold the lock; otherwise
+	 * FIFO (no reader passes a queued writer) */
+	if (ls_rw_reader_pref(how) && join(state, TRY)) {
+		*token = NULL;
+		return 0;
+	}
 	struct node *n = ls_node_alloc();
 	read_acquire(state, n);
 	*token = n;
@@ -285,19 +319,12 @@ static int mcsrw_rdlock(void *state, unsigned how, void **token)
 
 static int mcsrw_tryrdlock(void *state, unsigned how, void **token)
 {
-	(void)how;
 	struct mcsrw *l = state;
-	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
-	/* Readers counted and no writer waiting: join them. acquire: pairs
-	 * with the release of the increment that counted the readers in (the
-	 * last writer's data came with it). */
-	while (READERS(v) > 0 && !(v & (WFLAG | TRY | WAITW_MASK))) {
-		LS_INJECT();
-		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v + READER, memory_order_acq_rel,
-							  memory_order_relaxed)) {
-			*token = NULL;
-			return 0;
-		}
+	/* Readers counted and (but under reader preference) no writer
+	 * waiting: join them. */
+	if (join(l, ls_rw_reader_pref(how) ? TRY : WFLAG | TRY | WAITW_MASK)) {
+		*token = NULL;
+		return 0;
 	}
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
@@ -502,6 +529,7 @@ static void mcsrw_wrunlock(void *state)
 static const struct ls_rwalgo mcsrw_algo = {
     .name = "mcs-rw",
     .desc = "fair queue-based reader-writer lock (Mellor-Crummey & Scott, PPoPP 1991, 3.1)",
+    .policy = "FIFO: writers in arrival order, the readers between two writers together",
     .caps = LS_RWCAP_FIFO | LS_RWCAP_QNODE,
     .rank = 40,
     .state_size = sizeof(struct mcsrw),
