@@ -49,14 +49,20 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
   assert_output "pft_trywrlock: OK"
 }
 
-@test "every rwlock under park: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {
-  local a c
+@test "every rwlock under park, under its own policy and reader preference: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {
+  local a c k
   for a in $(rwalgos lock); do
-    for c in writer-out reader-out; do
-      # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
-      [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
-      run order "$PATIENT" "$WAKE" -a "$a" -T "$(hang_timeout 50)" "$c"
-      assert_success
+    for k in own reader; do
+      for c in writer-out reader-out; do
+        # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
+        [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
+        # c-rw-wp under reader preference: the writers wait for the
+        # readers outside the writers' lock, each on an indicator, and the
+        # last reader out wakes them all (c_rw_wp.c, README)
+        [[ "$a" == c-rw-wp* && "$k" == reader && "$c" == reader-out ]] && continue
+        run order "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$(hang_timeout 50)" "$c"
+        assert_success
+      done
     done
   done
 }

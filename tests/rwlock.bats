@@ -40,7 +40,7 @@ P="$PROGS/rwlock_semantics"
 
 @test "glibc's reader preference for the default kind (a new reader passes a waiting writer): algorithms with capability kind, and those with a reader-preferring variant so far (issue 32)" {
   each_rwalgo kind -- "$P" reader-preference
-  RW_ALGOS="central-wp pf-t mcs-rw central-wp+bravo pf-t+bravo mcs-rw+bravo" each_rwalgo lock -- "$P" reader-preference
+  RW_ALGOS="central-wp pf-t mcs-rw c-rw-wp central-wp+bravo pf-t+bravo mcs-rw+bravo c-rw-wp+bravo" each_rwalgo lock -- "$P" reader-preference
 }
 
 @test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, unlocks too many after a hand-over to a blocked reader or writer, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
