@@ -5,6 +5,7 @@
  *
  *   rw_prefer -a RWALGO [-T SECONDS(60)] reader|writer|own|timed-reader|timed-writer|timed-own
  *
+ * (the mutex-serialised mode takes LOCKSWAP_ALGO's lock, default mcs) *
  * The name says what every acquisition asks for (rwlock.h, PREFERENCE):
  * reader preference (nothing: the default kind), writer preference
  * (LS_RW_PREFER_WRITER: the _NP writer kind), the algorithm's own policy
@@ -247,7 +248,8 @@ static void pref_case(char xmode)
 	if (algo->rdlock(L, how, &token))
 		fail("main's rdlock");
 	start(&x, xmode,
-	      xmode == 't' ? "T: a timed writer (an hour) behind main's read" : "W: a writer behind main's read",
+	      xmode == 't' ? "T: a timed writer (an hour) behind main's read"
+			   : "W: a writer behind main's read",
 	      3600 * 1000 * MS);
 	if (holds(&x) || atomic_load(&x.returned))
 		fail("%s did not wait for main's read lock", x.name);
@@ -278,7 +280,8 @@ static void timed_gives_up_behind_readers(void)
 	if (t.rc != ETIMEDOUT)
 		fail("T2 returned %d, not ETIMEDOUT, while main held a read lock", t.rc);
 	if (t.at < t.deadline)
-		fail("T2 returned ETIMEDOUT %llu ns before its deadline", (unsigned long long)(t.deadline - t.at));
+		fail("T2 returned ETIMEDOUT %llu ns before its deadline",
+		     (unsigned long long)(t.deadline - t.at));
 	await_flag(&r.got, "R2 gets the lock beside main once T2 has given up (tst-rwlock15)");
 	join(&t);
 	algo->rdunlock(L, token);
@@ -339,8 +342,9 @@ int main(int argc, char **argv)
 			  "reader|writer|own|timed-reader|timed-writer|timed-own");
 	int which = opt_choose("", "case", argv[optind], cases, 6);
 	char err[1400];
+	const char *mname = getenv("LOCKSWAP_ALGO"); /* the mutex-serialised mode's lock */
 	if (!(algo = ls_rwalgo_lookup(name, err, sizeof err)) ||
-	    ls_rwalgo_start(algo, opt_algo("mcs"), err, sizeof err))
+	    ls_rwalgo_start(algo, opt_algo(mname ? mname : "mcs"), err, sizeof err))
 		opt_error("-a: %s", err);
 	if (algo->caps & LS_RWCAP_PASSTHROUGH)
 		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
