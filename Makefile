@@ -27,7 +27,7 @@ ALL_CFLAGS := -std=gnu11 -pthread -fPIC -fvisibility=hidden $(WARN) $(CFLAGS) -I
 	-Istack -Imatch
 # The shim is compiled without -fexceptions: pthread_cleanup_push in the
 # condvar wait is then glibc's setjmp-based kind, which the forced unwind of
-# pthread_cancel runs in C and C++ threads alike (see interpose/cond.c).
+# pthread_cancel runs in C and C++ threads alike (see interpose/mutex_cond.c).
 SHIM_CFLAGS := $(ALL_CFLAGS) -fasynchronous-unwind-tables
 
 LOCK_SRCS := $(sort $(wildcard locks/*.c locks/*/*.c))

@@ -1,35 +1,41 @@
 /*
- * config.c - initialisation: glibc's functions, the environment, reporting.
+ * config.c - the configuration, at the top of interpose/: glibc's functions,
+ * the environment, the families composed, reporting.
  *
- * ls_init() runs from the library's constructor, or earlier from the first
- * pthread call of another library's constructor; it is idempotent and
- * thread-safe (a CAS on ls_g.ready; latecomers wait). It resolves glibc's
- * own entry points, reads every LOCKSWAP_ variable, and either publishes the
- * chosen algorithm or, on any bad value, prints one line and exits with
+ * ls_init() (shim.c) runs it once, from the library's constructor or
+ * earlier from the first pthread call of another library's constructor;
+ * it finds it by registration (LS_REGISTER_CONFIG), so that the entry
+ * points below never name it. It resolves glibc's own entry points, reads
+ * every LOCKSWAP_ variable, composes the families (the mutexes' algorithm
+ * and its map, bind.h; the rwlocks' and spinlocks'; the observer, observe.h;
+ * what asynchronous cancellation changes in each) and either publishes the
+ * chosen algorithms or, on any bad value, prints one line and exits with
  * status 2: before main, never a silent fallback.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bind.h"
+#include "mutex.h"
+#include "observe.h"
 #include "pool.h"
-#include "rwshim.h"
+#include "rwlock.h"
 #include "shim.h"
+#include "shim_cancel.h"
+#include "shim_rwlock.h"
+#include "spin.h"
 #include "spin/spinlock.h"
 #include "wait.h"
 #include "wrap/wrap.h"
 
 extern char **environ;
 
-struct ls_global ls_g = {.fast_kind = -1};
-struct ls_glibc ls_real;
-int (*ls_real_setcanceltype)(int, int *);
 static bool verbose, stats;
 
 #define DEFAULT_ALGO "ttas"
@@ -52,6 +58,8 @@ static void *real_sym(const char *name, const char *version)
 	return p;
 }
 
+static void rw_resolve_glibc(void);
+
 static void resolve_glibc(void)
 {
 	ls_real.mutex_init = real_sym("pthread_mutex_init", "GLIBC_2.2.5");
@@ -69,7 +77,7 @@ static void resolve_glibc(void)
 	ls_real.cond_signal = real_sym("pthread_cond_signal", "GLIBC_2.3.2");
 	ls_real.cond_broadcast = real_sym("pthread_cond_broadcast", "GLIBC_2.3.2");
 	ls_real_setcanceltype = real_sym("pthread_setcanceltype", "GLIBC_2.2.5");
-	ls_rw_resolve_glibc();
+	rw_resolve_glibc();
 }
 
 /* The variables the shim itself reads; algorithm tunables are added from
@@ -84,6 +92,8 @@ static const char *const own_vars[] = {
 
 static bool rw_known_var(const char *name, size_t len);
 static size_t rw_list_params(char *list, size_t used, size_t size);
+static int rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len);
+static int observe_setup(char *err, size_t errlen);
 
 /* The first registered parameter with this name. */
 static const struct ls_param *first_with(const char *env)
@@ -293,7 +303,7 @@ static void configure(void)
 			ls_say("lockswap: timedlock by fallback (trylock polled under the waiting policy)");
 	}
 
-	if (ls_rw_configure(a, verbose, msg, sizeof msg)) /* LOCKSWAP_RWALGO, LOCKSWAP_SPINALGO */
+	if (rw_configure(a, verbose, msg, sizeof msg)) /* LOCKSWAP_RWALGO, LOCKSWAP_SPINALGO */
 		config_error(msg);
 
 	if (a->state_size > LS_INLINE_STATE && sizeof(struct ls_ext) + a->state_size > LS_EXT_MAX) {
@@ -311,7 +321,7 @@ static void configure(void)
 	ls_g.timedlock = ls_timedlock_inline;
 	if (ls_map_configure(a, verbose, msg, sizeof msg)) /* an algorithm per mutex */
 		config_error(msg);
-	if (ls_observe_setup(msg, sizeof msg)) /* the profiler may wrap the above */
+	if (observe_setup(msg, sizeof msg)) /* an observer (the profiler) may wrap the above */
 		config_error(msg);
 	ls_g.slow_lock = ls_g.lock;
 	ls_g.slow_trylock = ls_g.trylock;
@@ -319,14 +329,16 @@ static void configure(void)
 	if (ls_g.map)
 		ls_map_published();
 	ls_g.fast_kind = ls_g.passthrough ? -1 : ls_g.map ? LS_KIND_BOUND : 0;
+	/* what a thread that becomes asynchronously cancelable changes, in
+	 * each family that runs lockswap's locks (shim_cancel.c) */
+	ls_async_on[LS_FAMILY_MUTEX] = ls_g.passthrough ? NULL : ls_mutex_async_on;
+	ls_async_on[LS_FAMILY_RWLOCK] = ls_rwg.rw_on ? ls_rw_async_on : NULL;
+	ls_async_on[LS_FAMILY_SPIN] = ls_rwg.spin_on ? ls_spin_async_on : NULL;
 }
 
-/* ---- LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO (rwshim.h) ---- */
+/* ---- LOCKSWAP_RWALGO and LOCKSWAP_SPINALGO ---- */
 
-struct ls_rwglobal ls_rwg;
-struct ls_rwreal ls_rwreal;
-
-void ls_rw_resolve_glibc(void)
+static void rw_resolve_glibc(void)
 {
 	ls_rwreal.rw.init = real_sym("pthread_rwlock_init", "GLIBC_2.34");
 	ls_rwreal.rw.destroy = real_sym("pthread_rwlock_destroy", "GLIBC_2.34");
@@ -372,9 +384,9 @@ static size_t rw_list_params(char *list, size_t used, size_t size)
 	return used;
 }
 
-int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len)
+static int rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t len)
 {
-	char err[1400], caps[128];
+	char err[1300], caps[128]; /* (fits msg with its prefix, as resolve_algo's why) */
 	static const char *const policy[] = {"spin", "yield", "park"};
 
 	/* Every rwlock algorithm's tunables are validated, as the mutexes'. */
@@ -441,7 +453,55 @@ int ls_rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, size_t
 	return 0;
 }
 
-static __thread int in_init;
+/* ---- the observer (observe.h) ----
+ *
+ * Once ls_g and ls_real are filled in and before they are published: the
+ * observers registered with LS_REGISTER_OBSERVER (the profiler) get the
+ * operations the shim is about to call and what they run on, and the shim
+ * then calls what they leave. 0, or -1 with one line in err. */
+static int observe_setup(char *err, size_t errlen)
+{
+	struct ls_observe ob = {
+	    .algo = ls_g.map ? ls_map_default_name() : ls_g.algo->name,
+	    .passthrough = ls_g.passthrough,
+	    .rwalgo = ls_rwg.map ? ls_rwmap_default_name() : ls_rwg.rw->name,
+	    .spinalgo = ls_rwg.spin->name,
+	    .rw_passthrough = !ls_rwg.rw_on,
+	    .spin_passthrough = !ls_rwg.spin_on,
+	    .algo_of = ls_g.map ? ls_map_algo_of : NULL,
+	    .rule_of = ls_g.map ? ls_map_rule_of : NULL,
+	    .rw_algo_of = ls_rwg.map ? ls_rwmap_algo_of : NULL,
+	    .rw_rule_of = ls_rwg.map ? ls_rwmap_rule_of : NULL,
+	    .mutex = {ls_g.lock, ls_g.trylock, ls_g.unlock, ls_g.timedlock},
+	    .glibc = ls_real,
+	};
+	/* the rwlock and spinlock functions an observer may wrap: the checked
+	 * ones, which need no swap when a thread becomes asynchronously
+	 * cancelable (rwlock.c) */
+	struct ls_rwlock_ops rw;
+	struct ls_spin_ops spin;
+	ls_rw_entries(&rw, false);
+	ls_spin_entries(&spin, false);
+	ob.rwlock = rw;
+	ob.spin = spin;
+	if (ls_observe_run(&ob, err, errlen))
+		return -1;
+	ls_g.lock = ob.mutex.lock;
+	ls_g.trylock = ob.mutex.trylock;
+	ls_g.unlock = ob.mutex.unlock;
+	ls_g.timedlock = ob.mutex.timedlock;
+	ls_real = ob.glibc;
+	ls_events = ob.ev;
+	/* untouched: the fast functions (function pointers compared as bytes:
+	 * the structs hold nothing else) */
+	if (!memcmp(&ob.rwlock, &rw, sizeof rw))
+		ls_rw_entries(&ob.rwlock, true);
+	if (!memcmp(&ob.spin, &spin, sizeof spin))
+		ls_spin_entries(&ob.spin, true);
+	ls_rw_publish(&ob.rwlock);
+	ls_spin_publish(&ob.spin);
+	return 0;
+}
 
 /* After ready: the options' start hooks may use pthread mutexes. */
 static void start_options(void)
@@ -454,37 +514,24 @@ static void start_options(void)
 	}
 }
 
-void ls_init(void)
+/* ---- the configuration, as ls_init runs it (shim.h) ---- */
+
+static void config_configure(void)
 {
-	int expected = 0;
-	if (atomic_compare_exchange_strong_explicit(&ls_g.ready, &expected, 1, memory_order_acquire,
-						    memory_order_acquire)) {
-		in_init = 1;
-		resolve_glibc();
-		configure();
-		in_init = 0;
-		/* release: publishes ls_g and ls_real to every acquire of ready */
-		atomic_store_explicit(&ls_g.ready, 2, memory_order_release);
-		char msg[1400];
-		if (ls_map_any() && ls_map_start(msg, sizeof msg)) /* the matcher: may dlopen */
-			config_error(msg);
-		start_options();
-		return;
-	}
-	if (in_init) {
-		/* dlvsym or getenv took a pthread mutex: cannot happen with
-		 * glibc 2.36, and would deadlock, so say so. */
-		ls_say("lockswap: pthread call during initialisation; aborting");
-		abort();
-	}
-	while (atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2)
-		sched_yield();
+	resolve_glibc();
+	configure();
 }
 
-__attribute__((constructor)) static void ctor(void)
+static void config_start(void)
 {
-	ls_init();
+	char msg[1400];
+	if (ls_map_any() && ls_map_start(msg, sizeof msg)) /* the matcher: may dlopen */
+		config_error(msg);
+	start_options();
 }
+
+static const struct ls_config config = {config_configure, config_start};
+LS_REGISTER_CONFIG(config);
 
 __attribute__((destructor)) static void dtor(void)
 {

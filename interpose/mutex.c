@@ -27,43 +27,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include "bind.h"
+#include "mutex.h"
 #include "pool.h"
 #include "shim.h"
+#include "shim_cancel.h"
 #include "wait.h"
-
-__thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
-
-int ls_self_tid_slow(void)
-{
-	return ls_tls_tid = (int)syscall(SYS_gettid);
-}
 
 static int self_tid(void)
 {
 	return ls_self_tid();
-}
-
-/* fork: the child's only thread has a new tid (as in glibc, a mutex the
- * parent's thread owned is not owned by the child's). */
-static void atfork_child(void)
-{
-	ls_tls_tid = 0;
-}
-
-static void atfork_child_all(void)
-{
-	atfork_child();
-	ls_pool_fork_child();
-}
-
-__attribute__((constructor(101))) static void register_atfork(void)
-{
-	/* The pool's region lock is held across fork so that the child never
-	 * inherits it held by a thread that does not exist there. */
-	pthread_atfork(ls_pool_fork_prepare, ls_pool_fork_parent, atfork_child_all);
 }
 
 static inline int load_owner(struct ls_mutex *m)
@@ -86,33 +60,6 @@ static inline uint32_t cond_users(struct ls_mutex *m)
 }
 
 /* ---- out-of-line state ---- */
-
-/* A fresh block for m, initialised for algorithm a; NULL only if wait is
- * false and no memory can be had without the pool's reserve (pool.h). The
- * size fits a block: configuration refuses an algorithm whose state does
- * not. */
-struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait)
-{
-	size_t size = sizeof(struct ls_ext) + a->state_size;
-	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
-	if (e) {
-		/* relaxed atomic: a stale copy of another mutex may read it */
-		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
-		e->h.kind = a;
-		if (a->init)
-			a->init(e + 1);
-	}
-	return e;
-}
-
-/* On a lock path, which cannot fail: the pool's reserve, or a wait. */
-void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
-{
-	struct ls_ext *e = ls_mutex_ext_new(m, a, true);
-	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size,
-					      NULL) +
-	       1;
-}
 
 /* For ls_g's algorithm: the fast path keeps no algorithm live across the
  * call (map.c has its own, for each mutex's). */
@@ -214,7 +161,7 @@ static inline __attribute__((always_inline)) int acquire(struct ls_mutex *m, enu
 	return 0;
 }
 
-/* An acquisition by an asynchronously cancelable thread (cancel.c): the
+/* An acquisition by an asynchronously cancelable thread (shim_cancel.c): the
  * whole call with its type deferred, and a wait in slices. */
 static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how how,
 						   const struct timed_arg *t)
@@ -225,8 +172,17 @@ static __attribute__((noinline)) int acquire_async(struct ls_mutex *m, enum how 
 	return r;
 }
 
+/* ls_async_on's hook (shim_cancel.c): the first time a thread makes itself
+ * asynchronously cancelable, no mutex has the fast kind any more. Relaxed:
+ * only this thread's own calls need to see it (shim_cancel.c). */
+void ls_mutex_async_on(void)
+{
+	if (__atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
+		__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
+}
+
 /* Once some thread has been asynchronously cancelable, every call comes
- * here (cancel.c); a NORMAL mutex of a thread that is not goes straight to
+ * here (shim_cancel.c); a NORMAL mutex of a thread that is not goes straight to
  * the algorithm, as on the fast path (fast_kind is LS_KIND_SLOW only after
  * initialisation). */
 static inline bool normal_after_async(const struct ls_mutex *m)
@@ -364,28 +320,6 @@ static bool valid_clock(clockid_t c)
 	return ls_valid_clock(c);
 }
 
-int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
-{
-	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
-		return EINVAL;
-	if (abs->tv_sec < 0)
-		return ETIMEDOUT;
-	uint64_t want = (uint64_t)abs->tv_sec * 1000000000u + (uint64_t)abs->tv_nsec;
-	if (clock == CLOCK_MONOTONIC) {
-		if (want <= ls_now_ns())
-			return ETIMEDOUT;
-		*out = want;
-		return 0;
-	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t rt = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (want <= rt)
-		return ETIMEDOUT;
-	*out = ls_now_ns() + (want - rt);
-	return 0;
-}
-
 static int algo_timedlock(void *state, clockid_t clock, const struct timespec *abs)
 {
 	if (!ls_g.algo->trylock(state))
@@ -401,7 +335,7 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 }
 
 /* An asynchronously cancelable thread never waits inside an algorithm
- * (cancel.c): it waits in slices of the algorithm's timedlock (or the
+ * (shim_cancel.c): it waits in slices of the algorithm's timedlock (or the
  * trylock fallback), 1 ms doubling up to 16 ms, and between two, holding
  * nothing and in no queue, lets a pending cancel act. Returns 0, or for a
  * timed call ETIMEDOUT / EINVAL (checked once busy, as algo_timedlock). */
@@ -480,28 +414,49 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	if (ls_g.passthrough || pshared != PTHREAD_PROCESS_PRIVATE || robust != PTHREAD_MUTEX_STALLED ||
 	    protocol != PTHREAD_PRIO_NONE)
 		return ls_real.mutex_init(mu, attr);
-	if (LS_UNLIKELY(ls_g.map))
-		return ls_map_init(m, type & KIND_TYPE_MASK);
 
 	/* Re-initialising memory that held one of our mutexes (destroyed,
-	 * or reused without destroy): keep its out-of-line block. A pointer
-	 * outside the region is garbage and is never dereferenced. */
+	 * or reused without destroy): its out-of-line block is kept if the
+	 * new mutex runs the same algorithm (under a map: its old binding's),
+	 * else it goes back to the pool. A pointer outside the region, or a
+	 * binding word that names no entry, is garbage and what it would
+	 * point to is never read. Relaxed: init of memory that no other
+	 * thread may use meanwhile. */
+	const struct ls_algo *a = ls_g.algo;
+	bool ext = ls_g.ext;
+	const struct ls_bind *b = NULL;
+	if (LS_UNLIKELY(ls_g.map)) {
+		b = ls_bind_checked(&ls_bind_mutexes, atomic_load_explicit(&m->bind, memory_order_relaxed));
+		a = b ? b->algo.m : NULL;
+		ext = b && b->ext;
+	}
 	struct ls_ext *old = NULL;
-	if (ls_g.ext) {
-		/* relaxed: init of memory that no other thread may use meanwhile */
+	if (ext) {
 		struct ls_ext_head *e = atomic_load_explicit(&m->alg.ext, memory_order_relaxed);
-		if (ls_ext_adoptable(&m->alg.ext, e, ls_g.algo))
+		if (ls_ext_adoptable(&m->alg.ext, e, a))
 			old = (struct ls_ext *)e;
 	}
 	memset(m, 0, sizeof *m);
 	m->kind = type & KIND_TYPE_MASK;
+	if (LS_UNLIKELY(ls_g.map)) {
+		/* its binding: the rule the caller's stack matches (bind.h) */
+		const struct ls_algo *olda = a;
+		b = ls_bind_match(&ls_bind_mutexes);
+		a = b->algo.m;
+		ext = b->ext;
+		if (old && a != olda) {
+			ls_ext_free(old, sizeof(struct ls_ext) + olda->state_size);
+			old = NULL;
+		}
+	}
+	int r = 0;
 	if (old) {
 		/* the state and the wrapper word before it (shim.h) */
-		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + ls_g.algo->state_size);
-		if (ls_g.algo->init)
-			ls_g.algo->init(old + 1);
+		memset((char *)(old + 1) - LS_WRAP_WORD_SIZE, 0, LS_WRAP_WORD_SIZE + a->state_size);
+		if (a->init)
+			a->init(old + 1);
 		atomic_store_explicit(&m->alg.ext, &old->h, memory_order_release);
-	} else if (ls_g.ext) {
+	} else if (ext) {
 		/* The out-of-line state is attached here, where failing is
 		 * allowed: without memory for it (the pool's reserve is kept
 		 * for lock paths) the mutex cannot honestly be said to exist,
@@ -509,13 +464,23 @@ static int init_mutex(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 		 * mutex needs no memory); a program that ignores it still
 		 * has a valid unlocked mutex, like a static initialiser,
 		 * whose first lock attaches the state or waits for memory. */
-		struct ls_ext *e = ls_mutex_ext_new(m, ls_g.algo, false);
-		if (!e)
-			return ENOMEM;
-		atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
-	} else if (ls_g.algo->init) {
-		ls_g.algo->init(m->alg.state);
+		struct ls_ext *e = ls_mutex_ext_new(m, a, false);
+		if (e)
+			atomic_store_explicit(&m->alg.ext, &e->h, memory_order_release);
+		else
+			r = ENOMEM;
+	} else if (a->init) {
+		a->init(m->alg.state);
 	}
+	if (LS_UNLIKELY(ls_g.map)) {
+		/* the word, then the bit (bind.h, "Binding races") */
+		atomic_store_explicit(&m->bind, (uint32_t)ls_bind_word(&ls_bind_mutexes, b),
+				      memory_order_release);
+		m->kind |= LS_KIND_BOUND;
+		ls_bind_count(&ls_bind_mutexes, b);
+	}
+	if (r)
+		return r;
 	if (LS_UNLIKELY(ls_events.init))
 		ls_events.init(LS_OBJ_MUTEX, mu);
 	return 0;
@@ -551,15 +516,22 @@ static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m
 	return 0;
 }
 
-int ls_mutex_destroy_algo(struct ls_mutex *m, const struct ls_algo *a, void *state, bool ext)
-{
-	return destroy_algo(m, a, state, ext);
-}
-
 static int destroy_mutex(struct ls_mutex *m)
 {
-	if (LS_UNLIKELY(ls_g.map))
-		return ls_map_destroy(m);
+	if (LS_UNLIKELY(ls_g.map)) {
+		/* the mutex's own algorithm (bind_mutex.c) */
+		const struct ls_algo *a;
+		void *state;
+		bool ext;
+		if (ls_map_target(m, &a, &state, &ext))
+			return destroy_algo(m, a, state, ext);
+		/* never initialised nor used (a static initialiser): its state
+		 * is all zero, unlocked, and no algorithm has seen it */
+		m->kind = -1;
+		if (LS_UNLIKELY(ls_events.destroy))
+			ls_events.destroy(LS_OBJ_MUTEX, m);
+		return 0;
+	}
 	return destroy_algo(m, ls_g.algo, state_of(m), ls_g.ext);
 }
 

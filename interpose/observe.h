@@ -6,13 +6,12 @@
  *
  * Installation. Before main, once the algorithm is chosen and before the
  * shim publishes its configuration (so before any mutex is used through
- * it), config.c calls ls_observe_install() (defined by the observer) with a
- * struct ls_observe filled in: the operations the shim is about to call and
- * what they run on. The observer may replace any operation with a wrapper
- * that calls the original (which it keeps), and may set any event hook; the
- * shim then calls exactly what the struct holds. It returns 0, or -1 with
- * one line in err (the shim prints it and exits 2, as for any
- * configuration error). Installation is once per process and final.
+ * it), config.c calls the observer's install function (registered with
+ * LS_REGISTER_OBSERVER, below) with a struct ls_observe filled in: the operations the shim is about to call
+ * and what they run on. The observer may replace any operation with a wrapper that calls the original (which
+ * it keeps), and may set any event hook; the shim then calls exactly what the struct holds. It returns 0, or
+ * -1 with one line in err (the shim prints it and exits 2, as for any configuration error). Installation is
+ * once per process and final.
  *
  * Off. An observer that is not wanted (LOCKSWAP_PROFILE unset) returns 0
  * with the struct untouched: the shim then calls the very functions it
@@ -193,7 +192,21 @@ struct ls_observe {
 	struct ls_events ev;
 };
 
-/* Defined by the observer (profile/profile.c); called once, by config.c. */
-int ls_observe_install(struct ls_observe *ob, char *err, size_t errlen);
+/* Registration. An observer does not link against the shim by name: it
+ * puts its install function in the ls_observers section, as an algorithm
+ * registers itself (LS_REGISTER_ALGO), and the shim calls every one it
+ * finds there, once, in link order, each on the struct the previous one
+ * left (observe.c). The function returns 0, or -1 with one line in err. */
+typedef int (*ls_observe_install_fn)(struct ls_observe *ob, char *err, size_t errlen);
+#define LS_REGISTER_OBSERVER(fn)                                                                             \
+	static const ls_observe_install_fn ls_observer_ptr_##fn                                              \
+	    __attribute__((used, section("ls_observers"), aligned(8))) = (fn)
+
+/* The shim's side (observe.c), for interpose/ alone: the hooks the entry
+ * points call (NULL unless an observer set them), and the installation,
+ * which config.c runs once ls_g and ls_real are filled in and before they
+ * are published. */
+extern struct ls_events ls_events;
+int ls_observe_run(struct ls_observe *ob, char *err, size_t errlen);
 
 #endif

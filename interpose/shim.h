@@ -1,5 +1,5 @@
 /*
- * shim.h - what the interposition layer's files share.
+ * shim.h - what the interposition layer's files share (shim.c defines it).
  *
  * How lockswap reads a pthread_mutex_t (40 bytes on x86-64). The fields
  * glibc's static initialisers set, and the ones a debugger shows, keep
@@ -97,7 +97,7 @@ _Static_assert(sizeof(struct ls_ext) == LS_CACHELINE, "the state follows the hea
 
 /* glibc's functions, for the mutexes and condvars it keeps (struct ls_glibc:
  * an observer may wrap them, see observe.h), and glibc's
- * pthread_setcanceltype (cancel.c, cond.c), which no observer sees. */
+ * pthread_setcanceltype (shim_cancel.c, mutex_cond.c), which no observer sees. */
 extern struct ls_glibc ls_real;
 extern int (*ls_real_setcanceltype)(int, int *);
 
@@ -108,7 +108,7 @@ extern int (*ls_real_setcanceltype)(int, int *);
  * library's constructor (by other libraries' constructors) work.
  */
 struct ls_global {
-	int fast_kind; /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (cancel.c) */
+	int fast_kind; /* 0 once ready; stays -1 under passthrough; LS_KIND_SLOW (shim_cancel.c) */
 	/* the fast path's operations, on the inline state bytes */
 	bool ext;	  /* algorithm state lives out of line */
 	bool passthrough; /* LOCKSWAP_ALGO=pthread */
@@ -131,15 +131,28 @@ struct ls_global {
 
 extern struct ls_global ls_g;
 
-/* The observer's hooks (observe.h), NULL unless one was installed by
- * ls_observe_setup(), which config.c calls once ls_g and ls_real are filled
- * in and before they are published: 0, or -1 with one line in err. */
-extern struct ls_events ls_events;
-int ls_observe_setup(char *err, size_t errlen);
+/* ---- readiness (shim.c) ----
+ *
+ * ls_init() runs the configuration once: from the library's constructor,
+ * or earlier from the first pthread call of another library's constructor
+ * (every entry point calls ls_ensure_init() on its slow path); it is
+ * idempotent and thread-safe (a CAS on ls_g.ready; latecomers wait). The
+ * configuration sits above every family, so it registers itself
+ * (LS_REGISTER_CONFIG, config.c) and the families find it without naming
+ * it: `configure` fills ls_g, ls_real and the families' configuration
+ * before ready is published (on a bad value it prints one line and exits
+ * with status 2), `start` runs after (it may use pthread locks and
+ * dlopen). */
+struct ls_config {
+	void (*configure)(void);
+	void (*start)(void);
+};
+#define LS_REGISTER_CONFIG(c)                                                                                \
+	static const struct ls_config *const ls_config_ptr_##c                                               \
+	    __attribute__((used, section("ls_config"), aligned(8))) = &(c)
+void ls_init(void);
 
-void ls_init(void); /* idempotent, thread-safe */
-
-/* The calling thread's kernel tid, cached per thread (mutex.c resets it in
+/* The calling thread's kernel tid, cached per thread (shim.c resets it in
  * a fork child): the owner of a RECURSIVE/ERRORCHECK mutex, the writer of
  * an rwlock. */
 extern __thread int ls_tls_tid __attribute__((tls_model("initial-exec")));
@@ -150,28 +163,9 @@ static inline int ls_self_tid(void)
 	return LS_LIKELY(t) ? t : ls_self_tid_slow();
 }
 
-/* Asynchronous cancellation (cancel.c): once a thread has made itself
- * asynchronously cancelable, fast_kind is LS_KIND_SLOW (no mutex has it)
- * and the slow paths run such a thread's calls with its type deferred
- * (ls_cancel_defer, then ls_cancel_restore with what it returned). */
+/* Once a thread has made itself asynchronously cancelable, fast_kind is
+ * LS_KIND_SLOW, which no mutex has (shim_cancel.h). */
 #define LS_KIND_SLOW (-2)
-extern __thread bool ls_async_cancel __attribute__((tls_model("initial-exec")));
-int ls_cancel_defer(void);
-void ls_cancel_restore(int old);
-/* The value of expr (an int), evaluated with the calling thread's cancel
- * type deferred if it is asynchronous. */
-#define LS_CANCEL_DEFERRED(expr)                                                                             \
-	({                                                                                                   \
-		int r_;                                                                                      \
-		if (LS_UNLIKELY(ls_async_cancel)) {                                                          \
-			int o_ = ls_cancel_defer();                                                          \
-			r_ = (expr);                                                                         \
-			ls_cancel_restore(o_);                                                               \
-		} else {                                                                                     \
-			r_ = (expr);                                                                         \
-		}                                                                                            \
-		r_;                                                                                          \
-	})
 
 /* The clocks of the clock variants (pthread_mutex_clocklock,
  * pthread_rwlock_clock*lock): glibc accepts these two, EINVAL otherwise. */
@@ -187,8 +181,8 @@ int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out);
 #define LS_SLICE_MIN_NS 1000000u
 #define LS_SLICE_MAX_NS 16000000u
 
-/* Out-of-line state (mutex.c), also for map.c's mutexes of different
- * algorithms. The mutex of an inline state's bytes; a fresh block
+/* Out-of-line state (shim.c), for mutex.c's mutexes and map.c's (each of
+ * its mutex's algorithm). The mutex of an inline state's bytes; a fresh block
  * initialised for algorithm a (NULL only if !wait and there is no memory
  * without the pool's reserve); a block for a attached to the mutex now (on
  * a lock path: never fails), or the one another thread attached first. */
@@ -198,13 +192,6 @@ static inline struct ls_mutex *ls_mutex_of(void *inline_state)
 }
 struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait);
 void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a);
-/* Fast-path operations for algorithms whose state is out of line. */
-void ls_ext_lock(void *inline_state);
-int ls_ext_trylock(void *inline_state);
-void ls_ext_unlock(void *inline_state);
-/* A timed attempt on the mutex holding these inline bytes: trylock, then
- * the deadline checks, then the algorithm's timedlock or the fallback. */
-int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs);
 static inline void ls_ensure_init(void)
 {
 	if (LS_UNLIKELY(atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2))
@@ -216,43 +203,5 @@ static inline bool ls_mutex_is_glibc(const pthread_mutex_t *m)
 {
 	return ls_g.passthrough || (((const struct ls_mutex *)m)->kind & KIND_GLIBC_BITS);
 }
-
-/* For the condvar: release a mutex before waiting and take it back after,
- * saving and restoring a recursive count, and counting the waiter as a
- * user of the mutex in between (destroy is EBUSY meanwhile, as in glibc).
- * Both dispatch like the entry points. ls_mutex_unlock_for_wait returns 0
- * or EPERM (not the owner; then nothing has changed). */
-int ls_mutex_unlock_for_wait(pthread_mutex_t *m, uint32_t *saved);
-int ls_mutex_relock_after_wait(pthread_mutex_t *m, uint32_t saved);
-
-/* The destroy of a lockswap mutex whose algorithm is a (state: its state,
- * ext: a's state is out of line): EBUSY while locked or while condvar
- * waiters have released it, else the algorithm's destroy, the block freed,
- * __kind -1, the observer told. */
-int ls_mutex_destroy_algo(struct ls_mutex *m, const struct ls_algo *a, void *state, bool ext);
-
-/* ---- an algorithm per mutex (map.c) ----
- *
- * LOCKSWAP_ALGO_MAP or LOCKSWAP_CONFIG: config.c calls ls_map_configure
- * once the default algorithm is chosen (LOCKSWAP_ALGO, for the mutexes no
- * rule names) and before the observer is installed; it fills ls_g for the
- * map (ls_g.map set) or returns -1 with one line in err. After the
- * observer: ls_map_published (the slow paths' operations). After ready:
- * ls_map_start (the matcher's start: may dlopen). mutex.c calls ls_map_init
- * and ls_map_destroy for every lockswap mutex when ls_g.map is set. */
-int ls_map_configure(const struct ls_algo *dflt, bool verbose, char *err, size_t errlen);
-void ls_map_published(void);
-int ls_map_start(char *err, size_t errlen);
-const char *ls_map_default_name(void); /* the algorithm of mutexes no rule names */
-void ls_map_report(void);	       /* at exit, under LOCKSWAP_VERBOSE */
-bool ls_map_any(void);		       /* rules were read: of mutexes (ls_g.map), rwlocks or both */
-int ls_map_init(struct ls_mutex *m, int type);
-int ls_map_destroy(struct ls_mutex *m);
-/* A rules' table of size bytes (read-write, zeroed): below 4 GiB (*near)
- * if the kernel has room there, else anywhere; NULL without memory. */
-void *ls_map_table(size_t size, bool *near);
-/* The observer's queries (observe.h). */
-const char *ls_map_algo_of(const pthread_mutex_t *m);
-const char *ls_map_rule_of(const pthread_mutex_t *m);
 
 #endif

@@ -17,7 +17,7 @@
  * There is no static initialiser: a spinlock is initialised before use
  * (a zeroed one is free under lockswap's algorithms, held under glibc's).
  *
- * An asynchronously cancelable thread (cancel.c) takes a spinlock by
+ * An asynchronously cancelable thread (shim_cancel.c) takes a spinlock by
  * polling trylock under the waiting policy (ls_timedlock_fallback with no
  * deadline): a cancel between two attempts leaves nothing behind, as it
  * does in glibc's loop, where a queue-based algorithm's lock() would leave
@@ -28,7 +28,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "rwshim.h"
+#include "shim_cancel.h"
+#include "shim_rwlock.h"
+#include "spin.h"
 #include "spin/spinlock.h"
 #include "wait.h"
 

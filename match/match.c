@@ -172,7 +172,7 @@ static int parse_rule(char *tok, const char *where, char *err, size_t len)
 	char *colon = strrchr(pat, ':'), *plus = strstr(pat, "+0x");
 	if (!strcmp(pat, "*")) {
 		/* one per family of locks: the shim, which knows the
-		 * families, refuses a second (map.c) */
+		 * families, refuses a second (bind_rules.c) */
 		r->kind = LS_RULE_ANY;
 	} else if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
 		unsigned long line = strtoul(colon + 1, NULL, 10);

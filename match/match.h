@@ -1,9 +1,9 @@
 /*
  * match.h - per-lock rules (LOCKSWAP_ALGO_MAP, LOCKSWAP_CONFIG): which rule
  * a mutex's or rwlock's creation stack matches. The matcher knows rules,
- * stacks and symbols; it never sees a lock or an algorithm (the shim,
- * interpose/map.c, turns a rule's target into an algorithm, and so into a
- * family of locks, and keeps each lock's choice: map.c, rwlock.c).
+ * stacks and symbols; it never sees a lock or an algorithm (the shim's
+ * binding, interpose/bind*.c, turns a rule's target into an algorithm, and
+ * so into a family of locks, and keeps each lock's choice).
  *
  * Rules, in the order written, separated by commas or newlines:
  *	FUNCTION=TARGET		a function on the creation stack (its ELF
@@ -21,7 +21,7 @@
  *				names a frame of a program without symbols
  *	*=TARGET		every other lock of the target's family
  * A lock takes the first rule of its family (the shim says which rules
- * those are: map.c) that names any frame of its creation stack (the
+ * those are: bind_rules.c) that names any frame of its creation stack (the
  * innermost LS_MATCH_FRAMES frames above lockswap: for a lock initialised
  * with pthread_*_init, the stack of that call; for a static initialiser or
  * zeroed memory, the stack of its first use), else its family's '*' rule,

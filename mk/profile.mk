@@ -1,8 +1,8 @@
 # The contention profiler's commands (issue 11): `lockswap profile` and
 # `lockswap report`. profile/*.c is the library side, built into
 # liblockswap.so with the shim, which it sees only through
-# interpose/observe.h; profile/profile_table.c (the renderings) needs
-# nothing else and is linked into lockswap-report too.
+# interpose/observe.h; profile/profile_table.c (the renderings) and the
+# files below it need nothing else and are linked into lockswap-report too.
 #
 #   build/lockswap-profile   runs a program under LOCKSWAP_PROFILE=1
 #   build/lockswap-report    re-renders a saved JSON profile with file:line
@@ -12,15 +12,17 @@ $(B)/lockswap-profile: scripts/cli/lockswap-profile.c scripts/cli/cli.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
 
-# The report renders with the library's own table code, draws flame graphs
+# The report renders with the library's own renderings (profile/profile_table.c
+# and the files below it, profile_table.h says which), draws flame graphs
 # (report_flame.c), proposes algorithm maps (report_map.c) and fetches debug
 # files with elfutils' libdebuginfod.
+REPORT_PROFILE := table csv json rows frames print
 REPORT_SRCS := scripts/cli/lockswap-report.c scripts/cli/report_flame.c scripts/cli/report_map.c \
-	profile/profile_table.c
+	$(REPORT_PROFILE:%=profile/profile_%.c) stack/elfsym.c
 $(B)/lockswap-report: $(REPORT_SRCS) scripts/cli/cli.h scripts/cli/report_flame.h scripts/cli/report_map.h \
-	profile/profile_table.h profile/profile_counts.h
+	$(REPORT_PROFILE:%=profile/profile_%.h) profile/profile_counts.h stack/elfsym.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -o $@ $(REPORT_SRCS) -ldebuginfod
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iprofile -Istack -o $@ $(REPORT_SRCS) -ldebuginfod
 
 all: $(B)/lockswap-profile $(B)/lockswap-report
 INSTALL_BINS += $(B)/lockswap-profile $(B)/lockswap-report

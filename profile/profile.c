@@ -1,11 +1,12 @@
 /*
  * profile.c - the contention profiler as the shim sees it: its options
- * (LOCKSWAP_PROFILE and the LOCKSWAP_PROFILE_* that shape it), and
- * ls_observe_install (interpose/observe.h), which puts the recording layer
- * in place and hands it the report writer. See profile_record.c for what is
+ * (LOCKSWAP_PROFILE and the LOCKSWAP_PROFILE_* that shape it), and its
+ * installation, registered with the shim (LS_REGISTER_OBSERVER,
+ * interpose/observe.h), which puts the recording layer in place and hands
+ * it the report writer. See profile_record.c for what is
  * recorded and how, profile_out.c for the report.
  *
- * Off (LOCKSWAP_PROFILE unset or 0), ls_observe_install returns at once and
+ * Off (LOCKSWAP_PROFILE unset or 0), the installation returns at once and
  * the shim keeps its own operations; a LOCKSWAP_PROFILE_* set without it is
  * a configuration error, not silently ignored.
  */
@@ -105,7 +106,8 @@ LS_REGISTER_OPTION(opt_top);
 LS_REGISTER_OPTION(opt_out);
 LS_REGISTER_OPTION(opt_parent);
 
-int ls_observe_install(struct ls_observe *ob, char *err, size_t len)
+/* The shim calls it before main (observe.h: LS_REGISTER_OBSERVER). */
+static int install(struct ls_observe *ob, char *err, size_t len)
 {
 	if (!want) {
 		const char *v = out_path[0]  ? "LOCKSWAP_PROFILE_OUT"
@@ -147,6 +149,7 @@ int ls_observe_install(struct ls_observe *ob, char *err, size_t len)
 	ls_prof_at_exit(ls_prof_write);
 	return 0;
 }
+LS_REGISTER_OBSERVER(install);
 
 /* After the shim's initialisation (an option's start hook: may dlopen,
  * allocate, lock). */

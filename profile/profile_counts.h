@@ -1,7 +1,7 @@
 /*
  * profile_counts.h - what the profiler counts, per mutex or condvar: the
- * vocabulary shared by the recording layer (profile_record.c), which
- * counts, and the renderings (profile_table.c), which print the counts.
+ * vocabulary shared by the recording layer (profile_record.h), which
+ * counts, and the renderings (profile_table.h), which print the counts.
  * Definitions only, no code.
  */
 #ifndef LS_PROFILE_COUNTS_H

@@ -8,14 +8,15 @@
  * Everything here is async-signal-safe, because _exit may be called in a
  * fork child or a signal handler and a fatal signal may arrive anywhere:
  * memory from mmap, files through open/read/write, symbols read from the
- * ELF files themselves (stack/elfsym.h: their .symtab, else .dynsym; no
- * dladdr, which takes the loader's lock), no stdio.
+ * ELF files themselves (profile_frames.c, stack/elfsym.h: their .symtab,
+ * else .dynsym; no dladdr, which takes the loader's lock), no stdio.
  *
  * Steps: turn the records into rows and their raw stacks into (module,
  * offset, symbol) frames, each distinct stack once (the JSON refers to
  * stacks by index: 100,000 mutexes created by one loop share one stack),
- * sort by wait time, and render with profile_table.c: the table on stderr
- * (unless LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV.
+ * sort by wait time, and render: the table on stderr (profile_table.c,
+ * unless LOCKSWAP_PROFILE_TOP=0), and LOCKSWAP_PROFILE_OUT as JSON or CSV
+ * (profile_json.c, profile_csv.c).
  * A fork child and a program started by a profiled one write FILE.PID.
  */
 #define _GNU_SOURCE
@@ -28,6 +29,8 @@
 #include <unistd.h>
 
 #include "elfsym.h"
+#include "profile_csv.h"
+#include "profile_json.h"
 #include "profile_out.h"
 #include "profile_record.h"
 #include "profile_table.h"
@@ -55,22 +58,7 @@ static void frame_of(struct build *b, uintptr_t a, struct ls_prof_frame *out)
 {
 	unsigned i;
 	const struct prof_module *m = ls_prof_module_of(a, &i);
-	memset(out, 0, sizeof *out);
-	if (!m) {
-		out->offset = a;
-		return;
-	}
-	out->module = m->path;
-	out->offset = a - m->base;
-	if (!b->syms[i].tried)
-		ls_elfsyms_load(&b->syms[i], m->path);
-	/* a return address: the call is the byte before it */
-	const struct ls_elfsym *s = ls_elfsyms_find(&b->syms[i], out->offset - 1);
-	if (s) {
-		out->sym = s->name;
-		out->symlen = strlen(s->name);
-		out->symoff = out->offset - s->lo;
-	}
+	ls_prof_frame_of(out, a, m ? m->path : NULL, m ? m->base : 0, m ? &b->syms[i] : NULL);
 }
 
 static uint32_t hash_raw(const uintptr_t *f, unsigned n)

@@ -1,11 +1,16 @@
 /*
- * profile_table.h - a profile as rows, and its three renderings (the table
- * on stderr, JSON, CSV), shared by the library (at exit, from _exit or a
- * fatal signal: so no stdio, no malloc, nothing but write(2)) and by
- * `lockswap report` (which reads the JSON back into rows).
+ * profile_table.h - the table of a profile, one of its three renderings
+ * (the table on stderr, JSON: profile_json.h, CSV: profile_csv.h), shared
+ * by the library (at exit, from _exit or a fatal signal: so no stdio, no
+ * malloc, nothing but write(2)) and by `lockswap report` (which reads the
+ * JSON back into rows).
  *
- * The JSON is the saved profile; its fields are the rows' below, and
- * `lockswap report` reads exactly what ls_prof_json writes.
+ * Layers of the renderings, each using only those below it:
+ *	profile_table.c, profile_json.c, profile_csv.c	the renderings
+ *	profile_rows.c		a profile as rows, and their order
+ *	profile_frames.c	frames: symbols, the naming frame, a frame printed
+ *	profile_print.c		buffered output by write(2), number formats
+ *	profile_counts.h	what is counted
  */
 #ifndef LS_PROFILE_TABLE_H
 #define LS_PROFILE_TABLE_H
@@ -15,122 +20,13 @@
 #include <stdint.h>
 
 #include "profile_counts.h"
-
-/* Buffered output to a file descriptor, by write(2) only. */
-struct ls_out {
-	int fd;
-	bool failed; /* a write failed (errno kept in err) */
-	int err;
-	size_t n;
-	char buf[8192];
-};
-void ls_out_init(struct ls_out *o, int fd);
-void ls_out_flush(struct ls_out *o);
-void ls_out_mem(struct ls_out *o, const char *s, size_t n);
-void ls_out_str(struct ls_out *o, const char *s);
-void ls_out_u64(struct ls_out *o, uint64_t v);
-void ls_out_hex(struct ls_out *o, uint64_t v);
-/* v/div with `decimals` decimals, rounded */
-void ls_out_fixed(struct ls_out *o, uint64_t v, uint64_t div, int decimals);
-/* s right-aligned (width > 0) or left-aligned (width < 0) in |width| columns */
-void ls_out_pad(struct ls_out *o, const char *s, int width);
-void ls_out_upad(struct ls_out *o, uint64_t v, int width);
-char *ls_fmt_u64(char *buf, uint64_t v);
-char *ls_fmt_fixed(char *buf, uint64_t v, uint64_t div, int decimals);
-
-/* A frame: a return address as (module, offset), and what is known of it. */
-struct ls_prof_frame {
-	const char *module; /* path, or NULL if no loaded object held it */
-	uint64_t offset;    /* from the module's load base (or the address) */
-	const char *sym;    /* function name, or NULL */
-	size_t symlen;	    /* sym's length (it may point into an ELF string table) */
-	uint64_t symoff;    /* offset of the return address in sym, or LS_PROF_NO_OFFSET */
-	const char *line;   /* "file:line" (lockswap report), or NULL */
-};
-struct ls_prof_stack {
-	unsigned n;
-	const struct ls_prof_frame *f;
-};
-
-struct ls_prof_site {
-	uint64_t count, timeouts, wait_ns;
-	unsigned stack; /* index into the stack table */
-	bool read;	/* an rwlock's read acquisitions (else its writes, or a mutex's) */
-};
-
-struct ls_prof_row {
-	unsigned id;
-	bool cond, rwlock, spin; /* else a mutex */
-	bool glibc;		 /* went to glibc (passthrough, process-shared, robust, PI, PP) */
-	const char *type;	 /* "normal", "recursive", ..., with "+robust" etc.; "cond"; "rwlock",
-				  * "rwlock+writer" (the _NP writer-preferring kind), "+pshared"; "spin" */
-	const char *origin;	 /* "init" or "first-use" */
-	const char *ended;	 /* "", "destroyed" or "reused" */
-	const char *algo;	 /* under an algorithm map: the mutex's algorithm, else NULL (the head's) */
-	const char *rule;	 /* ... and the rule that chose it (as written, or "(default)") */
-	uint64_t address;
-	unsigned stack;		    /* where it was created: index into the stack table, or NONE */
-	uint64_t n[LS_PROF_NCOUNT]; /* an rwlock's writes in the mutex slots, reads in LS_PROF_RD* */
-	uint64_t max_waiters, wait_ns, wait_max, hold_ns, hold_max;
-	uint64_t rd_wait_ns, rd_hold_ns; /* an rwlock's reads: their part of wait_ns, hold_ns */
-	const uint64_t *wait_h, *hold_h; /* LS_PROF_BUCKETS each, or NULL: all zero */
-	struct ls_prof_site *sites;	 /* by wait time, then count, descending */
-	unsigned nsites;
-};
-#define LS_PROF_NO_STACK 0xffffffffu
-#define LS_PROF_NO_OFFSET UINT64_MAX
-
-struct ls_prof_head {
-	int pid;
-	const char *program, *algo, *wait;
-	const char *rwalgo, *spinalgo; /* NULL in a profile saved before they were */
-	uint64_t duration_ns, threads, unrecorded, stackless;
-	unsigned cpus; /* the CPUs the program could run on (0: not saved, older profiles) */
-	unsigned sample, frames, nmutex, ncond, nrwlock, nspin; /* nmutex...: rows */
-};
-
-struct ls_prof {
-	struct ls_prof_head h;
-	struct ls_prof_row *mutex, *cond, *rwlock, *spin;
-	const struct ls_prof_stack *stacks;
-	unsigned nstacks;
-};
-
-/* Acquisitions: an rwlock's reads and writes. */
-static inline uint64_t ls_prof_acquired(const struct ls_prof_row *r)
-{
-	return r->n[LS_PROF_LOCK] + r->n[LS_PROF_TRY] + r->n[LS_PROF_TIMED] + r->n[LS_PROF_RDLOCK] +
-	       r->n[LS_PROF_RDTRY] + r->n[LS_PROF_RDTIMED];
-}
-
-/* Acquisitions that waited and timed attempts that timed out. */
-static inline uint64_t ls_prof_waits(const struct ls_prof_row *r)
-{
-	return r->n[LS_PROF_CONTENDED] + r->n[LS_PROF_TIMEOUT] + r->n[LS_PROF_RDCONTENDED] +
-	       r->n[LS_PROF_RDTIMEOUT];
-}
-
-/* Sorts rows in place, descending: key 0 wait, 1 hold, 2 contended, 3
- * acquisitions (ties by id, ascending). Also sorts each row's sites. */
-enum { LS_SORT_WAIT, LS_SORT_HOLD, LS_SORT_CONTENDED, LS_SORT_ACQUIRED };
-void ls_prof_sort(struct ls_prof_row *rows, unsigned n, int key);
+#include "profile_frames.h"
+#include "profile_print.h"
+#include "profile_rows.h"
 
 /* The table: header, the first `top` mutexes (as sorted) with up to
  * `sites` call sites each, then the condvars, the rwlocks and the
  * spinlocks. detail: histograms and every call site. */
 void ls_prof_table(struct ls_out *o, const struct ls_prof *p, unsigned top, unsigned sites, bool detail);
-void ls_prof_json(struct ls_out *o, const struct ls_prof *p);
-/* The JSON's names of the counters n[]: a mutex's (and a spinlock's), a
- * condvar's, an rwlock's (its writes, then its reads). */
-extern const char *const ls_prof_mutex_counts[LS_PROF_NMUTEX];
-extern const char *const ls_prof_cond_counts[4];
-extern const char *const ls_prof_rw_counts[LS_PROF_NCOUNT];
-void ls_prof_csv(struct ls_out *o, const struct ls_prof *p);
-
-/* The first frame of a stack outside the C and C++ runtimes and lockswap:
- * the one that names a mutex. Index, or 0. */
-unsigned ls_prof_naming_frame(const struct ls_prof_stack *s);
-/* A module of the C or C++ runtime, libunwind, or lockswap itself. */
-bool ls_prof_runtime_module(const char *path);
 
 #endif

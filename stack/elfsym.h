@@ -2,7 +2,7 @@
  * elfsym.h - the function symbols of an ELF file, read from the file itself
  * (its .symtab if it has one, else .dynsym): the names of a program's
  * static functions too, which dladdr does not know. Shared by the profiler's
- * report (profile/profile_out.c) and the per-mutex rules' matcher (match/).
+ * report (profile/profile_frames.c) and the per-mutex rules' matcher (match/).
  *
  * Async-signal-safe (the profiler's report may run from a fatal signal or
  * _exit): memory from mmap, the file through open/fstat/mmap, no stdio, no

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # An algorithm per mutex (issue 22): LOCKSWAP_ALGO_MAP and LOCKSWAP_CONFIG
-# rules, matched once per mutex from its creation stack (interpose/map.c,
+# rules, matched once per mutex from its creation stack (interpose/bind*.c,
 # match/). tests/progs/algo_map.c makes mutexes in known places; the library
 # says under LOCKSWAP_VERBOSE how many mutexes each rule chose, and the
 # profile names each mutex's algorithm and rule.

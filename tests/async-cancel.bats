@@ -5,7 +5,7 @@
 # unlocking), a thread cancelled in a self-deadlock on a NORMAL mutex runs
 # its cleanup handler, which unlocks; the mutex works afterwards; such
 # threads' lock calls exclude, their timed locks time out and their condvar
-# waits keep the mutex rules. How: interpose/cancel.c (waits in slices
+# waits keep the mutex rules. How: interpose/shim_cancel.c (waits in slices
 # between which a pending cancel acts; not FIFO meanwhile).
 load helpers
 TEST_TIMEOUT=30

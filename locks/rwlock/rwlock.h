@@ -5,13 +5,13 @@
  * One algorithm = one file in locks/rwlock/ that defines one `struct
  * ls_rwalgo` and registers it with LS_REGISTER_RWALGO(); everything else in
  * the file is static. Algorithms never see pthread_rwlock_t: they get a
- * pointer to their own state. The shim is interpose/rwlock.c; the glibc
+ * pointer to their own state. The shim is interpose/rwlock*.c; the glibc
  * semantics (kinds, EDEADLK, recursion, misuse) live there, once, not in the
  * algorithms.
  *
  * STATE. An algorithm declares `state_size`. If it is at most
  * LS_RW_INLINE_STATE (24 bytes) the state lives inside the pthread_rwlock_t,
- * at offset 0 (glibc's __readers ... __pad4, see interpose/rwlock.c for the
+ * at offset 0 (glibc's __readers ... __pad4, see interpose/shim_rwlock.h for the
  * layout); otherwise the shim keeps it out of line in type-stable memory
  * (ls_ext_*, at most LS_EXT_MAX bytes with the shim's header), attached
  * lazily at first use. Either way, as for mutexes:

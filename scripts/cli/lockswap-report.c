@@ -15,8 +15,8 @@
  * or ~/.cache/debuginfod_client, so the next report asks no server). A
  * module left without file:line gets one line on stderr saying why.
  *
- * The rendering is the library's own (profile/profile_table.c); this file
- * reads the JSON back into its rows. Bad options or a file that is not a
+ * The rendering is the library's own (profile/profile_table.c,
+ * profile_csv.c); this file reads the JSON back into its rows. Bad options or a file that is not a
  * lockswap profile: one line and exit status 2.
  */
 #define _GNU_SOURCE
@@ -37,6 +37,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "profile_csv.h"
+#include "profile_json.h"
 #include "profile_table.h"
 #include "report_flame.h"
 #include "report_map.h"

@@ -11,7 +11,7 @@
  * and of a hot rwlock, unless --rwalgo names one: pf-t+bravo when its reads
  * outnumber its writes 4 to 1 (BRAVO's reader bias), else pf-t (phase-fair).
  * Each family's rules name only its own locks (the algorithm decides the
- * family: interpose/map.c), so candidates are checked within a family.
+ * family: interpose/bind_rules.c), so candidates are checked within a family.
  * A rule matches any frame of a creation stack (match/match.h), so a rule is
  * proposed only if it names no frame of another mutex's saved creation
  * stack (other than mutexes given the same algorithm): the innermost frame

@@ -1,5 +1,5 @@
 /*
- * cancel.c - asynchronous cancellation and the lock calls.
+ * shim_cancel.c - asynchronous cancellation and the lock calls.
  *
  * glibc: a thread whose cancel type is asynchronous may be cancelled at any
  * instruction, also while it waits in pthread_mutex_lock, and glibc's mutex
@@ -22,7 +22,7 @@
  * pthread_testcancel, where a cancel that came meanwhile acts as it would
  * have under glibc. When the call returns its type is asynchronous again
  * (and a cancel that came during a call that did not wait acts there). The
- * condition variable does the same around its own steps (cond.c).
+ * condition variable does the same around its own steps (mutex_cond.c).
  *
  * What differs from glibc: the cancel of a waiting thread acts at the end
  * of the current slice (within 16 ms), not at once; such a waiter is not in
@@ -38,10 +38,11 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "rwshim.h"
 #include "shim.h"
+#include "shim_cancel.h"
 
 __thread bool ls_async_cancel __attribute__((tls_model("initial-exec")));
+void (*ls_async_on[LS_FAMILIES])(void);
 
 int ls_cancel_defer(void)
 {
@@ -60,17 +61,18 @@ ls_pthread_setcanceltype(int type, int *oldtype)
 {
 	/* after initialisation, which set fast_kind once and for all */
 	ls_ensure_init();
-	if (type == PTHREAD_CANCEL_ASYNCHRONOUS && (!ls_g.passthrough || ls_rwg.rw_on || ls_rwg.spin_on)) {
+	/* the families that run lockswap's locks (config.c set their hooks) */
+	bool any = false;
+	for (int f = 0; f < LS_FAMILIES; f++)
+		any |= ls_async_on[f] != NULL;
+	if (type == PTHREAD_CANCEL_ASYNCHRONOUS && any) {
 		/* before the thread is asynchronous: from its next lock call
 		 * on, it takes the slow path (its own stores: no ordering with
-		 * other threads is needed, they are not asynchronous); any of
-		 * the three families may be lockswap's */
+		 * other threads is needed, they are not asynchronous) */
 		ls_async_cancel = true;
-		/* relaxed: see above: only this thread's own calls need to see it */
-		if (!ls_g.passthrough && __atomic_load_n(&ls_g.fast_kind, __ATOMIC_RELAXED) != LS_KIND_SLOW)
-			__atomic_store_n(&ls_g.fast_kind, LS_KIND_SLOW, __ATOMIC_RELAXED);
-		ls_rw_async_on();
-		ls_spin_async_on();
+		for (int f = 0; f < LS_FAMILIES; f++)
+			if (ls_async_on[f])
+				ls_async_on[f]();
 	}
 	int r = ls_real_setcanceltype(type, oldtype);
 	if (r == 0 && type == PTHREAD_CANCEL_DEFERRED)

@@ -1,5 +1,5 @@
 /*
- * cond.c - pthread_cond_* for every algorithm.
+ * mutex_cond.c - pthread_cond_* for every algorithm.
  *
  * A condition variable is a FIFO list of waiters, each a node on its own
  * stack with a private futex word, guarded by a small lock inside the
@@ -24,7 +24,7 @@
  *
  * Cancellation: the futex wait runs with asynchronous cancellation enabled
  * (as glibc does around its own blocking calls, with glibc's own
- * pthread_setcanceltype, not lockswap's: see cancel.c, which also says how
+ * pthread_setcanceltype, not lockswap's: see shim_cancel.c, which also says how
  * an asynchronously cancelable caller is served); the cleanup handler
  * unlinks the waiter and re-acquires the mutex before the program's own
  * cleanup handlers run. The shim is compiled WITHOUT -fexceptions, so this
@@ -45,7 +45,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mutex.h"
 #include "shim.h"
+#include "shim_cancel.h"
 #include "wait.h"
 
 #define COND_PSHARED 1u
@@ -214,7 +216,7 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
 			timed_out = true;
 			break;
 		}
-		/* glibc's own, not the interposed one (cancel.c) */
+		/* glibc's own, not the interposed one (shim_cancel.c) */
 		int oldtype;
 		ls_real_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
 		long rc = futex(&w.state, op, 0, abs);
@@ -242,7 +244,7 @@ static int wait_block(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clock, c
 	return lr ? lr : r;
 }
 
-/* An asynchronously cancelable caller (cancel.c) waits with its type
+/* An asynchronously cancelable caller (shim_cancel.c) waits with its type
  * deferred, but for the futex wait itself, as any other; and its mutex
  * calls in here are not cancellation points (ls_async_cancel clear), so
  * that a cancel acts only in the wait, where cancel_cleanup takes the mutex

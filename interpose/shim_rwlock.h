@@ -1,0 +1,193 @@
+/*
+ * shim_rwlock.h - what the reader-writer lock and spinlock families share with
+ * the configuration (config.c) and the binding (bind.h), below them: the
+ * layout of a pthread_rwlock_t, the configuration the entry points read
+ * (ls_rwg, filled by config.c, defined in shim_rwlock.c), glibc's functions, and
+ * the out-of-line state of an rwlock.
+ *
+ * The two families are chosen apart from the mutexes: LOCKSWAP_RWALGO
+ * (locks/rwlock/rwlock.h) and LOCKSWAP_SPINALGO (locks/spin/spinlock.h),
+ * both `pthread` (glibc's own, through the shim) by default. They share the
+ * mutex shim's initialisation (ls_init, ls_g.ready), its waiting policy and
+ * its handling of asynchronous cancellation (shim_cancel.c).
+ *
+ * How lockswap reads a pthread_rwlock_t (56 bytes on x86-64). The fields
+ * glibc's static initialisers set, and the ones a debugger shows, keep
+ * glibc's meaning; the algorithm gets the 24 bytes of glibc's counters and
+ * futex words:
+ *
+ *	offset	glibc			lockswap
+ *	 0	__readers ... __pad4	algorithm state, 24 bytes (LS_RW_INLINE_STATE),
+ *					or, for a larger state, a pointer to an out-of-line
+ *					block (struct ls_rwext) in type-stable memory
+ *	24	__cur_writer		write holder's kernel tid, 0 when not write-locked
+ *	28	__shared		0; not 0 (process-shared): glibc's rwlock, and every
+ *					call on it goes to glibc
+ *	32	__rwelision, __pad1	unused (0)
+ *	40	__pad2			unused (0); under an algorithm map with rwlock
+ *					rules, the rwlock's binding (bind.h): 0 until it
+ *					has one
+ *	48	__flags			the kind, as glibc stores it: 2 (the _NP writer-
+ *					preferring initialiser, PREFER_WRITER_NONRECURSIVE_NP)
+ *					asks for writer preference, anything else is glibc's
+ *					default reader preference
+ *
+ * PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+ * and zeroed memory give an all-zero state, which every algorithm takes as
+ * unlocked, so there is nothing to do at first use. An out-of-line block
+ * records the rwlock it belongs to; a copy by value (or memory reused
+ * without destroy) finds a block that is not its own and attaches a fresh
+ * one, as a mutex does.
+ */
+#ifndef LS_SHIM_RWLOCK_H
+#define LS_SHIM_RWLOCK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pool.h"
+#include "rwlock/rwlock.h"
+#include "shim.h"
+
+/* glibc's functions, for the passthrough and the process-shared rwlocks. */
+struct ls_rwreal {
+	struct ls_rwlock_ops rw;
+	struct ls_spin_ops spin;
+};
+extern struct ls_rwreal ls_rwreal;
+
+/* The configuration the rwlock and spinlock functions read (the exported
+ * entry points jump to them: rwlock.c, spin.c). */
+struct ls_rwglobal {
+	bool rw_on;   /* an rwlock algorithm (not the passthrough) is in use */
+	bool rw_ext;  /* its state lives out of line */
+	bool spin_on; /* a spinlock algorithm (not the passthrough) is in use */
+	const struct ls_rwalgo *rw;
+	/* rw's operations of the fast paths, one load away */
+	int (*rdlock)(void *, unsigned, void **);
+	void (*rdunlock)(void *, void *);
+	void (*wrlock)(void *, unsigned);
+	void (*wrunlock)(void *);
+	const struct ls_algo *spin;
+	size_t rw_size; /* rw->state_size, final once started */
+	bool map;	/* an algorithm per rwlock (rwlock.c): rw is the map's dispatcher */
+	bool map_near;	/* its table is below 4 GiB: the map's own fast entries */
+} __attribute__((aligned(LS_CACHELINE)));
+/* hidden: the fast paths call through it with one instruction */
+extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
+
+struct ls_rwlock {
+	union {
+		unsigned char state[LS_RW_INLINE_STATE];
+		ls_ext_word_t ext;
+	} alg;
+	union {
+		struct {
+			int32_t cur_writer;
+			int32_t shared;
+		};
+		uint64_t writer_shared; /* both: the fast paths test them at once */
+	};
+	unsigned char elision[8];
+	_Atomic uint64_t bind; /* under a map with rwlock rules: the rwlock's binding (below) */
+	uint32_t flags;
+	uint32_t pad5;
+};
+_Static_assert(sizeof(struct ls_rwlock) == sizeof(pthread_rwlock_t), "layout");
+_Static_assert(offsetof(struct ls_rwlock, cur_writer) == offsetof(pthread_rwlock_t, __data.__cur_writer),
+	       "cur_writer");
+_Static_assert(offsetof(struct ls_rwlock, shared) == offsetof(pthread_rwlock_t, __data.__shared), "shared");
+_Static_assert(offsetof(struct ls_rwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags), "flags");
+_Static_assert(offsetof(struct ls_rwlock, bind) == offsetof(pthread_rwlock_t, __data.__pad2), "bind");
+_Static_assert(offsetof(struct ls_rwlock, alg) == 0 && offsetof(pthread_rwlock_t, __data.__pad4) + 4 == 24,
+	       "state");
+
+/* Header of an out-of-line state block (pool.h's way to attach one: its
+ * owner is &rwlock->alg.ext); the state follows at +64. */
+struct ls_rwext {
+	struct ls_ext_head h;
+	char pad[LS_CACHELINE - sizeof(struct ls_ext_head)];
+};
+
+static inline int ls_rw_load_writer(struct ls_rwlock *l)
+{
+	return __atomic_load_n(&l->cur_writer, __ATOMIC_RELAXED);
+}
+
+static inline void ls_rw_store_writer(struct ls_rwlock *l, int tid)
+{
+	/* relaxed: read by other threads only to learn "not mine" */
+	__atomic_store_n(&l->cur_writer, tid, __ATOMIC_RELAXED);
+}
+
+/* LS_RW_PREFER_WRITER for the _NP writer-preferring kind (glibc compares
+ * __flags with it too), else 0. */
+static inline unsigned ls_rw_how(const struct ls_rwlock *l)
+{
+	return l->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP ? LS_RW_PREFER_WRITER : 0;
+}
+
+/* Neither write-held nor process-shared: one relaxed load of both (a
+ * writer's tid is never 0; a stale value only sends the caller to the
+ * general path, which looks again). */
+static inline bool ls_rw_plain(const struct ls_rwlock *l)
+{
+	return __atomic_load_n(&l->writer_shared, __ATOMIC_RELAXED) == 0;
+}
+
+static inline bool ls_rw_is_glibc(const struct ls_rwlock *l)
+{
+	/* acquire: pairs with the release in ls_rw_configure */
+	return !__atomic_load_n(&ls_rwg.rw_on, __ATOMIC_ACQUIRE) || l->shared != 0;
+}
+
+/* ---- out-of-line state (shim_rwlock.c) ----
+ *
+ * For algorithm a: the size of a block, header and state; a fresh block for
+ * l, its state initialised (NULL only if wait is false and no memory can be
+ * had without the pool's reserve); on a lock path, which cannot fail, a
+ * block attached now (the pool's reserve, or a wait), or the one another
+ * thread attached first. ls_rw_ext_attach does the last for ls_rwg's
+ * algorithm. */
+size_t ls_rw_ext_size(const struct ls_rwalgo *a);
+struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, bool wait);
+void *ls_rw_ext_attach_for(struct ls_rwlock *l, const struct ls_rwalgo *a);
+void *ls_rw_ext_attach(struct ls_rwlock *l);
+
+/* The pointer is NULL (static initialiser, zeroed memory) or was stored by
+ * lockswap, for this lock or the one it was copied from: a block of the
+ * region either way, safe to read (only init, which may meet garbage,
+ * checks ls_ext_owns). */
+static inline void *ls_rw_ext_state(struct ls_rwlock *l)
+{
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_LIKELY(e))
+		return e + 1;
+	return ls_rw_ext_attach(l);
+}
+
+/* For the fast paths: the state if no block needs attaching (ext says
+ * whether it lives out of line; they are compiled once for each answer),
+ * else NULL (they leave the attaching to the general paths, so that their
+ * own code holds no call but the algorithm's). */
+static inline __attribute__((always_inline)) void *ls_rw_state_fast(struct ls_rwlock *l, bool ext)
+{
+	if (!ext)
+		return l->alg.state;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	return LS_LIKELY(e) ? e + 1 : NULL;
+}
+
+/* The algorithm's state, attached if need be. */
+static inline __attribute__((always_inline)) void *ls_rw_state_in(struct ls_rwlock *l, bool ext)
+{
+	return ext ? ls_rw_ext_state(l) : l->alg.state;
+}
+
+static inline void *ls_rw_state_of(struct ls_rwlock *l)
+{
+	return ls_rw_state_in(l, ls_rwg.rw_ext);
+}
+
+#endif
