@@ -20,3 +20,12 @@ P="$PROGS/far_deadlines"
   assert_success
   assert_output "deadline: OK"
 }
+
+@test "far deadlines and NULL timespecs under every mutex algorithm: timedlock and clocklock wait for the lock, a condvar's timed wait for its signal" {
+  each_algo lock -- "$P" mutex mutex-null cond
+}
+
+@test "far deadlines and NULL timespecs under every rwlock algorithm and wrapper, both policies: every timed and clock read and write waits for the lock; a NULL timespec with a bad clock is no error" {
+  each_rwalgo lock -- "$P" rwlock rwlock-null || return 1
+  LOCKSWAP_RWPOLICY=algorithm each_rwalgo lock -- "$P" rwlock rwlock-null
+}

@@ -125,6 +125,8 @@ each_family() {
   for a in $names; do
     arg=all
     [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
+    # the algorithm's own policy gives up the default kind's reader preference
+    [ "$arg" = all ] && [ "${LOCKSWAP_RWPOLICY:-}" = algorithm ] && arg=own-ok
     local cmd=()
     for w in "$@"; do [ "$w" = @ARG@ ] && cmd+=("$arg") || cmd+=("$w"); done
     if [ -n "$wait" ]; then

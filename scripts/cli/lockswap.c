@@ -129,15 +129,21 @@ static void list_rw(void)
 		char name[64];
 		snprintf(name, sizeof name, "rwlock:%s%s", a->bind ? "+" : "", a->name);
 		printf("%-17s %-24s %s\n", name, ls_rwcaps_string(a->caps, c, sizeof c), a->desc);
+		if (a->policy)
+			printf("%-17s %-24s   policy: %s\n", "", "", a->policy);
 		for (const struct ls_param *p = a->params; p && p->env; p++)
 			printf("%-17s %-24s   %s=%llu: %s\n", "", "", p->env, (unsigned long long)*p->value,
 			       p->desc);
 	}
-	printf("Capabilities of rwlocks: kind = reader preference for the default kind, writer preference "
-	       "for the\n"
-	       "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
-	       "each other.\n"
-	       "Rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
+	printf(
+	    "Preference (LOCKSWAP_RWPOLICY): kind (default) gives every rwlock its kind's, as glibc: reader\n"
+	    "preference for the default kind, writer preference for\n"
+	    "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, under every algorithm but the exclusive ones\n"
+	    "(one reader at a time, by design); algorithm runs each algorithm's own policy (policy:) on\n"
+	    "default-kind locks, where a reader that waits for another thread's reader may deadlock.\n"
+	    "Capabilities of rwlocks: kind = its own policy is the kind's; exclusive = readers exclude\n"
+	    "each other; timeout = native timed reads (timed writes wait in every algorithm; the others\n"
+	    "poll tryrdlock for timed reads).\n");
 }
 
 /* The spinlock family, rows "spin:NAME CAPS DESC": the mutex algorithms

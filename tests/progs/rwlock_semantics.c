@@ -18,12 +18,14 @@
  * and policy keeps the suite's budget) but eagain (slow), pshared (a fork)
  * and glibc-layout (glibc's own fields, for the passthrough);
  * `exclusive-ok` the same without the cases that need readers to share the
- * lock (the mutex-serialised mode). Among them, what a correct program
+ * lock (the mutex-serialised mode); `own-ok` without the default kind's
+ * reader preference (LOCKSWAP_RWPOLICY=algorithm). Among them, what a correct program
  * relies on of a lock's kind (issue 32): a default-kind lock admits a
  * reader while readers hold it and writers wait (reader-preference,
  * reader-waits-for-reader: glibc's tst-rwlock16), a timed writer keeps
  * readers out as an untimed one under the writer kind and lets them go on
- * when it gives up (timed-writer: tst-rwlock15).
+ * when it gives up (timed-writer: tst-rwlock15), and under the default
+ * kind lets readers pass (timed-writer-default).
  */
 #include "check.h"
 
@@ -565,6 +567,9 @@ static void timed_writer(void)
 	init_kind(&l, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	timed_writer_on(&l, 1);
 	timed_writer_on(&s_wnr, 1);
+}
+static void timed_writer_default(void)
+{
 	pthread_rwlock_t d = PTHREAD_RWLOCK_INITIALIZER;
 	timed_writer_on(&d, 0);
 }
@@ -919,6 +924,7 @@ static const struct test_case glibc_cases[] = {
     {"reader-preference", reader_preference},
     {"reader-waits-for-reader", reader_waits_for_reader},
     {"timed-writer", timed_writer},
+    {"timed-writer-default", timed_writer_default},
     {"timeout-clean", timeout_clean},
     {"unlock-unheld", unlock_unheld},
     {"double-unlock-read", double_unlock_read},
@@ -946,17 +952,22 @@ static const struct test_case ls_cases[] = {
 };
 
 /* Run in `all` (every case but the slow eagain, the fork of pshared and
- * glibc's own layout), and in `exclusive-ok` (also without the cases that
+ * glibc's own layout), in `exclusive-ok` (also without the cases that
  * need readers to share the lock: the mutex-serialised mode admits one
- * reader at a time, by design). */
-static bool in_all(const char *n, bool exclusive)
+ * reader at a time, by design) and in `own-ok` (`all` without the cases
+ * of the default kind's reader preference, which LOCKSWAP_RWPOLICY=algorithm
+ * trades for the algorithm's own policy). */
+static bool in_all(const char *n, bool exclusive, bool own)
 {
 	static const char *const out[] = {"eagain", "pshared", "glibc-layout"};
-	static const char *const shared[] = {
-	    "share",	   "nonrecursive", "timeout-clean", "reader-preference", "reader-waits-for-reader",
-	    "timed-writer"};
+	static const char *const prefer[] = {"reader-preference", "reader-waits-for-reader",
+					     "timed-writer-default"};
+	static const char *const shared[] = {"share", "nonrecursive", "timeout-clean", "timed-writer"};
 	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
 		if (!strcmp(n, out[i]))
+			return false;
+	for (size_t i = 0; (exclusive || own) && i < sizeof prefer / sizeof prefer[0]; i++)
+		if (!strcmp(n, prefer[i]))
 			return false;
 	for (size_t i = 0; exclusive && i < sizeof shared / sizeof shared[0]; i++)
 		if (!strcmp(n, shared[i]))
@@ -966,10 +977,11 @@ static bool in_all(const char *n, bool exclusive)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "all") || !strcmp(argv[1], "exclusive-ok"))) {
-		bool excl = !strcmp(argv[1], "exclusive-ok");
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "all") || !strcmp(argv[1], "exclusive-ok") || !strcmp(argv[1], "own-ok"))) {
+		bool excl = !strcmp(argv[1], "exclusive-ok"), own = !strcmp(argv[1], "own-ok");
 		for (const struct test_case *c = glibc_cases; c->name; c++)
-			if (in_all(c->name, excl))
+			if (in_all(c->name, excl, own))
 				c->fn();
 		return 0;
 	}
