@@ -137,13 +137,13 @@ static void list_rw(void)
 	}
 	printf(
 	    "Preference (LOCKSWAP_RWPOLICY): kind (default) gives every rwlock its kind's, as glibc: reader\n"
-	    "preference for the default kind, writer preference for\n"
-	    "PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, under every algorithm but the exclusive ones\n"
-	    "(one reader at a time, by design); algorithm runs each algorithm's own policy (policy:) on\n"
-	    "default-kind locks, where a reader that waits for another thread's reader may deadlock.\n"
+	    "  preference for the default kind, writer preference for\n"
+	    "  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, under every algorithm but the exclusive ones\n"
+	    "  (one reader at a time, by design); algorithm runs each algorithm's own policy (policy:) on\n"
+	    "  default-kind locks, where a reader that waits for another thread's reader may deadlock.\n"
 	    "Capabilities of rwlocks: kind = its own policy is the kind's; exclusive = readers exclude\n"
-	    "each other; timeout = native timed reads (timed writes wait in every algorithm; the others\n"
-	    "poll tryrdlock for timed reads).\n");
+	    "  each other; timeout = native timed reads (timed writes wait in every algorithm; the others\n"
+	    "  poll tryrdlock for timed reads).\n");
 }
 
 /* The spinlock family, rows "spin:NAME CAPS DESC": the mutex algorithms
