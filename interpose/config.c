@@ -84,12 +84,12 @@ static void resolve_glibc(void)
 /* The variables the shim itself reads; algorithm tunables are added from
  * the registry. */
 static const char *const own_vars[] = {
-    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN",	"LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE",
-    "LOCKSWAP_STATS",	"LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG", "LOCKSWAP_LIB", /* read by the lockswap
-										   command only */
+    "LOCKSWAP_ALGO",	"LOCKSWAP_WAIT",     "LOCKSWAP_SPIN",	  "LOCKSWAP_YIELD", "LOCKSWAP_VERBOSE",
+    "LOCKSWAP_STATS",	"LOCKSWAP_ALGO_MAP", "LOCKSWAP_CONFIG",	  "LOCKSWAP_LIB", /* read by the lockswap
+										     command only */
     "LOCKSWAP_COMMAND", /* set by the lockswap command for its subcommands */
     "LOCKSWAP_RESULTS", /* read by lockswap compare only (where its results go) */
-    "LOCKSWAP_RWALGO",	"LOCKSWAP_SPINALGO",
+    "LOCKSWAP_RWALGO",	"LOCKSWAP_RWPOLICY", "LOCKSWAP_SPINALGO",
 };
 
 static bool rw_known_var(const char *name, size_t len);
@@ -480,6 +480,15 @@ static int rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, si
 		return -1;
 	}
 
+	/* LOCKSWAP_RWPOLICY: the kind's preference (default), or the
+	 * algorithm's own policy for every default-kind lock (rwlock.h) */
+	const char *pol = getenv("LOCKSWAP_RWPOLICY");
+	bool own = pol && !strcmp(pol, "algorithm");
+	if (pol && !own && strcmp(pol, "kind")) {
+		snprintf(msg, len, "LOCKSWAP_RWPOLICY: unknown policy '%.64s' (valid: kind, algorithm)", pol);
+		return -1;
+	}
+
 	name = getenv("LOCKSWAP_SPINALGO");
 	const struct ls_algo *sp = ls_spinalgo_lookup(name ? name : "pthread", err, sizeof err);
 	if (!sp) {
@@ -493,9 +502,14 @@ static int rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, si
 		       rw->state_size > LS_RW_INLINE_STATE ? "out-of-line" : "inline");
 		for (const struct ls_param *p = rw->params; p && p->env; p++)
 			ls_say("lockswap: %s=%llu (%s)", p->env, (unsigned long long)*p->value, p->desc);
+		if (rw->policy)
+			ls_say("lockswap: rwlock policy=%s (%s)", own ? "algorithm" : "kind",
+			       own || (rw->caps & LS_RWCAP_EXCLUSIVE)
+				   ? rw->policy
+				   : "the kind's: reader preference, writer preference for the _NP kind");
 		if (!(rw->caps & (LS_RWCAP_PASSTHROUGH | LS_RWCAP_TIMEOUT)))
-			ls_say(
-			    "lockswap: rwlock timed locks by fallback (try polled under the waiting policy)");
+			ls_say("lockswap: rwlock timed reads by fallback (tryrdlock polled under the waiting "
+			       "policy)");
 		ls_say("lockswap: spinlock algorithm=%s caps=%s", sp->name,
 		       ls_caps_string(sp->caps, caps, sizeof caps));
 	}
@@ -506,6 +520,7 @@ static int rw_configure(const struct ls_algo *mutex, bool verbose, char *msg, si
 	ls_rwg.wrlock = rw->wrlock;
 	ls_rwg.wrunlock = rw->wrunlock;
 	ls_rwg.rw_size = rw->state_size;
+	ls_rwg.how[0] = own ? LS_RW_OWN_POLICY : 0;
 	ls_rwg.rw_ext = rw->state_size > LS_RW_INLINE_STATE;
 	ls_rwg.spin = sp;
 	/* release: the fields above are seen by whoever reads these with

@@ -16,12 +16,15 @@
  *   timed       trylock first; then EINVAL for tv_nsec outside [0, 1e9),
  *               ETIMEDOUT for a deadline already past; clocklock accepts
  *               CLOCK_REALTIME and CLOCK_MONOTONIC only (EINVAL otherwise,
- *               checked first, as glibc does).
+ *               checked first, as glibc does); a NULL timespec waits
+ *               without limit, as glibc.
  *   destroy     EBUSY while locked, or while condvar waiters have released
  *               it (see "condvar users" below); then __kind = -1 as glibc
  *               does, so a use after destroy gets glibc's EINVAL.
  * A CLOCK_REALTIME deadline is converted to a CLOCK_MONOTONIC one when the
- * wait starts: a later step of the realtime clock does not move it.
+ * wait starts: a later step of the realtime clock does not move it. Every
+ * timespec goes through ls_deadline_ns (wait.h): one past 64 bits of
+ * nanoseconds (tv_sec up to LONG_MAX) never comes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -324,11 +327,15 @@ static int algo_timedlock(void *state, clockid_t clock, const struct timespec *a
 {
 	if (!ls_g.algo->trylock(state))
 		return 0;
+	const struct ls_algo *a = ls_g.algo;
+	if (!abs) { /* glibc: no limit */
+		a->lock(state);
+		return 0;
+	}
 	uint64_t deadline;
-	int r = ls_to_deadline(clock, abs, &deadline);
+	int r = ls_deadline_ns(clock, abs, &deadline);
 	if (r)
 		return r;
-	const struct ls_algo *a = ls_g.algo;
 	if (a->timedlock)
 		return a->timedlock(state, deadline);
 	return ls_timedlock_fallback(a, state, deadline);
@@ -345,8 +352,8 @@ static int sliced(void *state, const struct timed_arg *t)
 	uint64_t deadline = UINT64_MAX;
 	if (!a->trylock(state))
 		return 0;
-	if (t) {
-		int r = ls_to_deadline(t->clock, t->abs, &deadline);
+	if (t && t->abs) { /* NULL: no limit (glibc) */
+		int r = ls_deadline_ns(t->clock, t->abs, &deadline);
 		if (r)
 			return r;
 	}

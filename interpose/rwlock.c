@@ -20,13 +20,22 @@
  *                  algorithm with writer preference asked for, so a reader
  *                  waits behind a waiting writer even if it holds the lock
  *                  (glibc deadlocks there; a timed attempt times out).
- *   timed          EINVAL first (a clock other than CLOCK_REALTIME and
- *                  CLOCK_MONOTONIC, tv_nsec outside [0, 1e9)), even when
- *                  the lock is free; then EDEADLK; then an attempt; then
- *                  ETIMEDOUT for a deadline already past. A NULL timespec
- *                  waits without limit, as in glibc. A CLOCK_REALTIME
- *                  deadline is converted to a CLOCK_MONOTONIC one when the
- *                  wait starts.
+ *   preference     the kind's (ls_rw_how, shim_rwlock.h; rwlock.h,
+ *                  PREFERENCE): reader preference for the default kind,
+ *                  writer preference for PREFER_WRITER_NONRECURSIVE_NP;
+ *                  under LOCKSWAP_RWPOLICY=algorithm the algorithm's own
+ *                  policy for the default kind.
+ *   timed          EINVAL first (with a timespec: a clock other than
+ *                  CLOCK_REALTIME and CLOCK_MONOTONIC, tv_nsec outside
+ *                  [0, 1e9)), even when the lock is free; then EDEADLK;
+ *                  then an attempt; then ETIMEDOUT for a deadline already
+ *                  past. A NULL timespec waits without limit, whatever the
+ *                  clock, as in glibc 2.36. A CLOCK_REALTIME deadline is
+ *                  converted to a CLOCK_MONOTONIC one when the wait starts,
+ *                  by ls_deadline_ns: a time past 64 bits of nanoseconds
+ *                  (tv_sec up to LONG_MAX) never comes. A timed writer
+ *                  waits in the algorithm's own timed writer, keeping
+ *                  readers out as an untimed one (rwlock.h).
  *   unlock         by the write holder: a write unlock; by a thread holding
  *                  a read lock: a read unlock (the last of its recursive
  *                  holds releases the algorithm's); by any other thread: 0

@@ -26,10 +26,12 @@
 
 /* ---- acquisitions ---- */
 
-/* Does the shim count this lock's recursive reads (rwlock.h)? */
+/* Does the shim count this lock's recursive reads (rwlock.h)? Under the
+ * default kind, whatever the policy. */
 static inline bool counts_recursion(struct ls_rwlock *l, unsigned how)
 {
-	return !how || ((ls_rwg.map ? ls_rwmap_caps(l) : ls_rwg.rw->caps) & LS_RWCAP_EXCLUSIVE);
+	return !(how & LS_RW_PREFER_WRITER) ||
+	       ((ls_rwg.map ? ls_rwmap_caps(l) : ls_rwg.rw->caps) & LS_RWCAP_EXCLUSIVE);
 }
 
 enum op { LOCK, TRY, TIMED };
@@ -79,7 +81,7 @@ static int attempt(void *st, bool write, unsigned how, enum op op, const struct 
 		return r;
 	uint64_t deadline = UINT64_MAX;
 	if (op == TIMED && t->abs) {
-		if ((r = ls_to_deadline(t->clock, t->abs, &deadline)))
+		if ((r = ls_deadline_ns(t->clock, t->abs, &deadline)))
 			return r;
 	}
 	if (LS_UNLIKELY(ls_async_cancel))
@@ -192,10 +194,11 @@ int ls_rw_tryrdlock_checked(pthread_rwlock_t *rw)
 }
 
 /* The timed variants (checked, whatever the entries): EINVAL before
- * anything else, as glibc. */
+ * anything else, as glibc; like glibc 2.36, the clock is checked only with
+ * a timespec (NULL: no limit, any clock). */
 static int timed(pthread_rwlock_t *rw, bool write, clockid_t clock, const struct timespec *abs)
 {
-	if (!ls_valid_clock(clock) || (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)))
+	if (abs && (!ls_valid_clock(clock) || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L))
 		return EINVAL;
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	struct timed_arg t = {clock, abs};

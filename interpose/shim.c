@@ -92,30 +92,6 @@ __attribute__((constructor(101))) static void register_atfork(void)
 	pthread_atfork(ls_pool_fork_prepare, ls_pool_fork_parent, atfork_child_all);
 }
 
-/* ---- deadlines ---- */
-
-int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out)
-{
-	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
-		return EINVAL;
-	if (abs->tv_sec < 0)
-		return ETIMEDOUT;
-	uint64_t want = (uint64_t)abs->tv_sec * 1000000000u + (uint64_t)abs->tv_nsec;
-	if (clock == CLOCK_MONOTONIC) {
-		if (want <= ls_now_ns())
-			return ETIMEDOUT;
-		*out = want;
-		return 0;
-	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	uint64_t rt = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	if (want <= rt)
-		return ETIMEDOUT;
-	*out = ls_now_ns() + (want - rt);
-	return 0;
-}
-
 /* ---- out-of-line state of a mutex ---- */
 
 /* The pool frees the block of a mutex that is gone without destroy

@@ -173,9 +173,8 @@ static inline bool ls_valid_clock(clockid_t c)
 {
 	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC;
 }
-/* Converts an absolute deadline on `clock` to ls_now_ns() time. Returns
- * EINVAL (tv_nsec outside [0, 1e9)), ETIMEDOUT (already past) or 0. */
-int ls_to_deadline(clockid_t clock, const struct timespec *abs, uint64_t *out);
+/* A caller's timespec becomes a deadline through ls_deadline_ns (wait.h):
+ * overflow-safe, a time past 64 bits of nanoseconds never comes. */
 /* An asynchronously cancelable thread waits in slices this long, doubling
  * (mutex.c, rwlock.c). */
 #define LS_SLICE_MIN_NS 1000000u

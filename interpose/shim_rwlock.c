@@ -8,7 +8,7 @@
 #include "pool.h"
 #include "shim_rwlock.h"
 
-struct ls_rwglobal ls_rwg;
+struct ls_rwglobal ls_rwg = {.how = {0, LS_RW_PREFER_WRITER}};
 struct ls_rwreal ls_rwreal;
 
 /* ---- the lives of rwlocks (shim_rwlock.h) ---- */

@@ -91,6 +91,11 @@ struct ls_rwglobal {
 	size_t rw_size; /* rw->state_size, final once started */
 	bool map;	/* an algorithm per rwlock (rwlock.c): rw is the map's dispatcher */
 	bool map_near;	/* its table is below 4 GiB: the map's own fast entries */
+	/* the `how` of a default-kind lock ([0]) and of a
+	 * PREFER_WRITER_NONRECURSIVE_NP one ([1]): the kind's preference
+	 * (0, LS_RW_PREFER_WRITER), or under LOCKSWAP_RWPOLICY=algorithm
+	 * the algorithm's own policy for the default kind (rwlock.h) */
+	unsigned how[2];
 } __attribute__((aligned(LS_CACHELINE)));
 /* hidden: the fast paths call through it with one instruction */
 extern struct ls_rwglobal ls_rwg __attribute__((visibility("hidden")));
@@ -142,11 +147,12 @@ static inline void ls_rw_store_writer(struct ls_rwlock *l, int tid)
 	__atomic_store_n(&l->cur_writer, tid, __ATOMIC_RELAXED);
 }
 
-/* LS_RW_PREFER_WRITER for the _NP writer-preferring kind (glibc compares
- * __flags with it too), else 0. */
+/* What every acquisition of l asks of the algorithm (rwlock.h,
+ * PREFERENCE): by l's kind (glibc compares __flags with the _NP writer
+ * kind too) and LOCKSWAP_RWPOLICY. */
 static inline unsigned ls_rw_how(const struct ls_rwlock *l)
 {
-	return l->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP ? LS_RW_PREFER_WRITER : 0;
+	return ls_rwg.how[l->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP];
 }
 
 /* Neither write-held nor process-shared: one relaxed load of both (a

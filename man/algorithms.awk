@@ -50,6 +50,16 @@ function close_tunables() {
   next
 }
 
+# An rwlock algorithm's own policy (LOCKSWAP_RWPOLICY=algorithm).
+/^ +policy: / {
+  close_tunables()
+  line = $0
+  sub(/^ +policy: */, "", line)
+  print ".br"
+  print "Own policy (LOCKSWAP_RWPOLICY=algorithm): " roff(line) "."
+  next
+}
+
 /^ +LOCKSWAP_[A-Z0-9_]+=/ {
   line = $0
   sub(/^ +/, "", line)

@@ -242,6 +242,8 @@ each_family_untraced() {
   for a in $names; do
     arg=all
     [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
+    # the algorithm's own policy gives up the default kind's reader preference
+    [ "$arg" = all ] && [ "${LOCKSWAP_RWPOLICY:-}" = algorithm ] && arg=own-ok
     local cmd=()
     sized_words "$wait" "$a" "$@"
     for w in "${SIZED[@]}"; do [ "$w" = @ARG@ ] && cmd+=("$arg") || cmd+=("$w"); done

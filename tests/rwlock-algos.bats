@@ -15,6 +15,9 @@
 #            tests/unit/rw_wake.c: a writer out every reader and the next
 #            writer, the last reader out the writer; a sleeper woken for
 #            nothing sleeps again and its count of sleeps grows);
+#   pf-t     trywrlock sees no reader inside only when none is (its
+#            reader counts driven through the bad interleaving step by
+#            step: tests/unit/pft_trywrlock.c);
 #   bravo    a slow reader sets the bias, a writer revokes it and waits for
 #            the visible readers, a revocation that gives up leaves them to
 #            the next writer, and the bias comes back after the inhibition.
@@ -40,16 +43,41 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
   done
 }
 
-@test "every rwlock under park: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {
-  local a c
+@test "pf-t: a trywrlock that a reader passes through between its looks at the counts takes no ticket while an older reader is inside (the reader and the next writer waited for each other for ever)" {
+  run timeout -k 5 "$(hang_timeout)" "$UNIT/pft_trywrlock-inject" -w all
+  assert_success
+  assert_output "pft_trywrlock: OK"
+}
+
+@test "every rwlock under park, under its own policy and reader preference: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {
+  local a c k
   for a in $(rwalgos lock); do
-    for c in writer-out reader-out; do
-      # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
-      [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
-      run order "$PATIENT" "$WAKE" -a "$a" -T "$(hang_timeout 50)" "$c"
-      assert_success
+    for k in own reader; do
+      for c in writer-out reader-out; do
+        # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
+        [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
+        # c-rw-wp under reader preference: the writers wait for the
+        # readers outside the writers' lock, each on an indicator, and the
+        # last reader out wakes them all (c_rw_wp.c, README)
+        [[ "$a" == c-rw-wp* && "$k" == reader && "$c" == reader-out ]] && continue
+        run order "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$(hang_timeout 50)" "$c"
+        assert_success
+      done
     done
   done
+}
+
+@test "every rwlock through its table (rw_prefer, park): the preference each acquisition asks for (reader, writer, own), and a native timed writer that keeps readers out as an untimed one, gets the lock, or gives up at its deadline letting in the reader it kept out and leaving nothing behind (issue 32; the mutex-serialised mode: the writer cases)" {
+  local a m failed=() out excl
+  excl=" $(rwalgos exclusive | tr '\n' ' ') "
+  for a in $(rwalgos); do
+    [ "$a" = pthread ] && continue
+    for m in reader writer own timed-reader timed-writer timed-own; do
+      [[ "$excl" == *" $a "* ]] && [[ "$m" != writer && "$m" != timed-writer ]] && continue
+      out=$(timeout -k 5 "$(hang_timeout)" "$UNIT/rw_prefer" -a "$a" -T 50 "$m" 2>&1) || failed+=("$a $m: $out")
+    done
+  done
+  [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
 }
 
 @test "rw_wake: bad usage is one line and exit 2" {

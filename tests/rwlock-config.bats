@@ -43,8 +43,11 @@ rejected() { # rejected PATTERN...: exit 2, one line, each pattern in it
   run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_RWALGO=pf-t LOCKSWAP_SPINALGO=ticket16 /bin/true
   assert_success
   assert_output --regexp 'lockswap: rwlock algorithm=pf-t wait=park caps=- state=inline'
-  assert_output --partial 'lockswap: rwlock timed locks by fallback'
+  assert_output --partial 'lockswap: rwlock policy=kind (the kind'"'"'s: reader preference, writer preference for the _NP kind)'
+  assert_output --partial 'lockswap: rwlock timed reads by fallback'
   assert_output --partial 'lockswap: spinlock algorithm=ticket16 caps=fifo'
+  run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_RWALGO=pf-t LOCKSWAP_RWPOLICY=algorithm /bin/true
+  assert_output --partial 'lockswap: rwlock policy=algorithm (phase-fair: read and write phases alternate, writers FIFO)'
   run env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO=mcs /bin/true
   assert_output --regexp 'rwlock algorithm=mutex wait=park caps=fifo,qnode,exclusive'
 }

@@ -4,8 +4,10 @@
 # writer, no lost wake-up (every thread finishes), timeouts leave nothing
 # behind (every lock is free at the end; a claim left behind hangs the
 # readers, and the timeout turns that into a failure with the report of
-# where each thread was), no node leaked; both kinds (reader: nothing
-# asked; writer: LS_RW_PREFER_WRITER), every waiting policy, more threads
+# where each thread was), no node leaked; every preference a lock may ask
+# for (-k reader: nothing asked, the default kind's reader preference;
+# writer: LS_RW_PREFER_WRITER; own: LS_RW_OWN_POLICY, the algorithm's own
+# policy, issue 32), every waiting policy, more threads
 # than cores, plain and -inject builds. Each case runs for EVERY algorithm
 # of `lockswap --names rwlock --cap lock` (NAME+WRAPPER compositions too).
 #
@@ -47,21 +49,23 @@ rw_all() {
   [[ "$output" == *"not a lock"* ]]
   run "$S" -a central -k both
   [ "$status" -eq 2 ]
-  [[ "$output" == *"(valid: reader, writer)"* ]]
+  [[ "$output" == *"(valid: reader, writer, own)"* ]]
   run timeout 30 "$S" -a central -t 3 -n 500 -m mix -l 2
   [ "$status" -eq 0 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ "$output" == "rwstress: OK algo=central kind=reader wait=park threads=3 locks=2"*"max_readers="* ]]
 }
 
-@test "every rwlock, spin, 2 threads: lock() and mix, both kinds" {
+@test "every rwlock, spin, 2 threads: lock() and mix, every preference" {
   rw_all 1 "$S" -w spin -t 2 -n 1500 -m lock
   rw_all 2 "$S" -w spin -t 2 -n 800 -m mix -l 3 -k writer
+  rw_all 11 "$S" -w spin -t 2 -n 800 -m mix -l 3 -k own
 }
 
-@test "every rwlock, yield and park, 6 threads: mix (reads, writes, try, timed, two locks, self-checks), both kinds" {
+@test "every rwlock, yield and park, 6 threads: mix (reads, writes, try, timed, two locks, self-checks), every preference" {
   rw_all 3 "$S" -w yield -t 6 -n @800@ -m mix -l 3
   rw_all 4 "$S" -w park -t 6 -n 800 -m mix -l 3 -k writer
+  rw_all 12 "$S" -w park -t 6 -n 400 -m mix -l 3 -k own
 }
 
 @test "every rwlock, park with no spinning or yielding (every waiter sleeps), 6 threads, half writes" {
@@ -72,11 +76,12 @@ rw_all() {
   rw_all 6 "$S" -w park -t 6 -n 400 -m timed -p 10000 -r 60
 }
 
-@test "every rwlock, -inject: spin 2 threads, yield and park 6 threads, mix, both kinds" {
+@test "every rwlock, -inject: spin 2 threads, yield and park 6 threads, mix, every preference" {
   rw_all 7 "$S-inject" -w spin -t 2 -n 300 -m mix -l 3
   rw_all 8 "$S-inject" -w yield -t 6 -n @300@ -m mix -l 3 -k writer
   rw_all 9 "$S-inject" -w park -t 6 -n 400 -m mix -l 3
   LOCKSWAP_YIELD=0 rw_all 10 "$S-inject" -w park -S 0 -t 6 -n 300 -m mix -l 3 -k writer
+  rw_all 13 "$S-inject" -w yield -t 6 -n @300@ -m mix -l 3 -k own
 }
 
 @test "the mutex-serialised mode over a queue lock, a try lock, an out-of-line lock and a wrapped lock (LOCKSWAP_ALGO)" {

@@ -10,6 +10,11 @@ load helpers
 TEST_TIMEOUT=60
 P="$PROGS/rwlock_semantics"
 
+# the rwlock algorithms (of RW_ALGOS, if set) whose readers share the lock
+shared_rwalgos() {
+  comm -23 <(rwalgos | sort) <(rwalgos exclusive | sort) | tr '\n' ' '
+}
+
 @test "glibc itself passes every rwlock_semantics case (the specification)" {
   native_passes "$P"
 }
@@ -38,11 +43,40 @@ P="$PROGS/rwlock_semantics"
   LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" @ARG@
 }
 
-@test "algorithms with capability kind: glibc's reader preference for the default kind (a new reader passes a waiting writer)" {
-  each_rwalgo kind -- "$P" reader-preference
-  # and the policy is the algorithm's, not the shim's: central-wp keeps the reader out
-  run under_rw central-wp -- "$P" reader-preference
-  [ "$status" -ne 0 ]
+@test "the kind decides the preference (issue 32): a default-kind lock admits a reader beside readers while writers wait, also when a reader waits for another thread's reader (tst-rwlock16's pattern), under every algorithm whose readers share the lock, every wrapper, spin and park" {
+  local RW_ALGOS
+  RW_ALGOS=$(shared_rwalgos)
+  each_rwalgo lock spin -- "$P" reader-preference reader-waits-for-reader timed-writer-default || return 1
+  each_rwalgo lock park -- "$P" reader-preference reader-waits-for-reader timed-writer-default
+}
+
+@test "a timed writer of a PREFER_WRITER_NONRECURSIVE_NP lock keeps new readers out, gets the lock, and when it gives up lets the readers behind it in (tst-rwlock15's pattern), under every algorithm whose readers share the lock, both policies, spin and park" {
+  local RW_ALGOS
+  RW_ALGOS=$(shared_rwalgos)
+  each_rwalgo lock spin -- "$P" timed-writer || return 1
+  each_rwalgo lock park -- "$P" timed-writer || return 1
+  LOCKSWAP_RWPOLICY=algorithm each_rwalgo lock park -- "$P" timed-writer
+}
+
+@test "LOCKSWAP_RWPOLICY=algorithm: every case but the default kind's reader preference passes under every algorithm and wrapper, and the writer-preferring algorithms then keep a reader out behind a waiting writer (their own policy)" {
+  LOCKSWAP_RWPOLICY=algorithm each_rwalgo lock park -- "$P" @ARG@ || return 1
+  local a
+  for a in central-wp pf-t mcs-rw c-rw-wp; do
+    [ -n "${RW_ALGOS:-}" ] && [[ " $RW_ALGOS " != *" $a "* ]] && continue
+    run env LOCKSWAP_RWPOLICY=algorithm LD_PRELOAD="$LIB" LOCKSWAP_RWALGO="$a" timeout -k 5 "$(hang_timeout)" "$P" reader-preference
+    [ "$status" -eq 1 ] || { echo "$a: own policy still reader preference ($status): $output"; return 1; }
+  done
+}
+
+@test "LOCKSWAP_RWPOLICY: kind and algorithm accepted, anything else refused with one line naming the valid values; listed among the valid variables" {
+  run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=pf-t LOCKSWAP_RWPOLICY=kind "$P" share
+  assert_success
+  run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=pf-t LOCKSWAP_RWPOLICY=algorithms "$P" share
+  assert_failure
+  assert_output "lockswap: LOCKSWAP_RWPOLICY: unknown policy 'algorithms' (valid: kind, algorithm)"
+  run env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=pf-t LOCKSWAP_RWPOLICYY=1 "$P" share
+  assert_failure
+  [[ "$output" == *"LOCKSWAP_RWPOLICY,"* || "$output" == *"LOCKSWAP_RWPOLICY "* || "$output" == *"LOCKSWAP_RWPOLICY)"* ]]
 }
 
 @test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, unlocks too many after a hand-over to a blocked reader or writer, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {

@@ -133,7 +133,7 @@ static const struct ls_rwalgo *find_table(const char *name, size_t len)
 struct comp {
 	struct ls_rwalgo t;
 	const struct ls_rwalgo *wrapper, *inner;
-	char name[96], desc[256];
+	char name[96], desc[256], policy[256];
 };
 static struct comp comps[MAX_TABLES];
 static size_t ncomps;
@@ -188,6 +188,9 @@ static const struct ls_rwalgo *compose(const struct ls_rwalgo *inner, const stru
 		c->t = *w;
 		c->t.name = c->name;
 		c->t.desc = c->desc;
+		snprintf(c->policy, sizeof c->policy, "%s%s%s", inner->policy ? inner->policy : "",
+			 w->policy ? "; " : "", w->policy ? w->policy : "");
+		c->t.policy = c->policy;
 		c->t.caps = w->caps | (inner->caps & w->keep_caps);
 		c->t.state_size = round8(w->state_size) + inner->state_size;
 		c->t.start = NULL; /* ls_rwalgo_start runs the parts' hooks */

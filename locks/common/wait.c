@@ -20,6 +20,42 @@ uint64_t ls_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* tv_sec * 1e9 + tv_nsec for tv_sec >= 0 and a valid tv_nsec, saturating
+ * at LS_DEADLINE_NEVER. */
+static uint64_t timespec_ns(const struct timespec *t)
+{
+	uint64_t ns;
+	if (__builtin_mul_overflow((uint64_t)t->tv_sec, 1000000000u, &ns) ||
+	    __builtin_add_overflow(ns, (uint64_t)t->tv_nsec, &ns))
+		return LS_DEADLINE_NEVER;
+	return ns;
+}
+
+int ls_deadline_ns(clockid_t clock, const struct timespec *abs, uint64_t *out)
+{
+	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
+		return EINVAL;
+	if (abs->tv_sec < 0)
+		return ETIMEDOUT;
+	uint64_t want = timespec_ns(abs);
+	if (clock == CLOCK_MONOTONIC) {
+		if (want <= ls_now_ns())
+			return ETIMEDOUT;
+		*out = want;
+		return 0;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t rt = timespec_ns(&now); /* tv_sec >= 0: after 1970 */
+	if (want <= rt)
+		return ETIMEDOUT;
+	/* a time past 64 bits stays "never" (not its distance from a
+	 * saturated value), as a distance that overflows the clock */
+	if (want == LS_DEADLINE_NEVER || __builtin_add_overflow(ls_now_ns(), want - rt, out))
+		*out = LS_DEADLINE_NEVER;
+	return 0;
+}
+
 bool ls_spin_slow(struct ls_spin *s, unsigned spin)
 {
 	switch (ls_wait_cfg.policy) {

@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lock.h"
 
@@ -74,6 +75,24 @@ static inline void ls_cpu_relax(void)
 
 /* CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall). */
 uint64_t ls_now_ns(void);
+
+/* A deadline that never comes: what ls_deadline_ns gives for a time that
+ * 64 bits of nanoseconds cannot hold (584 years after the clock's epoch). */
+#define LS_DEADLINE_NEVER UINT64_MAX
+
+/* The absolute time *abs on `clock` (CLOCK_MONOTONIC, or CLOCK_REALTIME for
+ * any other: the caller has refused the clocks glibc refuses) as a deadline
+ * in ls_now_ns() time, for the timed calls. Every tv_sec a caller can pass
+ * is a time: one past what 64 bits of nanoseconds hold (tv_sec >=
+ * 18446744074, up to LONG_MAX: programs write time(NULL) + 1e10 or 1LL <<
+ * 62 for "for ever") saturates at LS_DEADLINE_NEVER instead of wrapping
+ * round to a time long past, and a CLOCK_REALTIME one saturates too when
+ * its distance from now, added to the monotonic clock, would overflow. A
+ * CLOCK_REALTIME time is converted now: a later step of the realtime clock
+ * does not move the deadline. Returns EINVAL (tv_nsec outside [0, 1e9)),
+ * ETIMEDOUT (the time is not after now; a negative tv_sec is long past, as
+ * glibc takes it), or 0 with *out set. */
+int ls_deadline_ns(clockid_t clock, const struct timespec *abs, uint64_t *out);
 
 struct ls_spin {
 	unsigned n;

@@ -52,17 +52,23 @@
  * Kinds: under LS_RW_PREFER_WRITER a biased reader would pass a writer
  * that waits for the inner lock, so readers of such a lock always take the
  * slow path and never set the bias; a writer revokes a bias whatever the
- * kind. Recursive reads never reach an algorithm under the default kind
- * (the shim grants them), so a thread holds at most one fast read of a
- * lock. Waiting: the revoking writer polls each slot that holds the lock
- * under the waiting policy (ls_poll_until: spin, yield, then, under park,
- * naps doubling from 1 us to 1 ms): a reader's unlock stays one store,
- * with no wake-up to issue. Timed and try acquisitions are the inner
- * lock's (native, or the family's fallback), plus a revocation that gives
- * up at the deadline (timed; then it releases the inner write lock) or at
- * the first slot still held (try); a revocation that gives up sets the bias
- * again, so that the next writer revokes the readers still in the table.
- * Nothing to allocate, nothing to free.
+ * kind. Under reader preference (rwlock.h: the default kind) a writer must
+ * not keep readers out while it waits for the biased ones (one of them may
+ * be waiting for a reader of another thread), so it revokes without the
+ * inner write lock: it clears the bias, and if a slot still holds the
+ * lock it releases the inner lock, waits for the slots, takes the inner
+ * lock again (by the inner's reader preference: after the readers that
+ * came meanwhile) and looks again. While a revocation is pending the bias
+ * word is REVOKING: no bias, and no slow reader sets it again; a writer
+ * that finds it revokes, so that one that gave up at its deadline, without
+ * the inner lock, leaves nothing but a revocation for the next writer. Recursive reads never reach an
+ *algorithm under the default kind (the shim grants them), so a thread holds at most one fast read of a lock.
+ *Waiting: the revoking writer polls each slot that holds the lock under the waiting policy (ls_poll_until:
+ *spin, yield, then, under park, naps doubling from 1 us to 1 ms): a reader's unlock stays one store, with no
+ *wake-up to issue. Timed and try acquisitions are the inner lock's (native, or the family's fallback), plus a
+ *revocation that gives up at the deadline (timed; then it releases the inner write lock) or at the first slot
+ *still held (try); a revocation that gives up sets the bias again, so that the next writer revokes the
+ *readers still in the table. Nothing to allocate, nothing to free.
  *
  * After the release (lock.h, rwlock.h): a fast reader's unlock is the
  * store that clears its slot, in the process-wide table, never freed; it
@@ -81,6 +87,8 @@
 #include "wait.h"
 
 #define BIAS 1ull
+#define PENDING 2ull	 /* a revocation is under way or was given up */
+#define REVOKING (~BIAS) /* PENDING, and no clock reaches it: slow readers leave it */
 #define SLOTS 4096u
 
 struct bravo {
@@ -227,32 +235,78 @@ static int slot_free(void *arg)
 	return atomic_load_explicit(s->slot, memory_order_seq_cst) == s->lock ? EBUSY : 0;
 }
 
-/* Called with the inner write lock held and the bias set: clears it and
- * waits until no slot holds the lock (try: fails at the first one that
- * does; timed: gives up at the deadline). Returns 0, with the bias off and
- * inhibited for N times the time spent; or EBUSY or ETIMEDOUT, with the
- * bias set again. */
-static __attribute__((noinline)) int revoke(struct bravo *b, bool try, uint64_t deadline)
+/* Waits until no slot holds the lock (try: fails at the first one that
+ * does; else gives up at the deadline, 0: none). 0, EBUSY or ETIMEDOUT. */
+static int scan(struct bravo *b, bool try, uint64_t deadline)
 {
-	uint64_t start = ls_tp_now();
-	/* (B) seq_cst */
-	atomic_store_explicit(&b->bias, 0, memory_order_seq_cst);
-	int r = 0;
 	struct scan s = {NULL, b};
-	for (unsigned i = 0; i < SLOTS && !r; i++) {
+	for (unsigned i = 0; i < SLOTS; i++) {
 		s.slot = &ls_bravo_table[i];
 		if (slot_free(&s) == 0)
 			continue;
 		LS_INJECT();
-		r = try ? EBUSY : ls_poll_until(slot_free, &s, deadline ? deadline : UINT64_MAX);
+		int r = try ? EBUSY : ls_poll_until(slot_free, &s, deadline ? deadline : UINT64_MAX);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The inner write lock, with the deadline (0: none). */
+static int inner_write(struct bravo *b, unsigned how, uint64_t deadline)
+{
+	if (!deadline) {
+		inner->wrlock(in(b), how);
+		return 0;
+	}
+	return inner->timedwrlock ? inner->timedwrlock(in(b), how, deadline)
+				  : ls_rw_timed_fallback(inner, in(b), how, true, deadline, NULL);
+}
+
+/* Called with the inner write lock held and a bias to revoke (BIAS or
+ * PENDING): clears it and waits until no slot holds the lock (try: fails at
+ * the first one that does; timed: gives up at the deadline). Returns 0,
+ * with the lock held and the bias off and inhibited for N times the time
+ * spent; or EBUSY or ETIMEDOUT: with the inner lock held and the bias set
+ * again (the next writer revokes the readers still in the table), or,
+ * under reader preference, without the inner lock and the revocation
+ * pending. */
+static __attribute__((noinline)) int revoke(struct bravo *b, unsigned how, bool try, uint64_t deadline)
+{
+	uint64_t start = ls_tp_now();
+	bool unlocked = !try && ls_rw_reader_pref(how);
+	int r;
+	for (;;) {
+		/* (B) seq_cst */
+		atomic_store_explicit(&b->bias, REVOKING, memory_order_seq_cst);
+		r = scan(b, try || unlocked, deadline);
+		if (!r || !unlocked)
+			break;
+		/* reader preference: wait for the biased readers without the
+		 * inner lock, take it again, and look again (the bias word is
+		 * ours to read only with it) */
+		inner->wrunlock(in(b));
+		LS_INJECT();
+		if ((r = scan(b, false, deadline)) || (r = inner_write(b, how, deadline)))
+			return r;
+		/* relaxed: written under the inner write lock, which we hold */
+		if (!(atomic_load_explicit(&b->bias, memory_order_relaxed) & (BIAS | PENDING)))
+			return 0; /* another writer completed a revocation */
 	}
 	uint64_t end = ls_tp_now();
 	/* relaxed: read by slow readers after the inner lock's release. A
 	 * revocation that gave up gives the bias back: readers still in the
 	 * table must be revoked again by the next writer. */
-	atomic_store_explicit(&b->bias, r ? BIAS : (end + (end - start) * inhibit_n) & ~BIAS,
+	atomic_store_explicit(&b->bias, r ? BIAS : (end + (end - start) * inhibit_n) & ~(BIAS | PENDING),
 			      memory_order_relaxed);
 	return r;
+}
+
+/* A bias to revoke, in a value of the bias word read with the inner write
+ * lock held. */
+static inline bool to_revoke(uint64_t v)
+{
+	return v & (BIAS | PENDING);
 }
 
 static void bravo_wrlock(void *state, unsigned how)
@@ -260,15 +314,15 @@ static void bravo_wrlock(void *state, unsigned how)
 	struct bravo *b = state;
 	inner->wrlock(in(b), how);
 	/* relaxed: set under the inner read lock, which ours excludes */
-	if (LS_UNLIKELY(atomic_load_explicit(&b->bias, memory_order_relaxed) & BIAS))
-		revoke(b, false, 0);
+	if (LS_UNLIKELY(to_revoke(atomic_load_explicit(&b->bias, memory_order_relaxed))))
+		revoke(b, how, false, 0);
 }
 
 static int bravo_trywrlock(void *state, unsigned how)
 {
 	struct bravo *b = state;
 	int r = inner->trywrlock(in(b), how);
-	if (r || !(atomic_load_explicit(&b->bias, memory_order_relaxed) & BIAS) || !revoke(b, true, 0))
+	if (r || !to_revoke(atomic_load_explicit(&b->bias, memory_order_relaxed)) || !revoke(b, how, true, 0))
 		return r;
 	inner->wrunlock(in(b));
 	return EBUSY;
@@ -277,13 +331,14 @@ static int bravo_trywrlock(void *state, unsigned how)
 static int bravo_timedwrlock(void *state, unsigned how, uint64_t deadline)
 {
 	struct bravo *b = state;
-	int r = inner->timedwrlock ? inner->timedwrlock(in(b), how, deadline)
-				   : ls_rw_timed_fallback(inner, in(b), how, true, deadline, NULL);
-	if (r || !(atomic_load_explicit(&b->bias, memory_order_relaxed) & BIAS) ||
-	    !revoke(b, false, deadline))
+	int r = inner_write(b, how, deadline);
+	if (r || !to_revoke(atomic_load_explicit(&b->bias, memory_order_relaxed)))
 		return r;
-	inner->wrunlock(in(b));
-	return ETIMEDOUT;
+	if (!(r = revoke(b, how, false, deadline)))
+		return 0;
+	if (!ls_rw_reader_pref(how))
+		inner->wrunlock(in(b)); /* (under reader preference it gave up without it) */
+	return r;
 }
 
 static void bravo_wrunlock(void *state)
@@ -323,6 +378,7 @@ static const struct ls_param bravo_params[] = {
 static const struct ls_rwalgo bravo_algo = {
     .name = "bravo",
     .desc = "biased reading through a process-wide visible-readers table (Dice & Kogan, ATC 2019)",
+    .policy = "biased readers pass waiting writers (not under the _NP kind)",
     .caps = LS_RWCAP_WRAPPER,
     .rank = 90,
     .state_size = sizeof(struct bravo),

@@ -76,10 +76,32 @@
  * sleeps on the indicator; the departure that leaves it empty with WWAIT
  * set wakes it (the writer clears WWAIT itself). Timed reads are
  * native (a reader that gives up has departed, and lowers the barrier if
- * it raised it); writers cannot give back a ticket, so timed writes use
- * the family's fallback (trywrlock polled). Under LS_RW_PREFER_WRITER
+ * it raised it).
+ *
+ * Preference (rwlock.h). Writer preference with the readers' patience is
+ * the lock's own policy; under LS_RW_PREFER_WRITER (the _NP writer kind)
  * readers never raise the barrier: writers may then starve readers, as
- * glibc's writer-preferring kind allows.
+ * glibc's writer-preferring kind allows. A lock that asks for reader
+ * preference (the default kind) gets the paper's reader-preferring variant
+ * (C-RW-RP, section 3.3) on the same state: a writer waits for the readers
+ * without keeping them out, outside the writers' lock: it takes the cohort
+ * lock as above, and if it finds a reader counted it releases it again
+ * (passing it on, within its cluster, as a release does) and waits, with
+ * no lock held, until it has seen every indicator empty, then tries
+ * again. A reader that finds the global lock held (a writer in its
+ * critical section, or about to check the indicators) waits for it to go
+ * idle, with the same patience as under the own policy. Readers may then
+ * starve writers, as glibc's default kind allows.
+ *
+ * Timed writers are native (rwlock.h, TIMED WRITERS). A ticket of the
+ * global lock cannot be handed back before its turn, so a timed writer
+ * takes the global lock only when it is idle (no ticket out, as
+ * trywrlock); until then it waits for it to go idle, as a reader does,
+ * while the writers that hold it keep the readers out. With the global
+ * lock it waits for the readers (under reader preference, as above: it
+ * checks them, and releases the lock if it finds one), and at its deadline
+ * it releases the global lock: the readers it kept out go on. Writers that
+ * come later may take tickets before it.
  *
  * After the release (rwlock.h, lock.h). A reader's departure (one RMW of
  * its indicator) is its release: afterwards it only issues the futex wake
@@ -267,6 +289,7 @@ static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum
 		h = ls_hier_attach(&l->lines, false, &flat, NULL);
 	unsigned i = ls_hier_is_flat(h) ? 0 : 1 + ls_cluster_fold(ls_cluster(), h->nclusters);
 	_Atomic uint32_t *r = indicator(l, h, i);
+	/* the barrier: after the patience, but under writer preference */
 	bool raised = false, patient = !(how & LS_RW_PREFER_WRITER);
 	uint64_t out_of_patience = 0;
 	int ret;
@@ -359,27 +382,35 @@ static void crw_rdunlock(void *state, void *token)
 
 /* ---- writers ---- */
 
-/* Waits, by the policy, until indicator r counts no reader. (D) */
-static __attribute__((noinline)) void wait_empty(_Atomic uint32_t *r)
+/* Waits, by the policy, until indicator r counts no reader, or the
+ * deadline (0: none) passes: 0 or ETIMEDOUT. (D) */
+static __attribute__((noinline)) int wait_empty(_Atomic uint32_t *r, uint64_t deadline)
 {
 	/* (D) acquire: pairs with (C); seq_cst: (B) */
 	uint32_t v = atomic_load_explicit(r, memory_order_seq_cst);
 	struct ls_spin s = LS_SPIN_INIT;
-	while (v >= ARRIVE) {
+	int ret = 0;
+	for (unsigned i = 1; v >= ARRIVE; i++) {
 		LS_INJECT();
+		if (deadline && ((i & 15) == 0 || s.n >= ls_wait_cfg.spin) && ls_now_ns() >= deadline) {
+			ret = ETIMEDOUT;
+			break;
+		}
 		if (ls_spin_step(&s)) {
 			/* WWAIT, then sleep on the value that has it: the last
 			 * departure either sees WWAIT and wakes us, or changes
 			 * the word first and the futex wait returns at once. */
 			if ((v & WWAIT) || atomic_compare_exchange_strong_explicit(
 					       r, &v, v | WWAIT, memory_order_relaxed, memory_order_relaxed))
-				ls_futex_wait(r, v | WWAIT, 0);
+				ls_futex_wait(r, v | WWAIT, deadline);
 			s = (struct ls_spin)LS_SPIN_INIT;
 		}
 		v = atomic_load_explicit(r, memory_order_seq_cst);
 	}
+	/* (another waiter, if any, sets it again) */
 	if (v & WWAIT)
 		atomic_fetch_and_explicit(r, ~WWAIT, memory_order_relaxed);
+	return ret;
 }
 
 static inline bool empty(_Atomic uint32_t *r)
@@ -388,17 +419,28 @@ static inline bool empty(_Atomic uint32_t *r)
 	return atomic_load_explicit(r, memory_order_seq_cst) < ARRIVE;
 }
 
-/* Every reader has departed. (B): after the global ticket. */
-static inline void drain(struct crw *l, struct ls_hier_head *h)
+/* Waits until every reader has departed, or the deadline (0: none)
+ * passes: 0 or ETIMEDOUT. (B): after the global ticket (under reader
+ * preference, also before it, with no lock held). */
+static int drain(struct crw *l, struct ls_hier_head *h, uint64_t deadline)
 {
-	if (LS_UNLIKELY(ls_hier_is_flat(h))) {
-		if (!empty(&l->flat))
-			wait_empty(&l->flat);
-		return;
-	}
+	if (ls_hier_is_flat(h))
+		return empty(&l->flat) ? 0 : wait_empty(&l->flat, deadline);
+	for (unsigned i = 1; i <= h->nclusters; i++)
+		if (!empty(&line(h, i)->readers) && wait_empty(&line(h, i)->readers, deadline))
+			return ETIMEDOUT;
+	return 0;
+}
+
+/* No reader counted now? (B): after the global ticket. */
+static inline bool drained(struct crw *l, struct ls_hier_head *h)
+{
+	if (LS_UNLIKELY(ls_hier_is_flat(h)))
+		return empty(&l->flat);
 	for (unsigned i = 1; i <= h->nclusters; i++)
 		if (LS_UNLIKELY(!empty(&line(h, i)->readers)))
-			wait_empty(&line(h, i)->readers);
+			return false;
+	return true;
 }
 
 /* Takes the global lock if it is free with no ticket out (ls_tkt_try with
@@ -424,26 +466,29 @@ static inline void global_acquire(struct crw *l)
 		ls_tkt_wait(&l->global, ls_tkt_ticket(old)); /* (F) */
 }
 
-static void wait_barrier(struct crw *l)
+/* Waits until the barrier is down, or the deadline (0: none) passes: 0 or
+ * ETIMEDOUT. */
+static int wait_barrier(struct crw *l, uint64_t deadline)
 {
 	/* acquire: nothing to order; the barrier only holds writers back */
 	uint32_t v = atomic_load_explicit(&l->barrier, memory_order_relaxed) & ~LS_PARKED;
 	while (v) {
 		LS_INJECT();
-		v = ls_wait_while_eq(&l->barrier, v);
+		if (!deadline)
+			v = ls_wait_while_eq(&l->barrier, v);
+		else if (ls_wait_while_eq_until(&l->barrier, v, deadline, &v))
+			return ETIMEDOUT;
 	}
+	return 0;
 }
 
 /* The cohort path: barrier, local lock, then the global lock unless it
- * came with the local one; then the readers. */
+ * came with the local one. Returns with the global lock held. */
 static __attribute__((noinline)) void write_cohort(struct crw *l, struct ls_cohort_head *h)
 {
-	if (!h)
-		h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
-	wait_barrier(l);
+	wait_barrier(l, 0);
 	if (h == &flat) {
 		global_acquire(l);
-		drain(l, &h->h);
 		return;
 	}
 	unsigned c = ls_cluster_fold(ls_cluster(), h->h.nclusters);
@@ -456,21 +501,66 @@ static __attribute__((noinline)) void write_cohort(struct crw *l, struct ls_coho
 	}
 	atomic_store_explicit(&s->granted, 0, memory_order_relaxed);
 	h->holder = c;
-	drain(l, &h->h);
+}
+
+static void write_release(struct crw *l, struct ls_cohort_head *h, bool unlock);
+
+/* Reader preference (see the header): the writer, holding the global lock,
+ * found readers counted. It releases the lock, waits with no lock held
+ * until it has seen every indicator empty, and takes it again, until it
+ * finds none. */
+static __attribute__((noinline)) void write_rp(struct crw *l, struct ls_cohort_head *h)
+{
+	do {
+		write_release(l, h, false);
+		LS_INJECT();
+		drain(l, &h->h, 0);
+		write_cohort(l, h);
+	} while (!drained(l, &h->h));
 }
 
 static void crw_wrlock(void *state, unsigned how)
 {
-	(void)how;
 	struct crw *l = state;
 	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && !atomic_load_explicit(&l->barrier, memory_order_relaxed) &&
 	    global_try(l)) {
 		h->holder = LS_HIER_FAST;
-		drain(l, &h->h);
-		return;
+	} else {
+		if (!h)
+			h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
+		write_cohort(l, h);
 	}
-	write_cohort(l, h);
+	if (LS_LIKELY(drained(l, &h->h)))
+		return;
+	if (ls_rw_reader_pref(how))
+		write_rp(l, h);
+	else
+		drain(l, &h->h, 0);
+}
+
+static int crw_timedwrlock(void *state, unsigned how, uint64_t deadline)
+{
+	struct crw *l = state;
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	if (!h)
+		h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
+	bool rp = ls_rw_reader_pref(how);
+	for (;;) {
+		/* the global lock only when idle: a ticket cannot be given
+		 * back before its turn (see the header) */
+		if (wait_barrier(l, deadline) || (rp && drain(l, &h->h, deadline)) || wait_idle(l, deadline))
+			return ETIMEDOUT;
+		if (!global_try(l))
+			continue;
+		if (!ls_hier_is_flat(&h->h))
+			h->holder = LS_HIER_FAST;
+		if (drained(l, &h->h) || (!rp && !drain(l, &h->h, deadline)))
+			return 0;
+		global_release(l, false); /* (E): the readers it kept out go on */
+		if (!rp)
+			return ETIMEDOUT;
+	}
 }
 
 static int crw_trywrlock(void *state, unsigned how)
@@ -498,7 +588,11 @@ busy:
 	return EBUSY;
 }
 
-static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct ls_cohort_head *h)
+/* `unlock`: in wrunlock, where the last step is the lock's release (the
+ * test point); else a writer under reader preference that found readers
+ * and lets them on. */
+static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct ls_cohort_head *h,
+							   bool unlock)
 {
 	struct line *s = line(&h->h, 1 + h->holder);
 	/* relaxed: we hold the local lock; a waiter's ticket seen late only
@@ -510,26 +604,30 @@ static __attribute__((noinline)) void write_release_cohort(struct crw *l, struct
 		 * local release. */
 		h->passes++;
 		atomic_store_explicit(&s->granted, 1, memory_order_relaxed);
-		ls_tkt_release(&s->local, true); /* (E), with the global lock: the release */
+		ls_tkt_release(&s->local, unlock); /* (E), with the global lock: the release */
 		return;
 	}
 	/* The local lock first: a writer of our cluster that takes it then
 	 * queues for the global lock, which is still ours. */
 	ls_tkt_release(&s->local, false); /* (E) */
-	global_release(l, true);	  /* (E), the last access: see the header */
+	global_release(l, unlock);	  /* (E), the last access: see the header */
+}
+
+static void write_release(struct crw *l, struct ls_cohort_head *h, bool unlock)
+{
+	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
+		write_release_cohort(l, h, unlock);
+		return;
+	}
+	global_release(l, unlock);
 }
 
 static void crw_wrunlock(void *state)
 {
 	struct crw *l = state;
 	/* relaxed: our acquisition loaded (or attached) it */
-	struct ls_cohort_head *h =
-	    (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
-	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
-		write_release_cohort(l, h);
-		return;
-	}
-	global_release(l, true);
+	write_release(l, (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed),
+		      true);
 }
 
 static void crw_destroy(void *state)
@@ -550,6 +648,7 @@ static const struct ls_rwalgo crw_algo = {
     .name = "c-rw-wp",
     .desc = "NUMA-aware, per-cluster reader indicators, cohort writer lock, writer preference "
 	    "(Calciu et al., PPoPP 2013, C-RW-WP)",
+    .policy = "writer preference; a reader out of patience holds new writers back",
     .caps = LS_RWCAP_HIER,
     .rank = 50,
     .state_size = sizeof(struct crw),
@@ -561,6 +660,7 @@ static const struct ls_rwalgo crw_algo = {
     .rdunlock = crw_rdunlock,
     .wrlock = crw_wrlock,
     .trywrlock = crw_trywrlock,
+    .timedwrlock = crw_timedwrlock,
     .wrunlock = crw_wrunlock,
 };
 LS_REGISTER_RWALGO(crw_algo);

@@ -12,12 +12,18 @@
  * both on a mutex and a condition; here both are one atomic word, waited
  * on under the waiting policy (spin, yield, or park on the word's futex).
  *
- *   central     honours the kind (LS_RWCAP_KIND): 8.3.1 for the default
- *               kind, as glibc's reader preference; 8.3.2 when the shim
- *               asks for writer preference (PREFER_WRITER_NONRECURSIVE_NP);
- *   central-wp  8.3.2 always: a claimed lock admits no new reader.
+ *   central     honours the kind (LS_RWCAP_KIND), as its own policy too:
+ *               8.3.1 for reader preference (the default kind), as glibc;
+ *               8.3.2 when the shim asks for writer preference
+ *               (PREFER_WRITER_NONRECURSIVE_NP);
+ *   central-wp  8.3.2 as its own policy (LOCKSWAP_RWPOLICY=algorithm) and
+ *               for the _NP kind: a claimed lock admits no new reader. A
+ *               lock that asks for reader preference (the default kind,
+ *               rwlock.h) gets the reader-preferring variant of the same
+ *               word, 8.3.1: central's.
  * The shim grants recursive reads under the default kind (rwlock.h), so
- * central-wp's writer preference cannot deadlock a recursive reader there.
+ * central-wp's writer preference cannot deadlock a recursive reader there;
+ * the same dependency across two threads can, under its own policy.
  *
  * Word (32 bits):
  *	bits 0-26	R: readers inside (at most 2^27 - 1, then EAGAIN)
@@ -333,29 +339,37 @@ static int c_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token
 	return rd_timedlock_as(st, how, deadline);
 }
 
+/* central-wp: writer preference but for a lock that asks for reader
+ * preference */
+static inline unsigned wp_how(unsigned how)
+{
+	return ls_rw_reader_pref(how) ? 0 : LS_RW_PREFER_WRITER;
+}
+
 static int wp_rdlock(void *st, unsigned how, void **token)
 {
-	(void)how, (void)token;
-	return rd_lock_as(st, LS_RW_PREFER_WRITER);
+	(void)token;
+	return rd_lock_as(st, wp_how(how));
 }
 
 static int wp_tryrdlock(void *st, unsigned how, void **token)
 {
 	uint32_t v;
-	(void)how, (void)token;
-	return rd_try(st, blockers(LS_RW_PREFER_WRITER), &v);
+	(void)token;
+	return rd_try(st, blockers(wp_how(how)), &v);
 }
 
 static int wp_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token)
 {
-	(void)how, (void)token;
-	return rd_timedlock_as(st, LS_RW_PREFER_WRITER, deadline);
+	(void)token;
+	return rd_timedlock_as(st, wp_how(how), deadline);
 }
 
 static const struct ls_rwalgo central_rwalgo = {
     .name = "central",
     .desc =
 	"one reader-count word; reader preference, or writer preference for the _NP kind (AMP 8.3.1/8.3.2)",
+    .policy = "the kind's: reader preference, writer preference for the _NP kind",
     .caps = LS_RWCAP_KIND | LS_RWCAP_TIMEOUT,
     .rank = 10,
     .state_size = sizeof(struct central),
@@ -372,7 +386,8 @@ LS_REGISTER_RWALGO(central_rwalgo);
 
 static const struct ls_rwalgo central_wp_rwalgo = {
     .name = "central-wp",
-    .desc = "one reader-count word, writer preference for every kind (AMP 8.3.2, FifoReadWriteLock)",
+    .desc = "one reader-count word, writer preference (AMP 8.3.2, FifoReadWriteLock)",
+    .policy = "writer preference: a claimed lock admits no new reader",
     .caps = LS_RWCAP_TIMEOUT,
     .rank = 11,
     .state_size = sizeof(struct central),

@@ -46,6 +46,53 @@
  *     empty queue with a CAS; readers that had just left the queue may still
  *     be counted, and it waits for their last decrement (bounded: a few
  *     instructions of their unlock, not a critical section).
+ *  4. Preference (rwlock.h). FIFO is the lock's own policy, and what it
+ *     gives the _NP writer kind (a reader behind a queued writer waits for
+ *     it). A lock that asks for reader preference (the default kind) gets
+ *     a reader-preferring variant of the same queue: a reader (rdlock and
+ *     tryrdlock) that finds readers counted joins them by the count, as
+ *     the try-readers of 2 do, whatever writers wait (only TRY keeps it
+ *     out: a trywrlock waits for the count), and queues only when no
+ *     reader holds the lock. A writer at the head waits for the count to
+ *     drain (WFLAG), readers joining meanwhile: readers may starve writers,
+ *     as glibc's default kind allows. Readers that queued while a writer
+ *     held the lock still enter in queue order.
+ *  5. A native timed writer (timedwrlock; the paper has none), after the
+ *     abortable queues of Scott & Scherer, "Scalable Queue-Based Spin
+ *     Locks with Timeout", PPoPP 2001 (the MCS try-lock's handshake with
+ *     its predecessor: ../shared/papers/001) and Scott, "Non-Blocking
+ *     Timeout in Scalable Queue-Based Spin Locks", TR 773 (sections 2.1
+ *     and 2.2: a waiter that times out leaves its node in the queue,
+ *     marked, and the thread that reaches it does what its owner would
+ *     have done, then reclaims it; 2.1.1 and 2.2.1: one responsible
+ *     reference per node). It queues as wrlock does, so it keeps new
+ *     readers out exactly as an untimed writer (FIFO, writer kind). At
+ *     its deadline it leaves by where it waits:
+ *     - behind a writer: it marks its node GHOST_W (a CAS while BLOCKED);
+ *       the writer that hands it the lock (unblock) releases it on its
+ *       behalf at once (pass_as_writer) and frees the node;
+ *     - behind a reader (SUCC_WRITER set in pred, WAITW counted): it
+ *       marks itself LEAVING and takes SUCC_WRITER back from pred's
+ *       state unless pred, releasing, has CLAIMED it (read_handover);
+ *       the two RMWs on its own state (LEAVING / NAMED) decide who looks
+ *       at which node last, as the leaving / transient handshake of the
+ *       MCS try-lock does, so pred frees its node only after the leaver
+ *       has looked. If pred is active the lock is read and nobody ahead
+ *       writes: it counts itself a reader and passes on as one
+ *       (pass_as_reader), so the readers queued behind it go on
+ *       (tst-rwlock15); if pred waits, it turns SUCC_WRITER into
+ *       SUCC_READER and marks its node GHOST_R: pred admits it as a
+ *       reader and the admitter passes it on. If pred had claimed it, it
+ *       waits (a few instructions) to be named and leaves as below;
+ *     - named (it waits for the count with WFLAG, wr = it): one CAS of
+ *       rc takes WFLAG (and WAITW) back and counts it a reader, unless
+ *       the last reader is already handing it the lock (it then holds
+ *       the lock: 0), and it passes on as a reader.
+ *     A node left behind is freed by the thread that reaches it; nothing
+ *     else is left (rc, wr, the successors' classes are as if it had
+ *     been a reader, or never come). Its owner never waits for a
+ *     neighbour's critical section, only for a neighbour's few
+ *     instructions between two of its own steps.
  *
  *	state:	tail	last node enqueued, NULL when nobody is queued
  *		wr	the writer that waits for the count to drain (with
@@ -53,7 +100,9 @@
  *		rc	bit 0 WFLAG, bit 1 TRY, bits 2-40 readers counted,
  *			bits 41-63 WAITW: writers queued behind a reader
  *	node:	state	BLOCKED, SUCC_READER / SUCC_WRITER (the successor's
- *			class, as the paper's successor_class), LS_PARKED
+ *			class, as the paper's successor_class), LS_PARKED;
+ *			a timed writer's LEAVING, NAMED, GHOST_W / GHOST_R,
+ *			VIA_READERS and its reader pred's CLAIMED (5)
  *		linked	0 until the successor has set next, then 1 (mcs.c)
  *		class	READING / WRITING, written before the swap
  *		next	the successor
@@ -76,8 +125,8 @@
  * linked words, one waiter per word; the releaser's futex wake of a node
  * that was freed meanwhile is a spurious wake-up (type-stable memory). A
  * writer that was handed the lock wakes its linked successor early
- * (ls_word_prewake). No native timeout: timed acquisitions use the
- * family's fallback (polled try operations, not FIFO). Counts cannot
+ * (ls_word_prewake). Timed writes are native (5); timed reads use the
+ * family's fallback (polled tryrdlock, rwlock.h). Counts cannot
  * overflow: each queued reader holds a node, each try-reader a hold in the
  * shim, and 2^39 of either do not fit in memory; no EAGAIN.
  *
@@ -111,6 +160,13 @@ enum { READING = 1, WRITING = 2 };
 #define SUCC_READER 2u
 #define SUCC_WRITER 4u
 #define SUCC_MASK (SUCC_READER | SUCC_WRITER)
+#define LEAVING 8u	 /* its timed writer decides from its predecessor's state */
+#define CLAIMED 16u	 /* a releasing reader has read its successor's class */
+#define GHOST_W 32u	 /* its timed writer left: handed the lock, release it */
+#define GHOST_R 64u	 /* its timed writer left: admitted as a reader, pass on */
+#define VIA_READERS 128u /* a writer named by a reader it did not queue behind */
+#define NAMED 256u	 /* its reader predecessor, releasing, names it */
+#define GHOST (GHOST_W | GHOST_R)
 
 /* state.rc */
 #define WFLAG 1ull
@@ -143,40 +199,37 @@ static inline void node_init(struct node *n, uint32_t class)
 	atomic_store_explicit(&n->state, BLOCKED, memory_order_relaxed);
 }
 
-/* Clears BLOCKED in n->state (keeping the successor's class) and wakes its
- * owner if it sleeps. Returns the old state. `release`: in an unlock, the
- * step that lets n's owner in (the test point). */
-static inline __attribute__((always_inline)) uint32_t unblock_as(struct node *n, bool release)
+/* A thread's own node: clears BLOCKED (keeping the successor's class) and
+ * returns the old state. */
+static inline uint32_t unblock_self(struct node *n)
 {
 	/* (B) release: pairs with (A) */
-	uint32_t old = atomic_fetch_and_explicit(&n->state, ~(BLOCKED | LS_PARKED), memory_order_acq_rel);
-	if (release)
-		LS_TEST_POINT(LS_POINT_RELEASED);
-	if (LS_UNLIKELY(old & LS_PARKED))
-		ls_futex_wake(&n->state, INT_MAX);
-	return old;
+	return atomic_fetch_and_explicit(&n->state, ~BLOCKED, memory_order_acq_rel);
 }
 
-static inline uint32_t unblock(struct node *n)
-{
-	return unblock_as(n, false);
-}
+static void unblock(struct mcsrw *l, struct node *n, bool release);
 
-/* Waits, by the policy, until n is unblocked; returns its state then. The
- * successor's class may change the word meanwhile (ls_wait_while_eq then
- * returns and the loop waits on the new value). */
-static uint32_t wait_unblocked(struct node *n)
+/* Waits, by the policy, until n is unblocked, or the deadline (0: none)
+ * passes: 0 with *st its state then, or ETIMEDOUT. The successor's class
+ * may change the word meanwhile (the wait then returns and the loop waits
+ * on the new value). */
+static int wait_unblocked(struct node *n, uint64_t deadline, uint32_t *st)
 {
 	/* (A) acquire: pairs with (B) */
 	uint32_t v = atomic_load_explicit(&n->state, memory_order_acquire) & ~LS_PARKED;
 	while (v & BLOCKED) {
 		LS_INJECT();
-		v = ls_wait_while_eq(&n->state, v); /* (A) */
+		if (!deadline)
+			v = ls_wait_while_eq(&n->state, v); /* (A) */
+		else if (ls_wait_while_eq_until(&n->state, v, deadline, &v))
+			return ETIMEDOUT;
 	}
-	return v;
+	*st = v;
+	return 0;
 }
 
-/* Links n behind pred: our last access to pred. */
+/* Links n behind pred: our last access to pred (but a timed writer's
+ * retraction, 5 in the header). */
 static inline void link_behind(struct node *pred, struct node *n)
 {
 	atomic_store_explicit(&pred->next, n, memory_order_relaxed);
@@ -211,10 +264,93 @@ static inline void reader_out(struct mcsrw *l)
 		/* (F): our fetch_sub read the WFLAG of whoever set wr before
 		 * it; the lock is still held (that writer waits for us).
 		 * relaxed: wr was published by (E), the RMW we read WFLAG from */
-		unblock_as(atomic_load_explicit(&l->wr, memory_order_relaxed), true);
+		unblock(l, atomic_load_explicit(&l->wr, memory_order_relaxed), true);
 		return;
 	}
 	LS_TEST_POINT(LS_POINT_RELEASED); /* the last one out, or not: our last access */
+}
+
+/* ---- nodes whose timed writer left (5 in the header) ---- */
+
+/* n, which successors queued behind as a writer, is a reader counted in rc
+ * (a timed writer that left while the lock was read, or the reader it
+ * became, admitted): it lets its successor in or names it, and leaves the
+ * count. Returns the node to unblock next (the successor it hands the lock
+ * to, or lets in), or NULL. */
+static struct node *pass_as_reader(struct mcsrw *l, struct node *n)
+{
+	struct node *expected = n;
+	/* release: pairs with the acquire of the next swap or CAS that reads NULL */
+	if (!linked_now(n) && atomic_compare_exchange_strong_explicit(
+				  &l->tail, &expected, NULL, memory_order_release, memory_order_relaxed)) {
+		ls_node_free(n);
+		reader_out(l);
+		return NULL;
+	}
+	struct node *s = wait_next(n);
+	ls_node_free(n);
+	if (s->class == READING) /* published by (C) */
+		return s;	 /* it inherits our count: the readers go on */
+	/* A writer behind us: as one queued behind a reader, it waits for the
+	 * count (WAITW keeps try-readers from passing it) and the last reader
+	 * out hands it the lock; VIA_READERS tells it so. */
+	atomic_fetch_add_explicit(&l->rc, WAITW, memory_order_relaxed);
+	atomic_fetch_or_explicit(&s->state, VIA_READERS, memory_order_relaxed);
+	atomic_store_explicit(&l->wr, s, memory_order_relaxed);
+	LS_INJECT();
+	/* (E) release, and of wr to the last reader's (F), as in read_handover */
+	uint64_t old = atomic_fetch_add_explicit(&l->rc, WFLAG - READER, memory_order_acq_rel);
+	return READERS(old) == 1 ? s : NULL;
+}
+
+/* n, a writer's node, holds the lock (handed to a timed writer that left):
+ * it releases it as wrunlock would. Returns the successor to unblock, or
+ * NULL (the queue emptied). */
+static struct node *pass_as_writer(struct mcsrw *l, struct node *n)
+{
+	struct node *expected = n;
+	if (!linked_now(n) && atomic_compare_exchange_strong_explicit(
+				  &l->tail, &expected, NULL, memory_order_release, memory_order_relaxed)) {
+		LS_TEST_POINT(LS_POINT_RELEASED);
+		ls_node_free(n);
+		return NULL;
+	}
+	struct node *s = wait_next(n);
+	if (s->class == READING) /* published by (C) */
+		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+	ls_node_free(n);
+	return s;
+}
+
+/* Clears BLOCKED in another thread's node n (keeping the successor's
+ * class) and wakes its owner if it sleeps; if that owner was a timed writer
+ * that left, does what it would have done now, and so on along the queue.
+ * `release`: in an unlock, the step that lets n's owner in (the test
+ * point). */
+static void unblock(struct mcsrw *l, struct node *n, bool release)
+{
+	for (;;) {
+		/* (B) release: pairs with (A) */
+		uint32_t old =
+		    atomic_fetch_and_explicit(&n->state, ~(BLOCKED | LS_PARKED), memory_order_acq_rel);
+		if (LS_LIKELY(!(old & GHOST))) {
+			if (release)
+				LS_TEST_POINT(LS_POINT_RELEASED);
+			if (LS_UNLIKELY(old & LS_PARKED))
+				ls_futex_wake(&n->state, INT_MAX);
+			return;
+		}
+		if (old & GHOST_R) {
+			n = pass_as_reader(l, n); /* its admitter counted it in */
+		} else {
+			if (old & VIA_READERS) /* named by a reader: what it would undo */
+				atomic_fetch_sub_explicit(&l->rc, WFLAG + WAITW, memory_order_relaxed);
+			n = pass_as_writer(l, n);
+		}
+		if (!n)
+			return;
+		release = true;
+	}
 }
 
 /* ---- readers ---- */
@@ -226,7 +362,7 @@ static __attribute__((noinline)) void admit_successor(struct mcsrw *l, struct no
 	struct node *s = wait_next(n);
 	LS_INJECT();
 	atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
-	unblock(s); /* (B) */
+	unblock(l, s, false); /* (B) */
 }
 
 /* A reader whose swap returned pred; returns its state once admitted. */
@@ -241,7 +377,7 @@ static __attribute__((noinline)) uint32_t read_behind(struct mcsrw *l, struct no
 				/* pred is active: count ourselves in and go */
 				atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
 				link_behind(pred, n);
-				return unblock(n);
+				return unblock_self(n);
 			}
 			LS_INJECT();
 			/* pred waits: it admits us when it is admitted. The
@@ -253,7 +389,9 @@ static __attribute__((noinline)) uint32_t read_behind(struct mcsrw *l, struct no
 		}
 	}
 	link_behind(pred, n);
-	return wait_unblocked(n);
+	uint32_t st;
+	wait_unblocked(n, 0, &st);
+	return st;
 }
 
 static inline void read_acquire(struct mcsrw *l, struct node *n)
@@ -266,7 +404,7 @@ static inline void read_acquire(struct mcsrw *l, struct node *n)
 	uint32_t st;
 	if (LS_LIKELY(!pred)) {
 		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
-		st = unblock(n); /* a successor may have asked to be admitted */
+		st = unblock_self(n); /* a successor may have asked to be admitted */
 	} else {
 		st = read_behind(l, n, pred);
 	}
@@ -274,9 +412,32 @@ static inline void read_acquire(struct mcsrw *l, struct node *n)
 		admit_successor(l, n);
 }
 
+/* Joins the readers that hold the lock by the count, without a node (2 and
+ * 4 in the header), unless rc has one of `keep_out`: true if counted in. */
+static inline bool join(struct mcsrw *l, uint64_t keep_out)
+{
+	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
+	/* acquire: pairs with the release of the increment that counted the
+	 * readers in (the last writer's data came with it). A count > 0 means
+	 * no writer holds the lock, and a writer that waits for the count
+	 * (WFLAG) is handed the lock by whoever leaves it at 0, us included. */
+	while (READERS(v) > 0 && !(v & keep_out)) {
+		LS_INJECT();
+		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v + READER, memory_order_acq_rel,
+							  memory_order_relaxed))
+			return true;
+	}
+	return false;
+}
+
 static int mcsrw_rdlock(void *state, unsigned how, void **token)
 {
-	(void)how; /* FIFO: no reader passes a queued writer, whatever the kind */
+	/* reader preference: join the readers that hold the lock; otherwise
+	 * FIFO (no reader passes a queued writer) */
+	if (ls_rw_reader_pref(how) && join(state, TRY)) {
+		*token = NULL;
+		return 0;
+	}
 	struct node *n = ls_node_alloc();
 	read_acquire(state, n);
 	*token = n;
@@ -285,19 +446,12 @@ static int mcsrw_rdlock(void *state, unsigned how, void **token)
 
 static int mcsrw_tryrdlock(void *state, unsigned how, void **token)
 {
-	(void)how;
 	struct mcsrw *l = state;
-	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
-	/* Readers counted and no writer waiting: join them. acquire: pairs
-	 * with the release of the increment that counted the readers in (the
-	 * last writer's data came with it). */
-	while (READERS(v) > 0 && !(v & (WFLAG | TRY | WAITW_MASK))) {
-		LS_INJECT();
-		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v + READER, memory_order_acq_rel,
-							  memory_order_relaxed)) {
-			*token = NULL;
-			return 0;
-		}
+	/* Readers counted and (but under reader preference) no writer
+	 * waiting: join them. */
+	if (join(l, ls_rw_reader_pref(how) ? TRY : WFLAG | TRY | WAITW_MASK)) {
+		*token = NULL;
+		return 0;
 	}
 	if (atomic_load_explicit(&l->tail, memory_order_relaxed) != NULL)
 		return EBUSY;
@@ -312,7 +466,7 @@ static int mcsrw_tryrdlock(void *state, unsigned how, void **token)
 		return EBUSY;
 	}
 	atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
-	if (unblock(n) & SUCC_READER)
+	if (unblock_self(n) & SUCC_READER)
 		admit_successor(l, n);
 	*token = n;
 	return 0;
@@ -322,8 +476,19 @@ static int mcsrw_tryrdlock(void *state, unsigned how, void **token)
 static __attribute__((noinline)) void read_handover(struct mcsrw *l, struct node *n)
 {
 	struct node *s = wait_next(n);
-	/* SUCC_WRITER was set before the successor linked (C) */
-	bool writer = atomic_load_explicit(&n->state, memory_order_relaxed) & SUCC_WRITER;
+	/* SUCC_WRITER was set before the successor linked (C). CLAIMED, in
+	 * the same step: a timed writer that would retract it finds it and
+	 * stays (5 in the header) */
+	bool writer = atomic_fetch_or_explicit(&n->state, CLAIMED, memory_order_acq_rel) & SUCC_WRITER;
+	/* NAMED tells a timed writer that leaves not to look at our node any
+	 * more; if it is looking (LEAVING, ordered with NAMED by the word),
+	 * free the node once it has: a few instructions, so no sleep */
+	if (writer && (atomic_fetch_or_explicit(&s->state, NAMED, memory_order_acq_rel) & LEAVING)) {
+		struct ls_spin sp = LS_SPIN_INIT;
+		while (atomic_load_explicit(&s->state, memory_order_acquire) & LEAVING)
+			if (ls_spin_step(&sp))
+				sp = (struct ls_spin)LS_SPIN_INIT;
+	}
 	ls_node_free(n);
 	if (!writer) {
 		reader_out(l);
@@ -336,7 +501,7 @@ static __attribute__((noinline)) void read_handover(struct mcsrw *l, struct node
 	 * release of wr to the last reader's (F). */
 	uint64_t old = atomic_fetch_add_explicit(&l->rc, WFLAG - READER, memory_order_acq_rel);
 	if (READERS(old) == 1) {
-		unblock_as(s, true); /* we were the last: the writer's turn */
+		unblock(l, s, true); /* we were the last: the writer's turn */
 		return;
 	}
 	LS_TEST_POINT(LS_POINT_RELEASED); /* the last reader out hands over */
@@ -366,27 +531,155 @@ static void mcsrw_rdunlock(void *state, void *token)
 
 /* ---- writers ---- */
 
+/* A timed writer n, named (wr = n, WFLAG: its own drain, or a reader's
+ * hand-over), leaves at its deadline: it takes WFLAG (and its WAITW) back
+ * and counts itself a reader in one step, so that nobody hands it the
+ * lock, then passes on as a reader. 0 if the last reader was already
+ * handing it the lock (the caller then holds it), or ETIMEDOUT. */
+static int leave_named(struct mcsrw *l, struct node *n, bool waitw)
+{
+	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
+	for (;;) {
+		if (READERS(v) == 0) {
+			uint32_t st;
+			wait_unblocked(n, 0, &st); /* that reader's next step */
+			return 0;
+		}
+		LS_INJECT();
+		/* acquire: a reader's count, as join's */
+		if (atomic_compare_exchange_weak_explicit(&l->rc, &v,
+							  v - WFLAG - (waitw ? WAITW : 0) + READER,
+							  memory_order_acq_rel, memory_order_relaxed))
+			break;
+	}
+	struct node *s = pass_as_reader(l, n);
+	if (s)
+		unblock(l, s, true);
+	return ETIMEDOUT;
+}
+
+/* A timed writer n queued behind a writer leaves at its deadline: its node
+ * stays, and whoever hands it the lock releases it at once (unblock). 0
+ * if it was handed the lock first, or ETIMEDOUT. */
+static int leave_behind_writer(struct node *n)
+{
+	uint32_t v = atomic_load_explicit(&n->state, memory_order_relaxed);
+	do
+		if (!(v & BLOCKED))
+			return 0;
+	while (!atomic_compare_exchange_weak_explicit(&n->state, &v, v | GHOST_W, memory_order_acq_rel,
+						      memory_order_relaxed));
+	return ETIMEDOUT;
+}
+
+/* A timed writer n queued behind a reader pred (WAITW counted,
+ * SUCC_WRITER set in pred) leaves at its deadline (5 in the header). 0 if
+ * it was handed the lock first, or ETIMEDOUT. */
+static __attribute__((noinline)) int leave_behind_reader(struct mcsrw *l, struct node *n, struct node *pred)
+{
+	/* LEAVING, unless pred, releasing, has named us (NAMED): then we do
+	 * not look at its node again. Either RMW on our state sees the
+	 * other's bit: a pred that sees LEAVING keeps its node until we have
+	 * looked (read_handover). */
+	uint32_t v = atomic_load_explicit(&n->state, memory_order_relaxed), p = CLAIMED, np;
+	for (;;) {
+		if (!(v & BLOCKED))
+			return 0;
+		if (v & NAMED)
+			break;
+		if (atomic_compare_exchange_weak_explicit(&n->state, &v, v | LEAVING, memory_order_acq_rel,
+							  memory_order_relaxed)) {
+			LS_INJECT();
+			/* acquire: pred's node as it is (alive: see above) */
+			p = atomic_load_explicit(&pred->state, memory_order_acquire);
+			break;
+		}
+	}
+	bool retracted = false, active = false;
+	while (!(p & CLAIMED)) {
+		/* pred active: we enter its read run (below); pred waiting:
+		 * it admits our node as a reader */
+		active = !(p & BLOCKED);
+		np = (p & ~SUCC_WRITER) | (active ? 0 : SUCC_READER);
+		if (atomic_compare_exchange_weak_explicit(&pred->state, &p, np, memory_order_acq_rel,
+							  memory_order_acquire)) {
+			retracted = true;
+			break;
+		}
+	}
+	/* our last look at pred: it may go on (and free its node) */
+	atomic_fetch_and_explicit(&n->state, ~LEAVING, memory_order_release);
+	if (!retracted) {
+		/* pred releases and names us: wait until it has (a few
+		 * instructions), then leave as a named writer */
+		struct ls_spin sp = LS_SPIN_INIT;
+		for (;;) {
+			/* (A) acquire; (F) acquire, with wr, as reader_out's */
+			if (!(atomic_load_explicit(&n->state, memory_order_acquire) & BLOCKED))
+				return 0;
+			if ((atomic_load_explicit(&n->state, memory_order_relaxed) & NAMED) &&
+			    (atomic_load_explicit(&l->rc, memory_order_acquire) & WFLAG) &&
+			    atomic_load_explicit(&l->wr, memory_order_relaxed) == n)
+				return leave_named(l, n, true);
+			if (ls_spin_step(&sp))
+				sp = (struct ls_spin)LS_SPIN_INIT;
+		}
+	}
+	atomic_fetch_sub_explicit(&l->rc, WAITW, memory_order_relaxed);
+	if (active) {
+		/* The lock is read, and nobody ahead of us writes: count
+		 * ourselves in (a head of the queue may grant a read even if
+		 * pred leaves meanwhile, as a writer's hand-over does) and
+		 * pass on as a reader: the readers behind us go on. */
+		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
+		struct node *s = pass_as_reader(l, n);
+		if (s)
+			unblock(l, s, true);
+		return ETIMEDOUT;
+	}
+	/* pred waits: our node is a reader it admits; whoever admits it
+	 * passes it on, unless pred was admitted already */
+	v = atomic_load_explicit(&n->state, memory_order_relaxed);
+	do
+		if (!(v & BLOCKED)) {
+			struct node *s = pass_as_reader(l, n); /* admitted: counted */
+			if (s)
+				unblock(l, s, true);
+			return ETIMEDOUT;
+		}
+	while (!atomic_compare_exchange_weak_explicit(&n->state, &v, v | GHOST_R, memory_order_acq_rel,
+						      memory_order_relaxed));
+	return ETIMEDOUT;
+}
+
 /* A writer at the head of the queue with readers still counted (they have
- * left the queue, or joined without it): it waits for the last of them. */
-static __attribute__((noinline)) void drain(struct mcsrw *l, struct node *n)
+ * left the queue, or joined without it): it waits for the last of them, or
+ * (timed) leaves at its deadline. 0 or ETIMEDOUT. */
+static __attribute__((noinline)) int drain(struct mcsrw *l, struct node *n, uint64_t deadline)
 {
 	atomic_store_explicit(&l->wr, n, memory_order_relaxed);
 	uint64_t v = atomic_load_explicit(&l->rc, memory_order_acquire);
 	for (;;) {
 		if (READERS(v) == 0)
-			return; /* (F) acquire: they left meanwhile */
+			return 0; /* (F) acquire: they left meanwhile */
 		LS_INJECT();
 		/* release: publishes wr to the last reader's (F) */
 		if (atomic_compare_exchange_weak_explicit(&l->rc, &v, v | WFLAG, memory_order_acq_rel,
 							  memory_order_acquire))
 			break;
 	}
-	wait_unblocked(n); /* the last reader unblocks us (F) */
+	uint32_t st;
+	if (wait_unblocked(n, deadline, &st) &&
+	    leave_named(l, n, false)) /* the last reader unblocks us (F) */
+		return ETIMEDOUT;
 	atomic_fetch_sub_explicit(&l->rc, WFLAG, memory_order_relaxed);
+	return 0;
 }
 
-/* A writer whose swap returned pred: wait to be handed the lock. */
-static __attribute__((noinline)) void write_behind(struct mcsrw *l, struct node *n, struct node *pred)
+/* A writer whose swap returned pred: waits to be handed the lock, or
+ * (timed) leaves at its deadline. 0 or ETIMEDOUT. */
+static __attribute__((noinline)) int write_behind(struct mcsrw *l, struct node *n, struct node *pred,
+						  uint64_t deadline)
 {
 	bool behind_reader = pred->class == READING;
 	if (behind_reader) {
@@ -399,38 +692,42 @@ static __attribute__((noinline)) void write_behind(struct mcsrw *l, struct node 
 	}
 	LS_INJECT();
 	link_behind(pred, n);
-	wait_unblocked(n); /* (A) */
-	if (behind_reader) /* the last reader handed it over; wr is n */
+	uint32_t st;
+	if (wait_unblocked(n, deadline, &st)) { /* (A) */
+		int r = behind_reader ? leave_behind_reader(l, n, pred) : leave_behind_writer(n);
+		if (r)
+			return r;
+		st = atomic_load_explicit(&n->state, memory_order_acquire); /* (A) */
+	}
+	if (behind_reader || (st & VIA_READERS)) /* the last reader handed it over; wr is n */
 		atomic_fetch_sub_explicit(&l->rc, WFLAG + WAITW, memory_order_relaxed);
 	else
 		atomic_store_explicit(&l->wr, n, memory_order_relaxed);
 	/* Keep the next waiter awake (wait.h). (D) acquire: pairs with (C). */
 	if (linked_now(n))
 		ls_word_prewake(&atomic_load_explicit(&n->next, memory_order_relaxed)->state);
+	return 0;
 }
 
-static inline void write_acquire(struct mcsrw *l, struct node *n)
+static inline int write_acquire(struct mcsrw *l, struct node *n, uint64_t deadline)
 {
 	node_init(n, WRITING);
 	LS_INJECT();
 	/* as the swap in read_acquire */
 	struct node *pred = atomic_exchange_explicit(&l->tail, n, memory_order_acq_rel);
-	if (LS_UNLIKELY(pred != NULL)) {
-		write_behind(l, n, pred);
-		return;
-	}
+	if (LS_UNLIKELY(pred != NULL))
+		return write_behind(l, n, pred, deadline);
 	/* (F) acquire: pairs with the readers' (E). Nobody can count in now:
 	 * the queue is ours, and try-readers need readers counted. */
-	if (LS_UNLIKELY(READERS(atomic_load_explicit(&l->rc, memory_order_acquire)) != 0)) {
-		drain(l, n);
-		return;
-	}
+	if (LS_UNLIKELY(READERS(atomic_load_explicit(&l->rc, memory_order_acquire)) != 0))
+		return drain(l, n, deadline);
 	atomic_store_explicit(&l->wr, n, memory_order_relaxed);
+	return 0;
 }
 
 static __attribute__((noinline)) void mcsrw_wrlock_refill(struct mcsrw *l)
 {
-	write_acquire(l, ls_node_alloc());
+	write_acquire(l, ls_node_alloc(), 0);
 }
 
 static void mcsrw_wrlock(void *state, unsigned how)
@@ -440,7 +737,13 @@ static void mcsrw_wrlock(void *state, unsigned how)
 		mcsrw_wrlock_refill(state);
 		return;
 	}
-	write_acquire(state, ls_node_alloc()); /* from the cache: no call */
+	write_acquire(state, ls_node_alloc(), 0); /* from the cache: no call */
+}
+
+static int mcsrw_timedwrlock(void *state, unsigned how, uint64_t deadline)
+{
+	(void)how;
+	return write_acquire(state, ls_node_alloc(), deadline);
 }
 
 static int mcsrw_trywrlock(void *state, unsigned how)
@@ -462,7 +765,7 @@ static int mcsrw_trywrlock(void *state, unsigned how)
 	bool ok = atomic_compare_exchange_strong_explicit(&l->tail, &expected, n, memory_order_acq_rel,
 							  memory_order_relaxed);
 	if (ok && READERS(atomic_load_explicit(&l->rc, memory_order_acquire)) != 0)
-		drain(l, n); /* readers that left the queue just now: their unlock's last steps */
+		drain(l, n, 0); /* readers that left the queue just now: their unlock's last steps */
 	else if (ok)
 		atomic_store_explicit(&l->wr, n, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&l->rc, TRY, memory_order_relaxed);
@@ -478,7 +781,7 @@ static __attribute__((noinline)) void write_handover(struct mcsrw *l, struct nod
 	if (s->class == READING) /* published by (C) */
 		atomic_fetch_add_explicit(&l->rc, READER, memory_order_acq_rel);
 	ls_node_free(n);
-	unblock_as(s, true); /* (B) */
+	unblock(l, s, true); /* (B) */
 }
 
 static void mcsrw_wrunlock(void *state)
@@ -502,6 +805,7 @@ static void mcsrw_wrunlock(void *state)
 static const struct ls_rwalgo mcsrw_algo = {
     .name = "mcs-rw",
     .desc = "fair queue-based reader-writer lock (Mellor-Crummey & Scott, PPoPP 1991, 3.1)",
+    .policy = "FIFO: writers in arrival order, the readers between two writers together",
     .caps = LS_RWCAP_FIFO | LS_RWCAP_QNODE,
     .rank = 40,
     .state_size = sizeof(struct mcsrw),
@@ -510,6 +814,7 @@ static const struct ls_rwalgo mcsrw_algo = {
     .rdunlock = mcsrw_rdunlock,
     .wrlock = mcsrw_wrlock,
     .trywrlock = mcsrw_trywrlock,
+    .timedwrlock = mcsrw_timedwrlock,
     .wrunlock = mcsrw_wrunlock,
 };
 LS_REGISTER_RWALGO(mcsrw_algo);

@@ -50,22 +50,44 @@
  *     under this kind and none can deadlock on one.
  *   - PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: every read acquisition,
  *     recursive or not, goes to the algorithm with LS_RW_PREFER_WRITER in
- *     `how`. The algorithm must then NOT let a reader overtake a writer that
- *     waits: the reader waits (tryrdlock: EBUSY), as in glibc, where a
- *     recursive reader deadlocks (a timed one times out). It must admit a
- *     reader that arrives while other readers hold the lock and no writer
- *     waits, so a thread may nest read holds of its own there; each nested
- *     hold has its own token and its own rdunlock.
- *   Writer preference is thus asked for per call, by LS_RW_PREFER_WRITER in
- *   `how` (the kind lives in the pthread_rwlock_t, where static initialisers
- *   put it, not in the algorithm's state). Without it an algorithm with
- *   LS_RWCAP_KIND gives glibc's reader preference (a new reader passes
- *   waiting writers); the others keep their own policy (FIFO, phase-fair,
- *   writer-preferring: see their capabilities and README) and must never
- *   starve a writer. LS_RWCAP_EXCLUSIVE marks an algorithm whose readers
- *   exclude each other (the mutex-serialised mode): there the shim grants
- *   recursive reads itself under both kinds, since nesting would deadlock
- *   without any writer.
+ *     `how`, so a reader that holds the lock waits behind a writer as in
+ *     glibc (a recursive reader deadlocks there; a timed one times out).
+ *   LS_RWCAP_EXCLUSIVE marks an algorithm whose readers exclude each other
+ *   (the mutex-serialised mode): there the shim grants recursive reads
+ *   itself under both kinds, since nesting would deadlock without any
+ *   writer.
+ *
+ * PREFERENCE: what `how` asks of an acquisition. The kind lives in the
+ * pthread_rwlock_t (where static initialisers put it), not in the
+ * algorithm's state, so the shim says it on every call; a lock is asked the
+ * same way for as long as it is in use (its kind changes only when it is
+ * initialised again, unlocked).
+ *   0                    reader preference, glibc's default kind: a reader
+ *                        that arrives while readers hold the lock gets in,
+ *                        even with writers waiting (a program may hold a
+ *                        read lock while it waits for another thread's read
+ *                        of the same lock: glibc's tst-rwlock16). Every
+ *                        algorithm gives it, in a reader-preferring variant
+ *                        of its own or by another protocol on the same state
+ *                        for such locks (its header says which), but those
+ *                        whose readers exclude each other (EXCLUSIVE: one
+ *                        reader at a time, by design).
+ *   LS_RW_PREFER_WRITER  the _NP writer-preferring kind: a writer that waits
+ *                        for the readers inside keeps every new reader out
+ *                        (tryrdlock EBUSY) until it has had the lock or given
+ *                        up (glibc's tst-rwlock15), and readers never starve
+ *                        writers. Beyond that the algorithm's order holds: a
+ *                        reader that waited for one writer may enter before
+ *                        the writers queued after that one (FIFO mcs-rw,
+ *                        phase-fair pf-t; README).
+ *   LS_RW_OWN_POLICY     the algorithm's own policy (`policy` below), for a
+ *                        default-kind lock under LOCKSWAP_RWPOLICY=algorithm
+ *                        (the shim then asks _NP locks with
+ *                        LS_RW_PREFER_WRITER alone, which every own policy
+ *                        meets). It must never starve a writer unless it is
+ *                        the kind's (central). Never with LS_RW_PREFER_WRITER.
+ *   LS_RWCAP_KIND marks an algorithm whose own policy is the kind's, as
+ *   glibc (so LS_RW_OWN_POLICY changes nothing there).
  *
  * RESULTS.
  *   rdlock      0, or EAGAIN when the algorithm cannot count one more
@@ -74,14 +96,25 @@
  *   timedrdlock 0, ETIMEDOUT, EAGAIN;
  *   wrlock      never fails; trywrlock 0 or EBUSY; timedwrlock 0 or
  *               ETIMEDOUT.
- *   Deadlines are absolute, in ls_now_ns() time (CLOCK_MONOTONIC ns); the
- *   shim has validated the caller's timespec and clock, tried the matching
- *   try operation once, and converted the deadline. Algorithms without
- *   LS_RWCAP_TIMEOUT leave timedrdlock/timedwrlock NULL and the shim uses
- *   ls_rw_timed_fallback(): the try operation polled under the waiting
- *   policy until the deadline (not FIFO: a timed waiter can be overtaken).
+ *   Deadlines are absolute, in ls_now_ns() time (CLOCK_MONOTONIC ns; a
+ *   deadline past 64 bits is LS_DEADLINE_NEVER, wait.h); the shim has
+ *   validated the caller's timespec and clock, tried the matching try
+ *   operation once, and converted the deadline (ls_deadline_ns).
  *   A timed or try attempt that fails leaves nothing behind: no reader or
  *   writer counted, no announcement that keeps others waiting, no node.
+ *
+ * TIMED WRITERS. Every lock algorithm has a native timedwrlock: a timed
+ * writer waits as an untimed writer does under the same `how`, in the
+ * algorithm's own queue or phase, and keeps new readers out as an untimed
+ * one would (under LS_RW_PREFER_WRITER: from when it waits for the readers
+ * inside); when its deadline passes it leaves, and the readers it kept out
+ * go on at once (glibc's tst-rwlock15). A writer that cannot hand back what
+ * it took to wait (a ticket served in turn) waits, until it can take one
+ * that is served at once, the way a reader waits for a write phase: its
+ * header says so. Timed reads may be native (LS_RWCAP_TIMEOUT) or left to
+ * ls_rw_timed_fallback() (timedrdlock NULL): tryrdlock polled under the
+ * waiting policy until the deadline (a timed reader keeps nobody out, so
+ * polling changes nothing for the others; it can be overtaken).
  *
  * WAITING. Only through locks/common/wait.h (ls_spin_step,
  * ls_wait_while_eq[_until], the LS_PARKED word protocol, futexes), so that
@@ -107,9 +140,11 @@
  *               takes the inner read lock passes its token through);
  *   caps        the wrapper's (WRAPPER kept), plus the inner's caps that
  *               the wrapper lists in keep_caps;
+ *   policy      the inner's, then the wrapper's own words about it;
  *   params      the wrapper's (the inner's are read as well, as every
  *               algorithm's are);
- *   operations  the wrapper's; a NULL timed operation means the fallback.
+ *   operations  the wrapper's (which call the inner's timedwrlock, and its
+ *               timedrdlock or the fallback).
  * A process composes a wrapper with one inner algorithm (bind is called
  * again only with the same inner); asking for a second, different
  * composition of the same wrapper fails with one line (the shim composes
@@ -145,21 +180,29 @@
 #define LS_RW_MIN_READERS (1u << 22)
 #define LS_RW_MAX_RECURSION ((1u << 28) - 1) /* glibc: 2^31 >> PTHREAD_RWLOCK_READER_SHIFT (3), minus 1 */
 
-/* `how`, given to every acquisition */
+/* `how`, given to every acquisition (PREFERENCE above); 0 is reader
+ * preference */
 enum {
 	LS_RW_PREFER_WRITER = 1u << 0, /* the lock's kind is PREFER_WRITER_NONRECURSIVE_NP */
+	LS_RW_OWN_POLICY = 1u << 1,    /* the algorithm's own policy (LOCKSWAP_RWPOLICY=algorithm) */
 };
+
+/* Does `how` ask for glibc's reader preference? */
+static inline bool ls_rw_reader_pref(unsigned how)
+{
+	return !(how & (LS_RW_PREFER_WRITER | LS_RW_OWN_POLICY));
+}
 
 /* Capabilities, shown by `lockswap --list` and used by the tests to choose
  * which end-to-end cases an algorithm must pass (`lockswap --names rwlock
  * --cap NAME`). The first five mean what lock.h's do. */
 enum {
 	LS_RWCAP_FIFO = 1u << 0,	/* served in arrival order (a run of readers together) */
-	LS_RWCAP_TIMEOUT = 1u << 1,	/* native timed acquisitions (both) */
+	LS_RWCAP_TIMEOUT = 1u << 1,	/* native timed reads too (timed writes: every lock) */
 	LS_RWCAP_QNODE = 1u << 2,	/* uses queue nodes from ls_node_alloc */
 	LS_RWCAP_HIER = 1u << 3,	/* cluster-aware (locks/hier/topo.h) */
 	LS_RWCAP_PASSTHROUGH = 1u << 4, /* not a lock: the shim defers to glibc */
-	LS_RWCAP_KIND = 1u << 5,	/* reader preference unless LS_RW_PREFER_WRITER, as glibc */
+	LS_RWCAP_KIND = 1u << 5,	/* its own policy is the kind's, as glibc */
 	LS_RWCAP_EXCLUSIVE = 1u << 6,	/* readers exclude each other (mutex-serialised) */
 	LS_RWCAP_WRAPPER = 1u << 7,	/* a wrapper, or a NAME+WRAPPER composition */
 };
@@ -167,8 +210,11 @@ enum {
 struct ls_rwalgo {
 	const char *name; /* as given to LOCKSWAP_RWALGO */
 	const char *desc; /* one line, with the paper and section */
-	unsigned caps;	  /* LS_RWCAP_* */
-	unsigned rank;	  /* order in `lockswap --list` (ascending) */
+	/* Its own policy, a few words (lockswap --list; LS_RW_OWN_POLICY);
+	 * NULL for a passthrough. */
+	const char *policy;
+	unsigned caps; /* LS_RWCAP_* */
+	unsigned rank; /* order in `lockswap --list` (ascending) */
 	size_t state_size;
 	const struct ls_param *params; /* array ended by {0}, or NULL */
 
@@ -176,11 +222,12 @@ struct ls_rwalgo {
 	void (*destroy)(void *state);				   /* may be NULL; the lock is unlocked */
 	int (*rdlock)(void *state, unsigned how, void **token);	   /* 0 / EAGAIN */
 	int (*tryrdlock)(void *state, unsigned how, void **token); /* 0 / EBUSY / EAGAIN */
-	int (*timedrdlock)(void *state, unsigned how, uint64_t deadline, void **token); /* may be NULL */
+	/* may be NULL (the fallback) */
+	int (*timedrdlock)(void *state, unsigned how, uint64_t deadline, void **token);
 	void (*rdunlock)(void *state, void *token);
 	void (*wrlock)(void *state, unsigned how);
 	int (*trywrlock)(void *state, unsigned how);			  /* 0 / EBUSY */
-	int (*timedwrlock)(void *state, unsigned how, uint64_t deadline); /* 0 / ETIMEDOUT; may be NULL */
+	int (*timedwrlock)(void *state, unsigned how, uint64_t deadline); /* 0 / ETIMEDOUT */
 	void (*wrunlock)(void *state);
 
 	/* May be NULL. Called once before any lock is used, with the mutex
@@ -230,8 +277,10 @@ unsigned ls_rwcap_bit(const char *name);
 /* Every capability name, comma-separated (for error messages). */
 const char *ls_rwcap_names(void);
 
-/* The timed fallback for algorithms without native timeout: the try
- * operation (tryrdlock if write is false, else trywrlock), retried under the
+/* The timed fallback of reads for algorithms without native timed reads
+ * (and of writes for a table without timedwrlock: none in locks/rwlock/):
+ * the try operation (tryrdlock if write is false, else trywrlock), retried
+ * under the
  * waiting policy (sleeping in doubling naps from 1 us to 1 ms under park)
  * until it succeeds or the deadline passes. 0, ETIMEDOUT, or tryrdlock's
  * EAGAIN. */

@@ -233,13 +233,22 @@ static void list_rw(void)
 		char name[64];
 		snprintf(name, sizeof name, "rwlock:%s%s", a->bind ? "+" : "", a->name);
 		row(name, 17, ls_rwcaps_string(a->caps, c, sizeof c), 18, a->desc);
+		if (a->policy) {
+			char p[256];
+			snprintf(p, sizeof p, "policy: %s", a->policy);
+			wrapped("", 37, p);
+		}
 		tunables(a->params, 37);
 	}
-	printf("Capabilities of rwlocks: kind = reader preference for the default kind, writer preference "
-	       "for the\n"
-	       "  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP kind (as glibc); exclusive = readers exclude "
-	       "each\n  other.\n"
-	       "Rwlocks without \"timeout\" implement timed locks by polling the try operations.\n");
+	printf(
+	    "Preference (LOCKSWAP_RWPOLICY): kind (default) gives every rwlock its kind's, as glibc: reader\n"
+	    "  preference for the default kind, writer preference for\n"
+	    "  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, under every algorithm but the exclusive ones\n"
+	    "  (one reader at a time, by design); algorithm runs each algorithm's own policy (policy:) on\n"
+	    "  default-kind locks, where a reader that waits for another thread's reader may deadlock.\n"
+	    "Capabilities of rwlocks: kind = its own policy is the kind's; exclusive = readers exclude\n"
+	    "  each other; timeout = native timed reads (timed writes wait in every algorithm; the others\n"
+	    "  poll tryrdlock for timed reads).\n");
 }
 
 /* The spinlock family, rows "spin:NAME CAPS DESC": the mutex algorithms

@@ -15,11 +15,17 @@
  * ever); they fail natively, by design.
  *
  * `all` runs every glibc case in this process (one process per algorithm
- * and policy keeps the suite's budget) but eagain (slow), pshared (a fork),
- * reader-preference (glibc's policy, not every algorithm's) and
- * glibc-layout (glibc's own fields, for the passthrough); `exclusive-ok`
- * the same without the cases that need readers to share the lock (the
- * mutex-serialised mode).
+ * and policy keeps the suite's budget) but eagain (slow), pshared (a fork)
+ * and glibc-layout (glibc's own fields, for the passthrough);
+ * `exclusive-ok` the same without the cases that need readers to share the
+ * lock (the mutex-serialised mode); `own-ok` without the default kind's
+ * reader preference (LOCKSWAP_RWPOLICY=algorithm). Among them, what a correct program
+ * relies on of a lock's kind (issue 32): a default-kind lock admits a
+ * reader while readers hold it and writers wait (reader-preference,
+ * reader-waits-for-reader: glibc's tst-rwlock16), a timed writer keeps
+ * readers out as an untimed one under the writer kind and lets them go on
+ * when it gives up (timed-writer: tst-rwlock15), and under the default
+ * kind lets readers pass (timed-writer-default).
  */
 #include "check.h"
 
@@ -418,8 +424,9 @@ static void nonrecursive(void)
 	nonrecursive_on(&l);
 }
 
-/* glibc's default: a new reader passes a waiting writer (algorithms with
- * the "kind" capability do the same; the others have their own policy). */
+/* glibc's default: a new reader passes a waiting writer (every lockswap
+ * algorithm whose readers share the lock does the same for a default-kind
+ * lock: rwlock.h, PREFERENCE). */
 static void reader_preference(void)
 {
 	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
@@ -428,9 +435,143 @@ static void reader_preference(void)
 	hold(&w, &l, 1, 0);
 	await_blocked(&w);
 	CHECK_RC(other_tryrd(&l), 0);
+	struct holder r; /* and a blocking one, which then holds beside main */
+	hold(&r, &l, 0, 1);
+	unhold(&r);
 	CHECK_RC(pthread_rwlock_unlock(&l), 0);
 	await_at_least(&w.held, 1);
 	unhold(&w);
+}
+
+/* A reader that holds a default-kind lock waits, through a condvar, for a
+ * reader of another thread to take it too, while writers keep asking for
+ * it (the pattern of glibc's tst-rwlock16): the second reader must get in,
+ * or both wait for ever. */
+struct rr {
+	pthread_rwlock_t *l;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int in; /* under m: the second reader holds the lock */
+	atomic_int stop;
+};
+static void *rr_writer(void *p)
+{
+	struct rr *x = p;
+	while (!atomic_load_explicit(&x->stop, memory_order_acquire)) {
+		CHECK_RC(pthread_rwlock_wrlock(x->l), 0);
+		CHECK_RC(pthread_rwlock_unlock(x->l), 0);
+	}
+	return NULL;
+}
+static void *rr_second(void *p)
+{
+	struct rr *x = p;
+	CHECK_RC(pthread_rwlock_rdlock(x->l), 0);
+	CHECK_RC(pthread_mutex_lock(&x->m), 0);
+	x->in = 1;
+	CHECK_RC(pthread_cond_signal(&x->cv), 0);
+	CHECK_RC(pthread_mutex_unlock(&x->m), 0);
+	CHECK_RC(pthread_rwlock_unlock(x->l), 0);
+	return NULL;
+}
+static void reader_waits_for_reader(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	struct rr x = {.l = &l, .m = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	pthread_t w[2];
+	for (int i = 0; i < 2; i++)
+		w[i] = spawn(rr_writer, &x);
+	for (int round = 0; round < 100; round++) {
+		CHECK_RC(pthread_rwlock_rdlock(&l), 0);
+		CHECK_RC(pthread_mutex_lock(&x.m), 0);
+		x.in = 0;
+		pthread_t t = spawn(rr_second, &x);
+		while (!x.in)
+			CHECK_RC(pthread_cond_wait(&x.cv, &x.m), 0);
+		CHECK_RC(pthread_mutex_unlock(&x.m), 0);
+		CHECK_RC(pthread_rwlock_unlock(&l), 0);
+		join(t);
+	}
+	atomic_store_explicit(&x.stop, 1, memory_order_release);
+	for (int i = 0; i < 2; i++)
+		join(w[i]);
+	usable(&l);
+}
+
+/* A timed writer waiting for a reader keeps new readers out as an untimed
+ * one does, under the writer kind (not under the default kind), and gets
+ * the lock when the reader leaves; one that gives up lets the readers it
+ * kept out in, beside the reader that still holds the lock (the pattern of
+ * glibc's tst-rwlock15). */
+struct tw {
+	pthread_rwlock_t *l;
+	int64_t in_ns;
+	pid_t tid;
+	int rc;
+};
+static void *tw_fn(void *p)
+{
+	struct tw *t = p;
+	struct timespec dl = deadline_in(CLOCK_MONOTONIC, t->in_ns);
+	__atomic_store_n(&t->tid, my_tid(), __ATOMIC_RELEASE);
+	t->rc = pthread_rwlock_clockwrlock(t->l, CLOCK_MONOTONIC, &dl);
+	if (t->rc == 0)
+		CHECK_RC(pthread_rwlock_unlock(t->l), 0);
+	else if (t->rc == ETIMEDOUT)
+		CHECK_REACHED(CLOCK_MONOTONIC, dl);
+	return NULL;
+}
+static void timed_writer_on(pthread_rwlock_t *l, int writer_kind)
+{
+	/* far deadline: it waits for main, and then gets the lock */
+	CHECK_RC(pthread_rwlock_rdlock(l), 0);
+	struct tw t = {l, FAR_NS, 0, -1};
+	pthread_t th = spawn(tw_fn, &t);
+	while (__atomic_load_n(&t.tid, __ATOMIC_ACQUIRE) == 0)
+		sched_yield();
+	if (!await_waiting(t.tid, 10000))
+		FAIL("the timed writer never waited");
+	struct holder r;
+	if (writer_kind) {
+		CHECK_RC(other_tryrd(l), EBUSY);
+		hold(&r, l, 0, 0);
+		await_blocked(&r);
+	} else {
+		CHECK_RC(other_tryrd(l), 0);
+		hold(&r, l, 0, 1); /* beside main, the writer waiting */
+		unhold(&r);
+	}
+	CHECK_RC(pthread_rwlock_unlock(l), 0);
+	join(th);
+	CHECK_RC(t.rc, 0);
+	if (writer_kind)
+		unhold(&r);
+	/* short deadline: it gives up while main reads; the reader behind it
+	 * gets in beside main */
+	CHECK_RC(pthread_rwlock_rdlock(l), 0);
+	struct tw t2 = {l, SHORT, 0, -1};
+	th = spawn(tw_fn, &t2);
+	while (__atomic_load_n(&t2.tid, __ATOMIC_ACQUIRE) == 0)
+		sched_yield();
+	hold(&r, l, 0, 1); /* returns once it holds: main still does */
+	join(th);
+	CHECK_RC(t2.rc, ETIMEDOUT);
+	unhold(&r);
+	CHECK_RC(pthread_rwlock_unlock(l), 0);
+	CHECK_RC(other_trywr(l), 0); /* nothing left behind */
+	usable(l);
+}
+static void timed_writer(void)
+{
+	pthread_rwlock_t l;
+	init_kind(&l, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	timed_writer_on(&l, 1);
+	timed_writer_on(&s_wnr, 1);
+}
+static void timed_writer_default(void)
+{
+	pthread_rwlock_t d = PTHREAD_RWLOCK_INITIALIZER;
+	timed_writer_on(&d, 0);
 }
 
 /* A timed acquisition that gives up leaves nothing behind. */
@@ -782,6 +923,9 @@ static const struct test_case glibc_cases[] = {
     {"recursive-default", recursive_default},
     {"nonrecursive", nonrecursive},
     {"reader-preference", reader_preference},
+    {"reader-waits-for-reader", reader_waits_for_reader},
+    {"timed-writer", timed_writer},
+    {"timed-writer-default", timed_writer_default},
     {"timeout-clean", timeout_clean},
     {"unlock-unheld", unlock_unheld},
     {"double-unlock-read", double_unlock_read},
@@ -809,24 +953,36 @@ static const struct test_case ls_cases[] = {
 };
 
 /* Run in `all` (every case but the slow eagain, the fork of pshared and
- * reader-preference, which only some algorithms share with glibc), and in
- * `exclusive-ok` (also without share, nonrecursive and timeout-clean,
- * which need readers to share the lock). */
-static bool in_all(const char *n, bool exclusive)
+ * glibc's own layout), in `exclusive-ok` (also without the cases that
+ * need readers to share the lock: the mutex-serialised mode admits one
+ * reader at a time, by design) and in `own-ok` (`all` without the cases
+ * of the default kind's reader preference, which LOCKSWAP_RWPOLICY=algorithm
+ * trades for the algorithm's own policy). */
+static bool in_all(const char *n, bool exclusive, bool own)
 {
-	static const char *const out[] = {"eagain", "pshared", "reader-preference", "glibc-layout"};
+	static const char *const out[] = {"eagain", "pshared", "glibc-layout"};
+	static const char *const prefer[] = {"reader-preference", "reader-waits-for-reader",
+					     "timed-writer-default"};
+	static const char *const shared[] = {"share", "nonrecursive", "timeout-clean", "timed-writer"};
 	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
 		if (!strcmp(n, out[i]))
 			return false;
-	return !exclusive || (strcmp(n, "share") && strcmp(n, "nonrecursive") && strcmp(n, "timeout-clean"));
+	for (size_t i = 0; (exclusive || own) && i < sizeof prefer / sizeof prefer[0]; i++)
+		if (!strcmp(n, prefer[i]))
+			return false;
+	for (size_t i = 0; exclusive && i < sizeof shared / sizeof shared[0]; i++)
+		if (!strcmp(n, shared[i]))
+			return false;
+	return true;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "all") || !strcmp(argv[1], "exclusive-ok"))) {
-		bool excl = !strcmp(argv[1], "exclusive-ok");
+	if (argc >= 2 &&
+	    (!strcmp(argv[1], "all") || !strcmp(argv[1], "exclusive-ok") || !strcmp(argv[1], "own-ok"))) {
+		bool excl = !strcmp(argv[1], "exclusive-ok"), own = !strcmp(argv[1], "own-ok");
 		for (const struct test_case *c = glibc_cases; c->name; c++)
-			if (in_all(c->name, excl))
+			if (in_all(c->name, excl, own))
 				c->fn();
 		return 0;
 	}

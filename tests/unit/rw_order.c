@@ -4,8 +4,8 @@
  * patience (c-rw-wp), cluster locality and the pass bound of a cohort
  * writer lock (c-rw-wp).
  *
- *   rw_order -a ALGO -o ORDER [-c CLUSTERS] [-F] [-W] [-R] [-s MAX_SWITCHES]
- *            [-b BOUND] [-P PASSES] [-T SECONDS(30)]
+ *   rw_order -a ALGO -o ORDER [-k own|reader|writer] [-c CLUSTERS] [-F] [-W] [-R]
+ *            [-s MAX_SWITCHES] [-b BOUND] [-P PASSES] [-T SECONDS(30)]
  *
  * ORDER is a list of waiters, each a mode and a cluster: "r0w1w0" is a
  * reader of cluster 0, then a writer of cluster 1, then one of cluster 0.
@@ -33,7 +33,10 @@
  *       BOUND times in a row (LOCKSWAP_COHORT_PASSES = BOUND);
  *   -P  the lock's own bound, if not BOUND (to show that -b can fail).
  * The algorithm's other tunables are read from the environment, as the shim
- * reads them. Prints the order ("w0 r0 ..."). Exit 0, 1 with a message on a
+ * reads them. -k says what every acquisition asks for (rwlock.h, PREFERENCE):
+ * the algorithm's own policy (the default: the orders above are the
+ * algorithms' own), reader preference (the default kind) or writer
+ * preference (the _NP kind). Prints the order ("w0 r0 ..."). Exit 0, 1 with a message on a
  * failed check, 2 on bad usage. Nothing depends on timing to pass: the
  * waits for "asleep" poll /proc with 1 ms naps.
  */
@@ -63,6 +66,7 @@
 
 static const struct ls_rwalgo *algo;
 static void *state;
+static unsigned how = LS_RW_OWN_POLICY;
 
 struct waiter {
 	pthread_t thread;
@@ -95,8 +99,8 @@ static void *waiter(void *arg)
 		fail("waiter is not in cluster %u", me->cluster);
 	atomic_store_explicit(&me->tid, (pid_t)syscall(SYS_gettid), memory_order_release);
 	if (me->mode == 'w')
-		algo->wrlock(state, 0);
-	else if (algo->rdlock(state, 0, &token))
+		algo->wrlock(state, how);
+	else if (algo->rdlock(state, how, &token))
 		fail("rdlock failed");
 	log_[atomic_fetch_add_explicit(&nlog, 1, memory_order_relaxed)] = (unsigned)(me - w);
 	if (me->mode == 'w')
@@ -135,13 +139,18 @@ int main(int argc, char **argv)
 	unsigned ncl = 1;
 	long max_sw = -1, bound = -1, passes = -1;
 	int fifo = 0, wpref = 0, patient = 0, limit_ms = 30000, c;
-	while ((c = getopt(argc, argv, "a:o:c:FWRs:b:P:T:")) != -1) {
+	static const char *const kinds[] = {"own", "reader", "writer"};
+	static const unsigned kind_how[] = {LS_RW_OWN_POLICY, 0, LS_RW_PREFER_WRITER};
+	while ((c = getopt(argc, argv, "a:o:k:c:FWRs:b:P:T:")) != -1) {
 		switch (c) {
 		case 'a':
 			name = optarg;
 			break;
 		case 'o':
 			order = optarg;
+			break;
+		case 'k':
+			how = kind_how[opt_choose("k", "preference", optarg, kinds, 3)];
 			break;
 		case 'c':
 			ncl = number(optarg);
@@ -168,7 +177,8 @@ int main(int argc, char **argv)
 			limit_ms = (int)number(optarg) * 1000;
 			break;
 		default:
-			usage("usage: rw_order -a ALGO -o ORDER [-c CLUSTERS] [-F] [-W] [-R] [-s N] [-b N] "
+			usage("usage: rw_order -a ALGO -o ORDER [-k own|reader|writer] [-c CLUSTERS] [-F] "
+			      "[-W] [-R] [-s N] [-b N] "
 			      "[-P N] "
 			      "[-T S]");
 		}
@@ -202,7 +212,7 @@ int main(int argc, char **argv)
 		fail("the main thread is not in cluster 0");
 	if (!(state = ls_ext_alloc(algo->state_size)))
 		usage("cannot allocate the lock");
-	algo->wrlock(state, 0);
+	algo->wrlock(state, how);
 	for (unsigned i = 0; i < nwaiters; i++) {
 		if (pthread_create(&w[i].thread, NULL, waiter, &w[i]))
 			usage("pthread_create failed");

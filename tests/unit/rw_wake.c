@@ -3,7 +3,7 @@
  * LOCKSWAP_WAIT=park: only the waiters it lets in (central), not every
  * sleeper (issue 26 item 3 for the rwlock family).
  *
- *   rw_wake -a RWALGO [-T SECONDS(30)] writer-out|reader-out
+ *   rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS(30)] writer-out|reader-out
  *
  * The main thread takes the lock; waiters then call rdlock or wrlock, each
  * started only once the previous one is asleep in futex(2) (proctask.h) or
@@ -29,6 +29,9 @@
  *               been woken (the next in line, which a queue lock's new
  *               holder wakes early: wait.h). A lock whose last reader out
  *               wakes every sleeper (central before: W2, W3, R1) fails.
+ * -k says what every acquisition asks for (rwlock.h, PREFERENCE): the
+ * algorithm's own policy (the default), reader preference (the default
+ * kind) or writer preference (the _NP kind).
  * The algorithm's tunables are read from the environment, as the shim
  * reads them (c-rw-wp's readers must not run out of patience: the fall of
  * their barrier lets every writer on to its ticket).
@@ -70,6 +73,7 @@
 
 static const struct ls_rwalgo *algo;
 static void *L;
+static unsigned how = LS_RW_OWN_POLICY;
 static const char *volatile phase = "start";
 
 struct waiter {
@@ -106,8 +110,8 @@ static void *run_waiter(void *arg)
 	void *token = NULL;
 	atomic_store(&me->tid, gettid());
 	if (me->mode == 'w')
-		algo->wrlock(L, 0);
-	else if (algo->rdlock(L, 0, &token))
+		algo->wrlock(L, how);
+	else if (algo->rdlock(L, how, &token))
 		fail("rdlock failed");
 	atomic_store(&me->got, 1);
 	while (!atomic_load(&me->release))
@@ -176,7 +180,7 @@ static void finish(void)
 	for (int i = 0; i < nw; i++)
 		pthread_join(w[i].t, NULL);
 	phase = "the lock free at the end";
-	if (algo->trywrlock(L, 0) != 0)
+	if (algo->trywrlock(L, how) != 0)
 		fail("trywrlock: the lock is not free once every waiter has released it");
 	algo->wrunlock(L);
 }
@@ -184,7 +188,7 @@ static void finish(void)
 static void writer_out(void)
 {
 	char list[256];
-	algo->wrlock(L, 0);
+	algo->wrlock(L, how);
 	start('r', "R1");
 	start('r', "R2");
 	start('w', "W1");
@@ -220,7 +224,7 @@ static void reader_out(void)
 {
 	char list[256];
 	void *token = NULL;
-	if (algo->rdlock(L, 0, &token))
+	if (algo->rdlock(L, how, &token))
 		fail("rdlock failed");
 	start('w', "W1");
 	start('w', "W2");
@@ -250,20 +254,27 @@ int main(int argc, char **argv)
 {
 	const char *name = NULL;
 	int c, secs = 30;
-	while ((c = getopt(argc, argv, "a:T:")) != -1) {
+	static const char *const kinds[] = {"own", "reader", "writer"};
+	static const unsigned kind_how[] = {LS_RW_OWN_POLICY, 0, LS_RW_PREFER_WRITER};
+	while ((c = getopt(argc, argv, "a:k:T:")) != -1) {
 		switch (c) {
 		case 'a':
 			name = optarg;
+			break;
+		case 'k':
+			how = kind_how[opt_choose("k", "preference", optarg, kinds, 3)];
 			break;
 		case 'T':
 			secs = (int)opt_number("T", optarg, 1, 3600);
 			break;
 		default:
-			opt_error("usage: rw_wake -a RWALGO [-T SECONDS] writer-out|reader-out");
+			opt_error("usage: rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS] "
+				  "writer-out|reader-out");
 		}
 	}
 	if (!name || optind != argc - 1)
-		opt_error("usage: rw_wake -a RWALGO [-T SECONDS] writer-out|reader-out");
+		opt_error(
+		    "usage: rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS] writer-out|reader-out");
 	static const char *const cases[] = {"writer-out", "reader-out"};
 	int which = opt_choose("", "case", argv[optind], cases, 2);
 	char err[1400];

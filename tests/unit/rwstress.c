@@ -4,7 +4,7 @@
  *
  *   rwstress -a RWALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]
  *            [-r READ_PERCENT(80)] [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]
- *            [-k reader|writer] [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]
+ *            [-k reader|writer|own] [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]
  *
  * Links build/liblocks.a directly (no LD_PRELOAD): RWALGO is any name
  * `lockswap --names rwlock` prints (NAME+WRAPPER compositions too); `mutex`
@@ -22,7 +22,9 @@
  *          ETIMEDOUT: a write hold excludes everything, a read hold
  *          excludes writers).
  * -k writer passes LS_RW_PREFER_WRITER (the _NP writer-preferring kind) to
- * every acquisition; reader (the default) passes nothing.
+ * every acquisition, own LS_RW_OWN_POLICY (the algorithm's own policy,
+ * LOCKSWAP_RWPOLICY=algorithm); reader (the default: the default kind's
+ * reader preference) passes nothing.
  *
  * Checks. Each lock has an occupancy word changed only by atomic RMWs
  * (totally ordered, whatever the lock's orderings): readers add 1, a writer
@@ -71,7 +73,10 @@
 
 enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
 static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
-static const char *const kind_names[] = {"reader", "writer"};
+/* -k: what every acquisition asks for (rwlock.h, PREFERENCE) */
+static const char *const kind_names[] = {"reader", "writer", "own"};
+static const unsigned kind_how[] = {0, LS_RW_PREFER_WRITER, LS_RW_OWN_POLICY};
+static unsigned kind;
 
 static const struct ls_rwalgo *algo;
 static unsigned nthreads = 4, nlocks = 1, read_pct = 80, how;
@@ -598,7 +603,8 @@ int main(int argc, char **argv)
 			patience = opt_number("p", optarg, 0, 100000000000ul);
 			break;
 		case 'k':
-			how = opt_choose("k", "kind", optarg, kind_names, 2) ? LS_RW_PREFER_WRITER : 0;
+			kind = (unsigned)opt_choose("k", "kind", optarg, kind_names, 3);
+			how = kind_how[kind];
 			break;
 		case 'w':
 			opt_policy(optarg);
@@ -616,7 +622,7 @@ int main(int argc, char **argv)
 			printf("usage: rwstress -a RWALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)] [-r "
 			       "READ_PCT(80)]\n"
 			       "                [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)] [-k "
-			       "reader|writer]\n"
+			       "reader|writer|own]\n"
 			       "                [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]\n");
 			return 0;
 		default:
@@ -733,7 +739,7 @@ int main(int argc, char **argv)
 	snprintf(conf, sizeof conf,
 		 "algo=%s kind=%s wait=%s threads=%u locks=%u reads=%u%% mode=%s iters=%lu patience=%" PRIu64
 		 " seed=%" PRIu64 "%s",
-		 algo->name, kind_names[how ? 1 : 0], opt_policy_name(ls_wait_cfg.policy), nthreads, nlocks,
+		 algo->name, kind_names[kind], opt_policy_name(ls_wait_cfg.policy), nthreads, nlocks,
 		 read_pct, mode_names[mode], iters, patience, seed,
 #ifdef LS_FAULT_INJECT
 		 " inject=yes"
