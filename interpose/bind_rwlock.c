@@ -292,6 +292,13 @@ static void rwm_wrunlock(void *s)
 	a->wrunlock(st);
 }
 
+static void rwm_fork_rdheld(void *s, void **token, unsigned nth, unsigned holds)
+{
+	RWM_PROLOGUE(s);
+	if (a->fork_rdheld)
+		a->fork_rdheld(st, token, nth, holds);
+}
+
 static struct ls_rwalgo map_rwalgo = {
     .name = "map",
     .desc = "an algorithm per rwlock (LOCKSWAP_ALGO_MAP)",
@@ -305,6 +312,7 @@ static struct ls_rwalgo map_rwalgo = {
     .trywrlock = rwm_trywrlock,
     .timedwrlock = rwm_timedwrlock,
     .wrunlock = rwm_wrunlock,
+    .fork_rdheld = rwm_fork_rdheld,
 };
 
 /* ---- the observer's queries ---- */

@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "bind.h"
+#include "fork.h"
 #include "pool.h"
 #include "rwlock_acquire.h"
 #include "rwlock_held.h"
@@ -284,6 +285,9 @@ static __attribute__((noinline)) int release(struct ls_rwlock *l)
 		ls_rwg.wrunlock(ls_rw_state_of(l));
 		return 0;
 	}
+	/* fork: settles a generation not settled yet (rwlock_held.c) */
+	if (LS_UNLIKELY(ls_fork_stamp() & LS_FORK_PENDING))
+		ls_fork_resolve();
 	struct ls_rdentry *e = ls_rd_current(l, ls_rw_gen(l));
 	if (LS_UNLIKELY(!e) || e->extra) {
 		if (e)

@@ -1,10 +1,15 @@
 /*
  * rwlock_held.c - the calling thread's read holds: the table itself, and
  * what rwlock_held.h keeps out of line (the overflow blocks, attached to the
- * thread's word so that the pool reclaims them once the thread is gone).
+ * thread's word so that the pool reclaims them once the thread is gone);
+ * and, in a fork child, the algorithm's fork_rdheld for each hold the
+ * forking thread had (rwlock.h, FORK).
  */
 #define _GNU_SOURCE
 
+#include <pthread.h>
+
+#include "fork.h"
 #include "pool.h"
 #include "rwlock_held.h"
 
@@ -59,4 +64,74 @@ __attribute__((noinline)) void ls_rd_drop_block(struct ls_rdblock *b)
 	if (b->prev)
 		ls_ext_attach(&ls_rd.last, &b->prev->h, sizeof *b, NULL);
 	ls_ext_free(b, sizeof *b);
+}
+
+/* ---- fork (rwlock.h, FORK) ---- */
+
+/* Entry i of the table (the holds moved there), or NULL past the end. */
+static struct ls_rdentry *rd_entry(size_t i)
+{
+	if (i < ls_rd.n)
+		return &ls_rd.e[i];
+	i -= ls_rd.n;
+	for (struct ls_rdblock *b = ls_rd_last(); b; b = b->prev) {
+		if (i < b->n)
+			return &b->e[i];
+		i -= b->n;
+	}
+	return NULL;
+}
+
+static bool rd_same(const struct ls_rdentry *e, const struct ls_rdentry *f)
+{
+	return e->lock == f->lock && e->gen == f->gen;
+}
+
+/* In a fork child, while the forking thread (ours) is its only thread
+ * (fork.h runs it): the algorithm's fork_rdheld for each of our read holds,
+ * lock by lock, of the locks in their current life (an entry of an earlier
+ * life is no hold: ls_rd_current). */
+static void rd_fork_child(void)
+{
+	const struct ls_rwalgo *a = ls_rwg.rw;
+	if (!ls_rwg.rw_on || !a || !a->fork_rdheld || !ls_rd.one.lock)
+		return;
+	ls_rd_table();
+	struct ls_rdentry *e, *f;
+	for (size_t i = 0; (e = rd_entry(i)); i++) {
+		struct ls_rwlock *l = (struct ls_rwlock *)e->lock;
+		size_t j = 0;
+		while (j < i && !rd_same(rd_entry(j), e))
+			j++;
+		if (j < i || l->shared || e->gen != ls_rw_gen(l))
+			continue; /* done at its first entry; glibc's; an earlier life's */
+		void *st = ls_rw_state_fast(l, ls_rwg.rw_ext);
+		if (!st)
+			continue;
+		unsigned holds = 0, nth = 0;
+		for (j = i; (f = rd_entry(j)); j++)
+			holds += rd_same(f, e);
+		for (j = i; (f = rd_entry(j)); j++)
+			if (rd_same(f, e))
+				a->fork_rdheld(st, &f->token, nth++, holds);
+	}
+	ls_rd_settle();
+}
+
+/* The forking thread's holds go to the table for the fork (parent and
+ * child settle back at their next general path): then each unlock of
+ * theirs takes the general path (rwlock_acquire.c), which, in a child
+ * whose generation is not settled yet (a library's child handler that runs
+ * before lockswap's: fork.h), settles it, so that rd_fork_child runs while
+ * the hold is still in the table. Holds taken after this (the prepare
+ * handlers that run after ours) go to the table too. */
+static void rd_fork_prepare(void)
+{
+	ls_rd_table();
+}
+
+__attribute__((constructor)) static void rd_fork_register(void)
+{
+	ls_fork_at_child(rd_fork_child);
+	pthread_atfork(rd_fork_prepare, NULL, NULL);
 }

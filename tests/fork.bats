@@ -36,13 +36,15 @@ W="$PROGS/fork_waiters"
 MUTEX_CASES="mutex1 mutex3 late1 late3"
 gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 
-@test "glibc passes fork_waiters' mutex and spinlock cases (the specification); its rwlock waits for ever in rdheld" {
-  for c in $MUTEX_CASES held spin1 spin3; do
+@test "glibc passes fork_waiters' mutex and spinlock cases and rdother (the specification); its rwlock waits for ever in the child of every case where the forking thread read-held it with waiters" {
+  for c in $MUTEX_CASES held spin1 spin3 rdother; do
     run timeout "$(hang_timeout)" "$W" "$c"
     [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
   done
-  run timeout "$(hang_timeout)" env FORK_WATCHDOG=2 "$W" rdheld
-  [ "$status" -ne 0 ] && [[ "$output" == *"the child hung"* ]] || { echo "native rdheld: $output"; return 1; }
+  for c in rdheld rdheld1 rdheld3 rdlate rdpref; do
+    run timeout "$(hang_timeout)" env FORK_WATCHDOG=2 "$W" "$c"
+    [ "$status" -ne 0 ] && [[ "$output" == *"the child hung"* ]] || { echo "native $c: $output"; return 1; }
+  done
 }
 
 @test "the pthread_atfork pattern with 1 and 3 waiters queued at fork, unlocked in the child handler or after the child's own waiter queued: every algorithm, spin, yield and park" {
@@ -76,26 +78,18 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
   done
 }
 
-# The rwlock algorithms that still hand the lock to a writer or reader the
-# fork left behind (README, Known limits): issue 32's branch (rwfix) owns
-# their files. Remove a name once its file passes over what fork left
-# behind (fork.h): the next test then runs it, and the one after it stops
-# expecting its hang.
-RW_FORK_LIMITS=" pf-t mcs-rw c-rw-wp pf-t+bravo mcs-rw+bravo c-rw-wp+bravo "
-rw_fork_algos() { local a; for a in $(rwalgos lock); do [[ "$RW_FORK_LIMITS" == *" $a "* ]] || echo "$a"; done; }
+# A rwlock read-held by the forking thread, writers and readers waiting at
+# fork (1 and several, the writer kind and the default one), unlocked in the
+# child handler or after the child's own writer waits; and one another
+# thread read-held, which stays held. Every rwlock algorithm, wrappers
+# included: each has its own fork path (rwlock.h, FORK).
+RW_CASES="rdheld rdheld1 rdheld3 rdlate rdpref rdother"
 
-@test "rwlocks: a writer-preferring rwlock read-held at fork with a writer and two readers queued behind it, unlocked in the child handler, then read and written in the child: every rwlock algorithm but RW_FORK_LIMITS, park and spin; the mutex-serialised mode over every mutex algorithm" {
+@test "rwlocks: read-held by the forking thread with 1 to 3 writers and readers waiting at fork (writer kind and default kind), unlocked in the child handler or after a child's writer waits, then read and written in the child; held by another thread, it stays held: every rwlock algorithm, park and spin; the mutex-serialised mode over every mutex algorithm" {
   for w in park spin; do
-    each_family rw_fork_algos LOCKSWAP_RWALGO "" "$w" -- "$W" rdheld || return 1
+    each_rwalgo lock "$w" -- "$W" $RW_CASES || return 1
   done
   each_algo lock park -- env LOCKSWAP_RWALGO=mutex "$W" rdheld || return 1
-}
-
-@test "rwlocks: RW_FORK_LIMITS still hang in rdheld (the README's limit is true; a name that passes belongs in the test above)" {
-  for a in $RW_FORK_LIMITS; do
-    run under_rw "$a" park -- env FORK_WATCHDOG=2 "$W" rdheld
-    [ "$status" -ne 0 ] && [[ "$output" == *"the child hung"* ]] || { echo "$a: $output"; return 1; }
-  done
 }
 
 @test "spinlocks: 1 and 3 waiters spinning at fork, unlocked in the child handler: every spinlock algorithm, spin and park" {

@@ -70,6 +70,15 @@
  *still held (try); a revocation that gives up sets the bias again, so that the next writer revokes the
  *readers still in the table. Nothing to allocate, nothing to free.
  *
+ * fork() (rwlock.h, FORK): a read hold the forking thread took through
+ * the inner lock is the inner's to repair (its fork_rdheld, if it has
+ * one); a fast one is a slot, which the forking thread clears in the child
+ * as anywhere. A revocation a writer the fork left behind had under way
+ * was, under reader preference, given up by then or leaves REVOKING, which
+ * the child's first writer completes (the slots of readers the fork left
+ * behind keep the lock held, as their holds would under glibc); under the
+ * _NP kind no reader is fast.
+ *
  * After the release (lock.h, rwlock.h): a fast reader's unlock is the
  * store that clears its slot, in the process-wide table, never freed; it
  * touches the lock no more (a revoking writer that sees the slot clear may
@@ -358,6 +367,12 @@ static void bravo_destroy(void *state)
 		inner->destroy(in(state));
 }
 
+static void bravo_fork_rdheld(void *state, void **token, unsigned nth, unsigned holds)
+{
+	if (!is_slot(*token) && inner->fork_rdheld)
+		inner->fork_rdheld(in(state), token, nth, holds);
+}
+
 static int bravo_bind(const struct ls_rwalgo *a, char *err, size_t errlen)
 {
 	if (inner && inner != a) {
@@ -394,6 +409,7 @@ static const struct ls_rwalgo bravo_algo = {
     .timedwrlock = bravo_timedwrlock,
     .wrunlock = bravo_wrunlock,
     .bind = bravo_bind,
+    .fork_rdheld = bravo_fork_rdheld,
     .keep_caps = LS_RWCAP_TIMEOUT | LS_RWCAP_QNODE | LS_RWCAP_HIER | LS_RWCAP_KIND | LS_RWCAP_EXCLUSIVE,
 };
 LS_REGISTER_RWALGO(bravo_algo);

@@ -122,6 +122,18 @@
  * ticket lock for writers and the inline `flat` indicator for readers
  * (with the marker `flat`, whose holder is LS_HIER_FAST). No queue nodes.
  * Each indicator counts up to 2^30 readers (then EAGAIN).
+ *
+ * fork() (rwlock.h, FORK): in a fork child, a lock the forking thread
+ * read-held at fork had no writer holding it: every ticket out of the
+ * global lock and of the local ones (a writer draining the indicators, the
+ * writers queued) and every raise of the barrier (a reader out of
+ * patience: a reader waits departed, so the waiting readers are counted
+ * nowhere else) were gone threads'. fork_rdheld, run while the child has
+ * one thread, serves every ticket out of each of those locks at once
+ * (ls_tkt_all_void: free, nobody pending), clears `granted`, the passes,
+ * the barrier and every WWAIT; the indicators keep their readers, who hold
+ * the lock (one that fork left behind keeps it held). No other path reads
+ * the generation.
  */
 #include <errno.h>
 #include <limits.h>
@@ -635,6 +647,36 @@ static void crw_destroy(void *state)
 	ls_hier_detach(&((struct crw *)state)->lines);
 }
 
+/* ---- fork (see the header) ---- */
+
+static void crw_fork_rdheld(void *state, void **token, unsigned nth, unsigned holds)
+{
+	struct crw *l = state;
+	(void)token;
+	(void)holds;
+	if (nth)
+		return; /* once per lock */
+	/* relaxed, all: the child has one thread, ours */
+	atomic_store_explicit(&l->global,
+			      ls_tkt_all_void(atomic_load_explicit(&l->global, memory_order_relaxed)),
+			      memory_order_relaxed);
+	atomic_store_explicit(&l->barrier, 0, memory_order_relaxed);
+	atomic_fetch_and_explicit(&l->flat, ~WWAIT, memory_order_relaxed);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	if (!h || h == &flat || ls_hier_is_flat(&h->h))
+		return;
+	h->passes = 0;
+	h->holder = LS_HIER_FAST;
+	for (unsigned i = 1; i <= h->h.nclusters; i++) {
+		struct line *s = line(&h->h, i);
+		atomic_store_explicit(&s->local,
+				      ls_tkt_all_void(atomic_load_explicit(&s->local, memory_order_relaxed)),
+				      memory_order_relaxed);
+		atomic_store_explicit(&s->granted, 0, memory_order_relaxed);
+		atomic_fetch_and_explicit(&s->readers, ~WWAIT, memory_order_relaxed);
+	}
+}
+
 static const struct ls_param crw_params[] = {
     {"LOCKSWAP_CRWWP_PATIENCE",
      "c-rw-wp: how long a reader waits for writers before it raises the barrier that holds new "
@@ -662,5 +704,6 @@ static const struct ls_rwalgo crw_algo = {
     .trywrlock = crw_trywrlock,
     .timedwrlock = crw_timedwrlock,
     .wrunlock = crw_wrunlock,
+    .fork_rdheld = crw_fork_rdheld,
 };
 LS_REGISTER_RWALGO(crw_algo);

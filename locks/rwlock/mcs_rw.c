@@ -142,6 +142,18 @@
  * of a node reused meanwhile is a spurious wake-up. A reader that is not
  * the last one out still stops at its decrement: the last one's may come
  * at once, and the writer after it may free the lock.
+ *
+ * fork() (rwlock.h, FORK): in a fork child, a lock the forking thread
+ * read-held at fork had no writer holding it: every node still BLOCKED in
+ * its queue, WFLAG's writer (wr), the writers counted in WAITW and a TRY
+ * were gone threads'. fork_rdheld, run while the child has one thread,
+ * empties the queue (tail = NULL) and clears WFLAG, TRY and WAITW; rc keeps
+ * the readers it counts, who hold the lock (the waiting readers are not
+ * counted before they are admitted), so one that fork left behind keeps it
+ * held. The forking thread's holds become counted-only holds (token NULL:
+ * their unlock is reader_out) and their nodes, as every node of the
+ * queue, stay where they are, never reused. No other path reads the
+ * generation.
  */
 #include <errno.h>
 #include <limits.h>
@@ -802,6 +814,21 @@ static void mcsrw_wrunlock(void *state)
 	write_handover(l, n);
 }
 
+/* ---- fork (see the header) ---- */
+
+static void mcsrw_fork_rdheld(void *state, void **token, unsigned nth, unsigned holds)
+{
+	struct mcsrw *l = state;
+	(void)holds;
+	*token = NULL; /* leaves by the count; its node stays where it is */
+	if (nth)
+		return;
+	/* relaxed, all: the child has one thread, ours */
+	atomic_store_explicit(&l->tail, NULL, memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&l->rc, memory_order_relaxed);
+	atomic_store_explicit(&l->rc, v & ~(WFLAG | TRY | WAITW_MASK), memory_order_relaxed);
+}
+
 static const struct ls_rwalgo mcsrw_algo = {
     .name = "mcs-rw",
     .desc = "fair queue-based reader-writer lock (Mellor-Crummey & Scott, PPoPP 1991, 3.1)",
@@ -816,5 +843,6 @@ static const struct ls_rwalgo mcsrw_algo = {
     .trywrlock = mcsrw_trywrlock,
     .timedwrlock = mcsrw_timedwrlock,
     .wrunlock = mcsrw_wrunlock,
+    .fork_rdheld = mcsrw_fork_rdheld,
 };
 LS_REGISTER_RWALGO(mcsrw_algo);

@@ -107,6 +107,20 @@
  * (rout would run past a writer's target). Readers at most 2^24 - 2^22 at
  * once (rin's 24 bits, less a margin for readers racing the check), then
  * EAGAIN. No queue nodes, no token; 16 bytes, inline.
+ *
+ * fork() (rwlock.h, FORK): in a fork child, a lock the forking thread
+ * read-held at fork had no writer holding it, so the served writer (draining,
+ * or waiting for the previous writer's bits) and every ticket out were gone
+ * threads', and so were the readers waiting for a phase. fork_rdheld, run
+ * while the child has one thread, serves every ticket out (wout = win: the
+ * next ticket is served at once), and takes back the announcement or TW
+ * (PHID stays, as after a release) and the sleepers' bits. The readers
+ * counted in rin stay counted unless a writer had announced itself or set
+ * TW: then those counted before it hold the lock and those after wait, and
+ * the counters do not tell how many are which, so rin keeps only the
+ * forking thread's own holds (a read hold of a thread the fork left behind
+ * is dropped with the waiters: README, Known limits). No path but that
+ * hook reads the generation.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -470,6 +484,26 @@ static void pft_wrunlock(void *st)
 		wake_all(&l->rin);
 }
 
+/* ---- fork (see the header) ---- */
+
+static void pft_fork_rdheld(void *st, void **token, unsigned nth, unsigned holds)
+{
+	struct pft *l = st;
+	(void)token;
+	if (nth)
+		return; /* once per lock */
+	/* relaxed, all: the child has one thread, ours */
+	uint32_t in = atomic_load_explicit(&l->rin, memory_order_relaxed);
+	uint32_t out = atomic_load_explicit(&l->rout, memory_order_relaxed) & ~WPARK;
+	uint32_t n = in & ~(PRES | HELD | TW | RPARK);
+	if (in & (PRES | TW))
+		n = (out & ~0xffu) + holds * RINC + (n & 0xffu);
+	atomic_store_explicit(&l->rin, n, memory_order_relaxed);
+	atomic_store_explicit(&l->rout, out, memory_order_relaxed);
+	atomic_store_explicit(&l->wout, atomic_load_explicit(&l->win, memory_order_relaxed) & TICKET,
+			      memory_order_relaxed);
+}
+
 static const struct ls_rwalgo pft_rwalgo = {
     .name = "pf-t",
     .desc = "phase-fair ticket lock PF-T: read and write phases alternate (Brandenburg & Anderson, RTS 2010)",
@@ -484,5 +518,6 @@ static const struct ls_rwalgo pft_rwalgo = {
     .trywrlock = pft_trywrlock,
     .timedwrlock = pft_timedwrlock,
     .wrunlock = pft_wrunlock,
+    .fork_rdheld = pft_fork_rdheld,
 };
 LS_REGISTER_RWALGO(pft_rwalgo);

@@ -156,6 +156,24 @@
  * every rwlock as that mutex lock and sets its own state_size from it then.
  * state_size is read only after start() (ls_rwalgo_start below).
  *
+ * FORK. In the child of fork() only the forking thread is left; it held
+ * locks but waited for none. An algorithm whose waiters leave nothing that
+ * names them (a ticket, a count, a claim) handles it in its own slow paths
+ * (fork.h; central.c), or has fork_rdheld: the shim calls it in the child,
+ * while the forking thread is still its only thread (lockswap's
+ * pthread_atfork child handler, or the first slow path of a library's
+ * handler that runs before it: fork.h), once for each read hold the forking
+ * thread had at fork (nth = 0 .. holds - 1 among its `holds` holds of that
+ * lock), with the hold's token, which it may replace. Such a lock was
+ * read-held at fork, so no writer held it: every writer that had a place
+ * in it then (a ticket, a node, a claim) and every reader that waited was
+ * a thread that is gone, and fork_rdheld passes them over, leaving the
+ * readers that held it counted (a lock another thread held at fork stays
+ * held, as under glibc; an algorithm that cannot tell such a reader from a
+ * waiting one says so in its header). A write hold of the forking thread
+ * needs nothing: its unlock in the child is not the writer's (its thread
+ * has a new id), so the lock stays held, as glibc's does.
+ *
  * REGISTRATION in the ls_rwalgos section (a sibling of ls_algos, so neither
  * family sees the other's tables): adding an algorithm is adding a file;
  * `lockswap --list` shows it, `lockswap --names rwlock` prints it, and every
@@ -237,6 +255,8 @@ struct ls_rwalgo {
 	/* Wrappers only (LS_RWCAP_WRAPPER): see WRAPPERS above. */
 	int (*bind)(const struct ls_rwalgo *inner, char *err, size_t errlen);
 	unsigned keep_caps; /* wrappers: the inner's caps a composition keeps */
+	/* May be NULL: see FORK above. */
+	void (*fork_rdheld)(void *state, void **token, unsigned nth, unsigned holds);
 };
 
 #define LS_REGISTER_RWALGO(a)                                                                                \

@@ -26,7 +26,18 @@
  *			it (queued behind the writer); the child handler
  *			unlocks it; the child's readers and writers use it.
  *			glibc's own rwlock fails here: its child waits for
- *			ever for the writer that is gone. (Not a write hold:
+ *			ever for the writer that is gone
+ *	rdheld1		the same with one writer waiting
+ *	rdheld3		the same with two writers and a reader waiting
+ *	rdlate		rdheld, but the child unlocks only after one of its
+ *			own writers waits for the lock
+ *	rdpref		a default-kind (reader-preferring) rwlock read-held
+ *			by the forking thread with two writers waiting (its
+ *			readers do not wait); the child handler unlocks it
+ *	rdother		another thread read-holds the writer-preferring
+ *			rwlock, a writer waits behind it: in the child it
+ *			stays held (trywrlock EBUSY, timedwrlock ETIMEDOUT)
+ *			(Not a write hold:
  *			glibc records the writer's thread id, and the child's
  *			thread has another, so its unlock is not the
  *			writer's; glibc then corrupts the lock, lockswap
@@ -63,7 +74,8 @@ static pid_t tid(void)
 
 enum kind { MUTEX, WRITE, READ, SPIN };
 static pthread_mutex_t mx;
-static pthread_rwlock_t rw;
+static pthread_rwlock_t rw_np, rw_rp; /* the _NP writer kind; the default kind */
+static pthread_rwlock_t *rw = &rw_np; /* the one WRITE and READ take */
 static pthread_spinlock_t sp;
 
 static void take(enum kind k)
@@ -73,10 +85,10 @@ static void take(enum kind k)
 		CHECK_RC(pthread_mutex_lock(&mx), 0);
 		break;
 	case WRITE:
-		CHECK_RC(pthread_rwlock_wrlock(&rw), 0);
+		CHECK_RC(pthread_rwlock_wrlock(rw), 0);
 		break;
 	case READ:
-		CHECK_RC(pthread_rwlock_rdlock(&rw), 0);
+		CHECK_RC(pthread_rwlock_rdlock(rw), 0);
 		break;
 	case SPIN:
 		CHECK_RC(pthread_spin_lock(&sp), 0);
@@ -92,7 +104,7 @@ static void release(enum kind k)
 		break;
 	case WRITE:
 	case READ:
-		CHECK_RC(pthread_rwlock_unlock(&rw), 0);
+		CHECK_RC(pthread_rwlock_unlock(rw), 0);
 		break;
 	case SPIN:
 		CHECK_RC(pthread_spin_unlock(&sp), 0);
@@ -283,7 +295,29 @@ static void late3(void)
 static const enum kind rd_held_waiters[] = {WRITE, READ, READ};
 static void rdheld(void)
 {
+	rw = &rw_np;
 	pattern(READ, rd_held_waiters, 3, false);
+}
+static void rdheld1(void)
+{
+	rw = &rw_np;
+	pattern(READ, rd_held_waiters, 1, false);
+}
+static const enum kind rd_held_writers[] = {WRITE, WRITE, READ};
+static void rdheld3(void)
+{
+	rw = &rw_np;
+	pattern(READ, rd_held_writers, 3, false);
+}
+static void rdlate(void)
+{
+	rw = &rw_np;
+	pattern(READ, rd_held_waiters, 3, true);
+}
+static void rdpref(void)
+{
+	rw = &rw_rp;
+	pattern(READ, rd_held_writers, 2, false);
 }
 
 static const enum kind spins[] = {SPIN, SPIN, SPIN};
@@ -334,6 +368,37 @@ static void held(void)
 	struct waiter w;
 	start_waiter(&w, MUTEX);
 	in_child(child_held);
+	atomic_store(&o.go, 1);
+	join(t);
+	join(w.t);
+	CHECK_EQ(atomic_load(&w.done), 1);
+}
+
+/* Another thread read-holds the rwlock, a writer waits behind it. */
+static void *rd_holder(void *p)
+{
+	struct other *o = p;
+	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
+	atomic_store(&o->holding, 1);
+	await_at_least(&o->go, 1);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	return NULL;
+}
+static void child_rdother(void)
+{
+	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
+}
+static void rdother(void)
+{
+	rw = &rw_np;
+	struct other o = {0};
+	pthread_t t = spawn(rd_holder, &o);
+	await_at_least(&o.holding, 1);
+	struct waiter w;
+	start_waiter(&w, WRITE);
+	in_child(child_rdother);
 	atomic_store(&o.go, 1);
 	join(t);
 	join(w.t);
@@ -444,8 +509,9 @@ static void forks(void)
 }
 
 static const struct test_case cases[] = {
-    {"mutex1", mutex1}, {"mutex3", mutex3}, {"late1", late1}, {"late3", late3}, {"held", held},
-    {"rdheld", rdheld}, {"spin1", spin1},   {"spin3", spin3}, {"forks", forks}, {0, 0},
+    {"mutex1", mutex1},	  {"mutex3", mutex3},	{"late1", late1},     {"late3", late3},	  {"held", held},
+    {"rdheld", rdheld},	  {"rdheld1", rdheld1}, {"rdheld3", rdheld3}, {"rdlate", rdlate}, {"rdpref", rdpref},
+    {"rdother", rdother}, {"spin1", spin1},	{"spin3", spin3},     {"forks", forks},	  {0, 0},
 };
 
 int main(int argc, char **argv)
@@ -455,7 +521,8 @@ int main(int argc, char **argv)
 	pthread_rwlockattr_t a;
 	CHECK_RC(pthread_rwlockattr_init(&a), 0);
 	CHECK_RC(pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), 0);
-	CHECK_RC(pthread_rwlock_init(&rw, &a), 0);
+	CHECK_RC(pthread_rwlock_init(&rw_np, &a), 0);
+	CHECK_RC(pthread_rwlock_init(&rw_rp, NULL), 0);
 	CHECK_RC(pthread_spin_init(&sp, PTHREAD_PROCESS_PRIVATE), 0);
 	return run_case(cases, argc, argv);
 }
