@@ -21,6 +21,8 @@
  *      section 2.1.1 and appendix "local_qnode"): see the comment there.
  *   5. Per-thread random numbers (the composite lock's node choice and
  *      backoff).
+ *   6. fork (fork.h): whether a node stamped with its generation (clh_nb.c,
+ *      clh_try.c) was enqueued before this process forked.
  * The composite abortable lock's core, shared by cal.c and cal_fp.c, is in
  * composite.h.
  */
@@ -33,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fork.h"
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
@@ -332,6 +335,17 @@ static __attribute__((unused)) uint32_t ab_random(void)
 	x ^= x << 17;
 	ab_rng = x;
 	return (uint32_t)(x >> 32);
+}
+
+/* ---- 6. fork ---- */
+
+/* The node whose stamp is *gen was enqueued before this process forked:
+ * by a thread that fork left behind, or for a hold taken before the fork.
+ * relaxed: the stamp was written before the swap that published the node,
+ * which the caller's swap or load of it followed. */
+static inline bool ab_fork_stale(const uint32_t *gen)
+{
+	return ls_fork_child() && ls_fork_stale(__atomic_load_n(gen, __ATOMIC_RELAXED));
 }
 
 #endif

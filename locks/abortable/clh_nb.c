@@ -96,20 +96,13 @@ struct clh_nb {
 };
 _Static_assert(sizeof(struct clh_nb) <= LS_INLINE_STATE, "inline state");
 
-/* n was enqueued before this process forked (see the header). relaxed:
- * written before the swap that published n. */
-static inline bool stale(struct node *n)
-{
-	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
-}
-
 static __attribute__((noinline)) int slow(struct clh_nb *l, struct node *i, struct node *pred,
 					  uint64_t deadline)
 {
 	LS_TEST_POINT(LS_POINT_VISIBLE);
 	uint64_t slice = 1000000;
 	for (;;) {
-		if (LS_UNLIKELY(stale(pred))) {
+		if (LS_UNLIKELY(ab_fork_stale(&pred->gen))) {
 			/* Behind a thread that fork left behind: the holder's
 			 * node instead (see the header). relaxed: written before
 			 * the fork, kept until we write ours. */
@@ -224,7 +217,7 @@ static __attribute__((noinline)) void fork_release(struct clh_nb *l, struct node
 		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
 		if (!t)
 			return; /* free: an unlock too many (lock.h) */
-		if (t != i && !stale(t))
+		if (t != i && !ab_fork_stale(&t->gen))
 			break;
 		/* release: pairs with the acquire of the next swap that reads NULL */
 		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
@@ -242,7 +235,7 @@ static __attribute__((noinline)) void fork_release(struct clh_nb *l, struct node
 /* A successor has swapped itself in behind i. */
 static __attribute__((noinline)) void release_slow(struct clh_nb *l, struct node *i)
 {
-	if (LS_UNLIKELY(stale(i))) {
+	if (LS_UNLIKELY(ab_fork_stale(&i->gen))) {
 		/* A hold taken before the fork: `holder` back for the first
 		 * live waiter, then its release (see the header). */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);

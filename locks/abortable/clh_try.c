@@ -113,13 +113,6 @@ static inline void stamp(struct node *n)
 	__atomic_store_n(&n->gen_status, (uint64_t)ls_fork_stamp(), __ATOMIC_RELAXED);
 }
 
-/* n was enqueued before this process forked (see the header). relaxed:
- * written before the swap that published n. */
-static inline bool stale(struct node *n)
-{
-	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
-}
-
 /* The first live waiter of a fork child, i, whose predecessor is stale:
  * waits on the holder's node (see the header). `holder` is NULL while its
  * unlock, which clears it first, has not yet put it back (release_slow), or
@@ -183,7 +176,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 	 * patience, skipping predecessors that left (and telling them, with
 	 * RECYCLED, that we are done with their node). */
 	for (;;) {
-		if (LS_UNLIKELY(stale(pred)))
+		if (LS_UNLIKELY(ab_fork_stale(&pred->gen)))
 			return fork_slow(l, i, pred, deadline);
 		/* (A) acquire: pairs with (B) in unlock and with the LEAVING CAS */
 		stat = ab_load(&pred->status);
@@ -224,7 +217,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 			struct node *temp = prev_of(pred);
 			ab_set(&pred->status, RECYCLED);
 			pred = temp;
-			if (LS_UNLIKELY(stale(pred)))
+			if (LS_UNLIKELY(ab_fork_stale(&pred->gen)))
 				return fork_slow(l, i, pred, 0); /* out of patience */
 			continue;
 		}
@@ -334,7 +327,7 @@ static void fork_release(struct clh_try *l, struct node *i);
 
 static __attribute__((noinline)) void release_slow(struct clh_try *l, struct node *i)
 {
-	if (LS_UNLIKELY(stale(i))) {
+	if (LS_UNLIKELY(ab_fork_stale(&i->gen))) {
 		/* A hold taken before the fork: `holder` back for the first
 		 * live waiter (fork_slow), then its release. */
 		atomic_store_explicit(&l->holder, i, memory_order_relaxed);
@@ -369,7 +362,7 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
  * owe i its restoring store. One that fork left behind never makes it. */
 static __attribute__((noinline)) void await_restored(struct node *i)
 {
-	if (!stale(i))
+	if (!ab_fork_stale(&i->gen))
 		ls_wait_while_eq(&i->status, TRANSIENT);
 }
 
@@ -382,7 +375,7 @@ static __attribute__((noinline)) void fork_release(struct clh_try *l, struct nod
 		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
 		if (!t)
 			return; /* free: an unlock too many (lock.h) */
-		if (t != i && !stale(t))
+		if (t != i && !ab_fork_stale(&t->gen))
 			break;
 		/* release: pairs with the acquire of the next swap that reads NULL */
 		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,

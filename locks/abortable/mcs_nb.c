@@ -157,13 +157,6 @@ static int leave(struct mcs_nb *l, struct node *i, struct node *pred)
 
 #define LATE_STEPS 64
 
-/* n was enqueued before this process forked (see the header). relaxed:
- * written before the swap that published n. */
-static inline bool stale(struct node *n)
-{
-	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&n->gen, __ATOMIC_RELAXED));
-}
-
 /* A real node pointer found in a next field. */
 static inline bool is_node(struct node *n)
 {
@@ -182,7 +175,7 @@ static __attribute__((noinline)) int slow(struct mcs_nb *l, struct node *i, stru
 		deadline = 0;
 	for (uint64_t slice = 1000000;;) {
 		LS_INJECT();
-		if (LS_UNLIKELY(stale(pred))) {
+		if (LS_UNLIKELY(ab_fork_stale(&pred->gen))) {
 			/* relaxed: written before the fork, kept until we write ours */
 			struct node *h = atomic_load_explicit(&l->holder, memory_order_relaxed);
 			if (h) {
@@ -329,7 +322,7 @@ static __attribute__((noinline)) void fork_release(struct mcs_nb *l, struct node
 		struct node *t = atomic_load_explicit(&l->tail, memory_order_acquire), *e = t;
 		if (!t)
 			return; /* free: an unlock too many (lock.h) */
-		if (t != x && !stale(t))
+		if (t != x && !ab_fork_stale(&t->gen))
 			break;
 		/* release: pairs with the acquire of the next swap that reads NULL */
 		if (atomic_compare_exchange_strong_explicit(&l->tail, &e, NULL, memory_order_acq_rel,
@@ -341,7 +334,7 @@ static __attribute__((noinline)) void fork_release(struct mcs_nb *l, struct node
 	LS_INJECT();
 	/* release: as in mcs_nb_unlock */
 	struct node *succ = swap_next(x, NX_AVAILABLE);
-	if (is_node(succ) && !stale(succ))
+	if (is_node(succ) && !ab_fork_stale(&succ->gen))
 		tell(succ, AVAILABLE);
 	LS_TEST_POINT(LS_POINT_RELEASED);
 }
@@ -349,7 +342,7 @@ static __attribute__((noinline)) void fork_release(struct mcs_nb *l, struct node
 /* A successor has swapped itself in behind x (or links in). */
 static __attribute__((noinline)) void release_slow(struct mcs_nb *l, struct node *x)
 {
-	if (LS_UNLIKELY(stale(x))) {
+	if (LS_UNLIKELY(ab_fork_stale(&x->gen))) {
 		/* A hold taken before the fork: `holder` back for the first
 		 * live waiter, then its release (see the header). */
 		atomic_store_explicit(&l->holder, x, memory_order_relaxed);

@@ -221,11 +221,10 @@ static void relink(struct node *I, ptr *predp, ptr *tempp)
 	*tempp = temp;
 }
 
-/* n was enqueued before this process forked (see the header). relaxed:
- * written before the swap that published n. */
+/* n was enqueued before this process forked (see the header; abortable.h) */
 static inline bool stale(ptr n)
 {
-	return ls_fork_child() && ls_fork_stale(__atomic_load_n(&N(n)->gen, __ATOMIC_RELAXED));
+	return ab_fork_stale(&N(n)->gen);
 }
 
 static __attribute__((noinline)) int slow(struct mcs_try *l, struct node *I, ptr pred, uint64_t deadline)
