@@ -44,9 +44,10 @@
  *			leaves it held.)
  *	spin1, spin3	a spinlock held by the forking thread with 1 or 3
  *			waiters; the child handler unlocks it
- *	forks		1,000 forks while 4 threads contend for a mutex the
- *			atfork handlers lock and unlock; each child uses it with
- *			2 threads; memory (resident pages) stays flat in the
+ *	forks		1,000 forks (FORKS: another count, at least 10) while
+ *			4 threads contend for a mutex the atfork handlers lock
+ *			and unlock; each child uses it, one in 50 with 2
+ *			threads; memory (resident pages) stays flat in the
  *			parent and the children
  */
 #include "check.h"
