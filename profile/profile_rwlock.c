@@ -34,8 +34,10 @@ static bool rw_own_write(pthread_rwlock_t *rw)
 	return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == ls_prof_tid();
 }
 
-/* clock < 0: timedrdlock/timedwrlock (CLOCK_REALTIME), else clock*lock. */
-static int rw_call(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, const struct timespec *abs)
+/* RW_TIMED: timedrdlock/timedwrlock (CLOCK_REALTIME) unless `clocked`,
+ * clock*lock with `clock` (any value: glibc's own answer) if it is. */
+static int rw_call(pthread_rwlock_t *rw, bool read, int op, bool clocked, clockid_t clock,
+		   const struct timespec *abs)
 {
 	switch (op) {
 	case RW_LOCK:
@@ -43,22 +45,25 @@ static int rw_call(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, con
 	case RW_TRY:
 		return read ? rwin.tryrdlock(rw) : rwin.trywrlock(rw);
 	default:
-		if (clock < 0)
+		if (!clocked)
 			return read ? rwin.timedrdlock(rw, abs) : rwin.timedwrlock(rw, abs);
 		return read ? rwin.clockrdlock(rw, clock, abs) : rwin.clockwrlock(rw, clock, abs);
 	}
 }
 
-static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, const struct timespec *abs)
+static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, bool clocked, clockid_t clock,
+		      const struct timespec *abs)
 {
 	/* glibc checks a timed call's clock and timespec before anything
-	 * else: so must the try that comes first */
-	if (op == RW_TIMED && ((clock >= 0 && clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) ||
-			       (abs && (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L))))
-		return rw_call(rw, read, op, clock, abs);
+	 * else, and only with a timespec (NULL waits without limit, whatever
+	 * the clock): so must the try that comes first */
+	if (op == RW_TIMED && abs &&
+	    ((clocked && clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || abs->tv_nsec < 0 ||
+	     abs->tv_nsec >= 1000000000L))
+		return rw_call(rw, read, op, clocked, clock, abs);
 	struct pthr *t = ls_prof_enter();
 	if (!t)
-		return rw_call(rw, read, op, clock, abs);
+		return rw_call(rw, read, op, clocked, clock, abs);
 	uintptr_t key = (uintptr_t)rw;
 	bool glibc = rw_glibc(rw);
 	int how = (read ? LS_PROF_RDLOCK : LS_PROF_LOCK) + op;
@@ -72,11 +77,11 @@ static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, 
 		} else {
 			struct waiting w;
 			ls_prof_wait_begin(t, key, PK_RWLOCK, glibc, &w);
-			r = rw_call(rw, read, op, clock, abs);
+			r = rw_call(rw, read, op, clocked, clock, abs);
 			ls_prof_wait_end(t, &w, how, r == 0 || r == ETIMEDOUT ? r : EINVAL);
 		}
 	} else if (op != RW_TRY) {
-		r = rw_call(rw, read, op, clock, abs); /* its own answer: EDEADLK, EAGAIN */
+		r = rw_call(rw, read, op, clocked, clock, abs); /* its own answer: EDEADLK, EAGAIN */
 	}
 	ls_prof_guard_leave();
 	return r;
@@ -84,39 +89,35 @@ static int rw_acquire(pthread_rwlock_t *rw, bool read, int op, clockid_t clock, 
 
 static int p_rdlock(pthread_rwlock_t *rw)
 {
-	return rw_acquire(rw, true, RW_LOCK, -1, NULL);
+	return rw_acquire(rw, true, RW_LOCK, false, 0, NULL);
 }
 static int p_tryrdlock(pthread_rwlock_t *rw)
 {
-	return rw_acquire(rw, true, RW_TRY, -1, NULL);
+	return rw_acquire(rw, true, RW_TRY, false, 0, NULL);
 }
 static int p_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
 {
-	return rw_acquire(rw, true, RW_TIMED, -1, abs);
+	return rw_acquire(rw, true, RW_TIMED, false, 0, abs);
 }
 static int p_clockrdlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-	if (clock < 0) /* glibc's EINVAL, without confusing rw_acquire */
-		return rwin.clockrdlock(rw, clock, abs);
-	return rw_acquire(rw, true, RW_TIMED, clock, abs);
+	return rw_acquire(rw, true, RW_TIMED, true, clock, abs);
 }
 static int p_wrlock(pthread_rwlock_t *rw)
 {
-	return rw_acquire(rw, false, RW_LOCK, -1, NULL);
+	return rw_acquire(rw, false, RW_LOCK, false, 0, NULL);
 }
 static int p_trywrlock(pthread_rwlock_t *rw)
 {
-	return rw_acquire(rw, false, RW_TRY, -1, NULL);
+	return rw_acquire(rw, false, RW_TRY, false, 0, NULL);
 }
 static int p_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs)
 {
-	return rw_acquire(rw, false, RW_TIMED, -1, abs);
+	return rw_acquire(rw, false, RW_TIMED, false, 0, abs);
 }
 static int p_clockwrlock(pthread_rwlock_t *rw, clockid_t clock, const struct timespec *abs)
 {
-	if (clock < 0)
-		return rwin.clockwrlock(rw, clock, abs);
-	return rw_acquire(rw, false, RW_TIMED, clock, abs);
+	return rw_acquire(rw, false, RW_TIMED, true, clock, abs);
 }
 
 /* The write holder's unlock ends the write hold; another thread's, one of

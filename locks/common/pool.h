@@ -89,12 +89,18 @@
  * function (set before attaching; NULL: only destroy frees it) is also
  * freed by the pool once its owner's word no longer points back at it:
  * the lock's memory was freed and reused (zeroed by a constructor, or
- * anything else), unmapped, or re-initialised. The pool looks when it
- * would otherwise carve new memory for blocks, and only once it has
- * carved half as many lines as were attached at its last look (at least
- * SCAN_MIN_LINES, pool.c): the blocks in use stay within about 1.5 times
- * those of the live locks, plus that minimum, and each look is paid for
- * by the allocations since the last one. The look (ls_ext_scan):
+ * anything else), unmapped, or re-initialised. The pool looks before an
+ * allocation once the blocks handed out since its last look (from the
+ * free lists or new memory) have half as many lines as were out after
+ * that look (at least SCAN_MIN_LINES, pool.c): the blocks in use stay
+ * within about 1.5 times those whose word still holds them, plus that
+ * minimum, and each look is paid for by the allocations since the last
+ * one. A lock whose memory was freed but not yet written again (by the
+ * allocator or the memory's next user) still holds its block and counts
+ * as alive: a program's free heap keeps such words for a while (glibc's
+ * free lists and merged free chunks leave a freed object's middle as it
+ * was), so the blocks follow the live locks plus those words, which the
+ * program's heap bounds (results/soak/README.md). The look (ls_ext_scan):
  *   1. each attached block's owner word is read with process_vm_readv on
  *      the own process, a read that cannot fault (a word whose page is
  *      gone reads as gone; one that is mapped but unreadable, PROT_NONE,

@@ -647,6 +647,14 @@ static void rwlock_case(void)
 	rw_init(&RK, PTHREAD_PROCESS_PRIVATE, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	rw_n(&RK, true, 3);
 	rw_n(&RK, false, 2);
+	/* a clock call without a timespec waits without limit, whatever the
+	 * clock (glibc checks the clock only with one): a timed acquisition
+	 * each (volatile: pthread.h calls the argument nonnull) */
+	const struct timespec *volatile none = NULL;
+	CHECK_RC(pthread_rwlock_clockrdlock(&RK, CLOCK_PROCESS_CPUTIME_ID, none), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RK), 0);
+	CHECK_RC(pthread_rwlock_clockwrlock(&RK, CLOCK_PROCESS_CPUTIME_ID, none), 0);
+	CHECK_RC(pthread_rwlock_unlock(&RK), 0);
 	make_re();
 	rw_n(&RE, true, 1);
 	CHECK_RC(pthread_rwlock_destroy(&RE), 0);
@@ -687,6 +695,8 @@ static void rwlock_case(void)
 	expect_has(&RP, 1, "type", "rwlock+pshared");
 	expect(0, &RK, 1, "read_lock", "=", 3);
 	expect(0, &RK, 1, "lock", "=", 2);
+	expect(0, &RK, 1, "read_timedlock", "=", 1);
+	expect(0, &RK, 1, "timedlock", "=", 1);
 	expect_has(&RK, 1, "type", "rwlock+writer");
 	expect_has(&RK, 1, "origin", "init");
 	expect(0, &RE, 1, "read_lock", "=", 1);
