@@ -21,9 +21,18 @@ all_ok() {
   ! grep -qv '^after_release: OK ' <<<"$output" || { echo "$output"; return 1; }
 }
 
-@test "every lock, every policy: an unlocker stopped right after its release writes and reads nothing of the lock once it is destroyed and unmapped or reused" {
-  run timeout -k 5 300 "$A" -a all -W 120
-  all_ok $(($(algos | grep -cvx pthread) * 3))
+# Every lock under park, whose release may wake a sleeper after the store;
+# under spin and yield the locks whose own code reads the policy, and
+# WAIT_C_REPS for wait.c's path, the same for every other lock.
+policy_own_list() {
+  policy_own_pick $(algos lock) | paste -sd,
+}
+
+@test "every lock under park, every policy for the locks with a waiting path of their own and wait.c's: an unlocker stopped right after its release writes and reads nothing of the lock once it is destroyed and unmapped or reused" {
+  run timeout -k 5 300 "$A" -a all -w park -W 120
+  all_ok $(algos | grep -cvx pthread) || return 1
+  run timeout -k 5 300 "$A" -a "$(policy_own_list)" -W 120
+  all_ok $(($(policy_own_list | tr ',' '\n' | wc -l) * 3))
 }
 
 @test "every rwlock, every policy: a read or a write unlocker stopped right after its release touches nothing of the lock once it is destroyed and unmapped or its block or lines reused (c-rw-wp's cohort writer released its local lock after the global one)" {
@@ -48,9 +57,11 @@ all_ok() {
 # unmapped and the pool reclaims the lock's block or lines (ls_ext_scan)
 # while the unlocker is stopped. mutexee's unlock used to watch the word
 # after its release (its destroy waited for it): it faulted here.
-@test "every lock, every policy, no destroy: an unlocker stopped right after its release touches nothing of the lock once its page is unmapped and its block or lines reclaimed by the pool and reused" {
-  run timeout -k 5 300 "$A" -a all -W 120 -N
-  all_ok $(($(algos | grep -cvx pthread) * 3))
+@test "every lock under park, every policy for those with their own waiting path and wait.c's, no destroy: an unlocker stopped right after its release touches nothing of the lock once its page is unmapped and its block or lines reclaimed by the pool and reused" {
+  run timeout -k 5 300 "$A" -a all -w park -W 120 -N
+  all_ok $(algos | grep -cvx pthread) || return 1
+  run timeout -k 5 300 "$A" -a "$(policy_own_list)" -W 120 -N
+  all_ok $(($(policy_own_list | tr ',' '\n' | wc -l) * 3))
 }
 
 @test "every rwlock, every NAME+bravo composition, every spinlock, every policy, no destroy: the same" {

@@ -164,22 +164,32 @@ lockswap: map: rule 'algo_map+0x12345=ticket' matched no mutex (no lock was crea
   done
 }
 
+# The cases of a program run in one process (as gcr.bats runs them), but
+# fork's and mutex_memory's in two groups and passthrough's one by one,
+# whose cases share process state; under the hang timeout, not one case's.
+# mutex_memory (thousands of mutexes made, a stack walk each: most of this
+# test's time) under the first map only: its memory is the binding's, the
+# same code whichever algorithms the map names.
 @test "every end-to-end program passes with a map that gives its mutexes different algorithms" {
-  local maps=('main=alock,*=hmcs' 'main=pthread,*=clh-tp+gcr') m p c out main=0 rest=0 failed=()
-  local progs=(async_cancel cancel cond_users condvar cross_unlock cxx_sync fork mutex_errors mutex_memory
-    mutex_types static_init passthrough)
+  local maps=('main=alock,*=hmcs' 'main=pthread,*=clh-tp+gcr') m j out main=0 rest=0 runs=0 failed=() jobs=() p
+  for p in async_cancel cancel cond_users condvar cross_unlock cxx_sync mutex_errors mutex_types static_init; do
+    jobs+=("$p $("$PROGS/$p" 2>&1 | sed -n 's/^cases://p')")
+  done
+  jobs+=("fork held owner busy" "fork atfork" "mutex_memory copy reuse many nested threads" "mutex_memory many-held")
+  for p in $("$PROGS/passthrough" 2>&1 | sed -n 's/^cases://p'); do jobs+=("passthrough $p"); done
   for m in "${maps[@]}"; do
-    for p in "${progs[@]}"; do
-      for c in $("$PROGS/$p" 2>&1 | sed -n 's/^cases://p'); do
-        out=$(mapped "$m" "$PROGS/$p" "$c") || failed+=("$m $p $c: $(tail -3 <<<"$out")")
-        grep -q "^lockswap: map: rule 'main=[^']*': [1-9]" <<<"$out" && main=$((main + 1))
-        grep -q "^lockswap: map: rule '\*=[^']*': [1-9]" <<<"$out" && rest=$((rest + 1))
-      done
+    for j in "${jobs[@]}"; do
+      [[ "$j" != mutex_memory* || "$m" == "${maps[0]}" ]] || continue
+      # shellcheck disable=SC2086
+      out=$(TEST_TIMEOUT=$(hang_timeout) mapped "$m" "$PROGS"/$j) || failed+=("$m $j: $(tail -3 <<<"$out")")
+      runs=$((runs + 1))
+      grep -q "^lockswap: map: rule 'main=[^']*': [1-9]" <<<"$out" && main=$((main + 1))
+      grep -q "^lockswap: map: rule '\*=[^']*': [1-9]" <<<"$out" && rest=$((rest + 1))
     done
   done
   [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; false; }
-  # the maps did split the mutexes between the two rules
-  [ "$main" -gt 15 ] && [ "$rest" -gt 15 ] || { echo "main=$main rest=$rest"; false; }
+  # the maps did split the mutexes between the two rules, in most runs
+  [ $((main * 2)) -gt "$runs" ] && [ $((rest * 2)) -gt "$runs" ] || { echo "main=$main rest=$rest of $runs runs"; false; }
 }
 
 @test "100,000 mutexes from one place: one stack walk each, their return addresses resolved once" {

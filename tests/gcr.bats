@@ -2,9 +2,9 @@
 # Generic concurrency restriction, LOCKSWAP_ALGO=NAME+gcr (issue 20): the
 # wrapper's own behaviours with tests/unit/gcr.c around every algorithm (see
 # its header: driven step by step, nothing depends on speed), the
-# configuration and the command, the generic validator, and every
-# end-to-end program under NAME+gcr for every algorithm, as their own suites
-# run them (park and yield; exclusion under spin too), several programs'
+# configuration and the command, the generic validator, and the end-to-end
+# programs under NAME+gcr: the base's hand-overs for every algorithm, every
+# program for representative bases (gcr_e2e, below), several programs'
 # cases per process and several processes at once, to stay within the time
 # the suite allows. Yield runs are sized by iters_for (helpers.bash).
 load helpers
@@ -98,10 +98,15 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
   [ "$status" -eq 2 ] && [[ "$output" == *"valid: gcr"* ]]
 }
 
-@test "the generic validator under NAME+gcr, every algorithm: park and yield (6 threads, mix of lock, trylock, timedlock, two locks, cross unlocks), spin (3 threads)" {
-  local a w out failed=()
+# Under yield and spin what changes is how the wrapper's passive queue
+# waits, the same code whatever the base: those run for the representative
+# bases (gcr_rep_names, below); park runs every composition.
+@test "the generic validator under NAME+gcr, every algorithm under park, the representative bases under yield and spin (6 threads, mix of lock, trylock, timedlock, two locks, cross unlocks; 3 threads under spin)" {
+  local a w out failed=() reps
+  reps=" $(gcr_rep_names | tr '\n' ' ') "
   for a in $(gcr_names); do
     for w in park yield spin; do
+      [ "$w" = park ] || [[ "$reps" == *" $a "* ]] || continue
       local t=6; [ "$w" = spin ] && t=3
       out=$(timeout -k 2 60 "$UNIT/stress" -a "$a" -w "$w" -t "$t" -n "$(iters_for "$w" "$a" 300)" -m mix -l 2 -p 5000 -s 7 -q 2>&1) ||
         { failed+=("$a/$w"); echo "=== $a $w: $(tail -n 5 <<<"$out")"; }
@@ -127,33 +132,34 @@ gcr_rep_names() {
   return 0
 }
 
-# gcr_e2e WAIT: the end-to-end programs under NAME+gcr, under WAIT: the
-# hand-over programs for every composition (exclusion's mixed case alone
-# under yield and spin, where a yield or a spin step is the policy's shared
-# code), every program for the representative ones; the cases of a program
-# run in one process (two for fork's and mutex_memory's, whose cases share
-# process state), 8 processes at a time.
+# gcr_e2e WAIT: the end-to-end programs under NAME+gcr, under WAIT. Under
+# park, for every composition the hand-over programs whose every case is a
+# base's hand-over: the cross-thread unlocks and exclusion's mixed case
+# (lock, trylock, timedlock, short deadlines, a holder preempted inside);
+# for the representative ones every program and every exclusion case.
+# Under yield and spin, where a yield or a spin step is the policy's shared
+# code and the wrapper's passive queue the same whatever the base, every
+# exclusion case for the representative ones. The cases of a program run in
+# one process (two for fork's and mutex_memory's, whose cases share process
+# state), 8 processes at a time (under spin as many as there are CPUs: a
+# spinner beside another process's descheduled holder only burns its slice).
 gcr_e2e() {
-  local wait=$1 a p dir="$BATS_TEST_TMPDIR/e2e-$1" t=4
+  local wait=$1 a p dir="$BATS_TEST_TMPDIR/e2e-$1" t=4 par=8
   mkdir -p "$dir"
-  [ "$wait" = spin ] && t=3
+  [ "$wait" = spin ] && t=3 && par=$(nproc)
   cases() { "$PROGS/$1" 2>&1 | sed -n 's/^cases://p'; }
   local every=() rep=()
   if [ "$wait" = park ]; then
-    every+=("cross_unlock $(cases cross_unlock)")
-    for p in "normal $t 200" "mixed $t 200" "timedlock-short $t 100" "preempted $t 200" "recursive $t 200"; do
-      every+=("exclusion $p")
-    done
+    every+=("cross_unlock $(cases cross_unlock)" "exclusion mixed $t 200")
     for p in mutex_types condvar static_init cancel async_cancel mutex_errors cond_users cxx_sync; do
       rep+=("$p $(cases "$p")")
     done
     rep+=("fork held owner busy" "fork atfork" "mutex_memory copy reuse many nested threads" "mutex_memory many-held")
-  else
-    every+=("exclusion mixed $t 200")
-    for p in "normal $t 200" "timedlock-short $t 100" "preempted $t 200" "recursive $t 200"; do
-      rep+=("exclusion $p")
-    done
   fi
+  for p in "normal $t 200" "timedlock-short $t 100" "preempted $t 200" "recursive $t 200"; do
+    rep+=("exclusion $p")
+  done
+  [ "$wait" = park ] || rep+=("exclusion mixed $t 200")
   local n=0 j reps
   reps=" $(gcr_rep_names | tr '\n' ' ') "
   for a in $(gcr_names); do
@@ -165,7 +171,7 @@ gcr_e2e() {
         # shellcheck disable=SC2086
         out=$(under "$a" "$wait" -- "$PROGS"/$j 2>&1) || printf '=== %s (%s) %s: exit %d\n%s\n' "$a" "$wait" "$j" $? "$(tail -n 5 <<<"$out")" >"$dir/fail.$n"
       ) &
-      while [ "$(jobs -pr | wc -l)" -ge 8 ]; do wait -n || true; done
+      while [ "$(jobs -pr | wc -l)" -ge "$par" ]; do wait -n || true; done
     done
   done
   wait
@@ -186,11 +192,11 @@ gcr_e2e() {
 # The wrapper's path is the same whatever the base: the programs' hand-over
 # loops (check.h: sized()) make a tenth of their turns here, under every
 # policy; each base runs them in full in its own suites.
-@test "end-to-end programs under NAME+gcr, park (the default): the hand-over programs for every algorithm, every program for GCR_REP_BASES and the bases with a waiting path of their own" {
+@test "end-to-end programs under NAME+gcr, park (the default): the cross-thread unlocks and exclusion's mixed case for every algorithm, every program for GCR_REP_BASES and the bases with a waiting path of their own" {
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e park
 }
 
-@test "end-to-end programs under NAME+gcr, yield and spin: exclusion's mixed case for every algorithm, all of exclusion for the representative bases" {
+@test "end-to-end programs under NAME+gcr, yield and spin: all of exclusion for the representative bases" {
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e yield
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e spin
 }

@@ -35,6 +35,11 @@
 #                           failed run, with the end of its output
 #   TEST_QUICK=1 (make test-quick) each_* runs two algorithms of the list
 #                           (quick_pick), not every one
+#   TEST_POLICY_OWN=1 each_* WAIT (yield, spin): only the algorithms whose
+#                           own code reads the policy (own_policy_algos) and
+#                           WAIT_C_REPS, for a program whose loops are not
+#                           sized: for the others the policy is wait.c's,
+#                           one path, and the default policy runs them all
 #   iters_for WAIT ALGO N, @N@ in CMD or ARGS, TEST_ITERS_PERCENT
 #                           runs under yield sized by what they
 #                           check: see "Sizing runs by policy" below
@@ -80,12 +85,26 @@ hang_timeout() { echo $(( ${1:-$TEST_TIMEOUT} * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5
 #   iters_for WAIT ALGO N   N sized so (at least min(N, 50)); a word @N@ (N
 #                           digits) in each_*'s CMD or validate_each's ARGS
 #                           (WAIT from its -w) becomes it
+#   TEST_SHARED_PATH=1      the run checks a path that is wait.c's or the
+#                           shim's, whatever the policy (every waiter asleep
+#                           at once, LOCKSWAP_SPIN=0; a mutex kind's own
+#                           bookkeeping): sized as under yield under every
+#                           policy, a tenth for the algorithms whose waiting
+#                           is wait.c's, all of it for the others; the runs
+#                           of the algorithms' own paths stay whole
 OWN_POLICY_RE='ls_wait_cfg\.(policy|yield)|LS_WAIT_(SPIN|YIELD|PARK)|ls_spin_step_n\('
 own_policy_algos() {
-  local f h
+  algos_with_code "$OWN_POLICY_RE"
+}
+
+# algos_with_code RE: the names (of any family) registered by a file of
+# locks/ that has a line matching RE (grep -E), or includes a header of
+# locks/ that has one (locks/common/, every lock's, aside)
+algos_with_code() {
+  local re=$1 f h
   {
-    grep -rlE "$OWN_POLICY_RE" "$ROOT/locks" --include='*.c' | grep -v '/locks/common/'
-    for h in $(grep -rlE "$OWN_POLICY_RE" "$ROOT/locks" --include='*.h' | grep -v '/locks/common/'); do
+    grep -rlE "$re" "$ROOT/locks" --include='*.c' | grep -v '/locks/common/'
+    for h in $(grep -rlE "$re" "$ROOT/locks" --include='*.h' | grep -v '/locks/common/'); do
       grep -lE "#include \"([a-z_]+/)?${h##*/}\"" "$ROOT"/locks/*/*.c
     done
   } | sort -u | while read -r f; do
@@ -96,7 +115,7 @@ own_policy_algos() {
 iters_percent() {
   local part
   ITERS_PERCENT=${TEST_ITERS_PERCENT:-100}
-  [ "$1" = yield ] || return 0
+  [ "$1" = yield ] || [ -n "${TEST_SHARED_PATH:-}" ] || return 0
   [ -n "${OWN_POLICY:-}" ] || OWN_POLICY=" $(own_policy_algos | tr '\n' ' ') "
   for part in ${2//+/ }; do
     [[ "$OWN_POLICY" == *" $part "* ]] && return 0
@@ -206,6 +225,21 @@ quick_pick() {
   printf '%s\n' ${first:-$1} "${@: -1}" | awk '!seen[$0]++'
 }
 
+# policy_own_pick NAME...: those whose waiting path is their own
+# (own_policy_algos, a composition with one) or one of WAIT_C_REPS, the
+# locks that run wait.c's path under every policy: a queue lock (a
+# waiter's own flag) and a ticket lock (one word every waiter watches)
+WAIT_C_REPS="mcs ticket"
+policy_own_pick() {
+  local n part keep=" $(own_policy_algos | tr '\n' ' ') $WAIT_C_REPS "
+  for n in "$@"; do
+    for part in ${n//+/ }; do
+      [[ "$keep" == *" $part "* ]] && { echo "$n"; break; }
+    done
+  done
+  return 0
+}
+
 # untraced FN ARGS...: FN without bats' DEBUG trap, which runs before every
 # command to know the line of a failure and, over the hundreds of runs of
 # each_* and validate_each, costs as much as the runs themselves (their
@@ -237,6 +271,7 @@ each_family_untraced() {
   names=$($listfn $caps)
   [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
   [ -z "${TEST_QUICK:-}" ] || names=$(quick_pick "$listfn" $names)
+  [ -z "${TEST_POLICY_OWN:-}" ] || [ -z "$wait" ] || [ "$wait" = park ] || names=$(policy_own_pick $names)
   excl=" "
   if [ "$listfn" = rwalgos ]; then excl=" $(rwalgos exclusive | tr '\n' ' ') "; fi
   for a in $names; do

@@ -13,7 +13,10 @@
 # and then) and adds trylock, timedlock, self-checks on a held lock and
 # unlock from another thread. Yield runs are sized by @N@ (helpers.bash,
 # iters_for: a tenth for the algorithms whose yield path is wait.c's);
-# spin and park runs keep every iteration.
+# spin and park runs keep every iteration, except where the path is shared
+# (TEST_SHARED_PATH, helpers.bash): park with every waiter asleep at once
+# (-S 0, LOCKSWAP_YIELD=0) differs from park only in wait.c's budget. The
+# pool's per-thread caches serve only the algorithms that take queue nodes.
 #
 #   STRESS_ALGOS="a b"   run only these algorithms (default: every lock)
 #   STRESS_TIMEOUT=S     seconds allowed per run (default 120: a hang
@@ -112,13 +115,30 @@ stress_all() {
   stress_all 6 "$S" -w park -t 6 -n 1000 -m mix -l 3
 }
 
-@test "every lock, park, 6 threads, mix, without node counting (the pool's per-thread caches in use)" {
-  STRESS_COUNT_NODES=0 stress_all 9 "$S" -w park -t 6 -n 1000 -m mix -l 3
-  STRESS_COUNT_NODES=0 stress_all 10 "$S-inject" -w park -t 6 -n 400 -m mix -l 3
+# node_algos: the locks that take queue nodes from the pool (ls_node_alloc
+# in their file or a header of theirs), the only ones its caches serve
+node_algos() {
+  local all n
+  all=" $(algos lock | tr '\n' ' ') "
+  for n in $(algos_with_code 'ls_node_alloc\('); do
+    [[ "$all" == *" $n "* ]] && echo "$n"
+  done
+  return 0
+}
+
+@test "every lock that takes queue nodes, park, 6 threads, mix, without node counting (the pool's per-thread caches in use)" {
+  local names= n
+  for n in $(node_algos); do
+    [ -z "${STRESS_ALGOS:-}" ] || [[ " $STRESS_ALGOS " == *" $n "* ]] && names+=" $n"
+  done
+  [ -n "$names" ] || [ -z "${STRESS_ALGOS:-}" ] || skip "no lock of STRESS_ALGOS takes queue nodes"
+  [[ "$names " == *" mcs "* || -n "${STRESS_ALGOS:-}" ]] || { echo "node_algos misses mcs: $names"; return 1; }
+  STRESS_COUNT_NODES=0 validate_each "$names" 9 "$S" -w park -t 6 -n 1000 -m mix -l 3
+  STRESS_COUNT_NODES=0 validate_each "$names" 10 "$S-inject" -w park -t 6 -n 400 -m mix -l 3
 }
 
 @test "every lock, park with no spinning and no yielding (every waiter sleeps), 6 threads, mix" {
-  LOCKSWAP_YIELD=0 stress_all 7 "$S" -w park -S 0 -t 6 -n 1000 -m mix -l 3
+  LOCKSWAP_YIELD=0 TEST_SHARED_PATH=1 stress_all 7 "$S" -w park -S 0 -t 6 -n @1000@ -m mix -l 3
 }
 
 # 10 us: far below a time slice, so most attempts time out, yet enough for a
@@ -147,7 +167,7 @@ stress_all() {
 }
 
 @test "every lock, -inject, park with no spinning or yielding, 6 threads, mix" {
-  LOCKSWAP_YIELD=0 stress_all 17 "$S-inject" -w park -S 0 -t 6 -n 400 -m mix -l 3
+  LOCKSWAP_YIELD=0 TEST_SHARED_PATH=1 stress_all 17 "$S-inject" -w park -S 0 -t 6 -n @400@ -m mix -l 3
 }
 
 # --- tunables of particular locks --------------------------------------------
