@@ -332,3 +332,46 @@ validate_each_untraced() {
   done
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
+
+# ---- a policy whose path is shared runs where it differs (issue 35, item 3) ----
+# Under yield (and spin) most algorithms wait through locks/common/wait.c
+# alone: their code is the same under every policy, and the shim never reads
+# the policy (own_policy_algos, "Sizing runs by policy" above). A program
+# whose every algorithm runs under park, the policy that also checks each
+# release's wake-up, then runs under yield for the algorithms whose code
+# reads the policy (own_policy_algos; a composition NAME+WRAPPER when NAME
+# does) and two that wait through wait.c alone (the first and the last of
+# the list), for wait.c's own path under that policy.
+#   own_wait_algos [CAP...]     those among algos CAP...
+#   own_wait_rwalgos [CAP...]   the same among rwalgos CAP... (RW_ALGOS applies)
+#   each_own_wait "CAPS" WAIT -- CMD...     each_algo over own_wait_algos
+#   each_own_wait_rw "CAPS" WAIT -- CMD...  each_rwalgo over own_wait_rwalgos
+own_wait_pick() {
+  local own shared=() n
+  [ -n "${OWN_POLICY:-}" ] || OWN_POLICY=" $(own_policy_algos | tr '\n' ' ') "
+  for n in "$@"; do
+    if [[ "$OWN_POLICY" == *" ${n%%+*} "* ]]; then echo "$n"; else shared+=("$n"); fi
+  done
+  [ ${#shared[@]} -eq 0 ] || printf '%s\n' "${shared[0]}" "${shared[@]: -1}" | awk '!seen[$0]++'
+}
+own_wait_algos() {
+  # shellcheck disable=SC2046
+  own_wait_pick $(algos "$@" | grep -vxF "$(algos passthrough)")
+}
+own_wait_rwalgos() {
+  # shellcheck disable=SC2046
+  own_wait_pick $(rwalgos "$@" | grep -vxF "$(rwalgos passthrough)")
+}
+each_own_wait() {
+  local caps=$1
+  shift
+  each_family own_wait_algos LOCKSWAP_ALGO "$caps" "$@"
+}
+# (through RW_ALGOS, so that each_rwalgo's @ARG@ still knows the exclusive ones)
+each_own_wait_rw() {
+  local caps=$1 picked
+  shift
+  # shellcheck disable=SC2086
+  picked=$(own_wait_rwalgos $caps | tr '\n' ' ')
+  RW_ALGOS="${picked:- }" each_rwalgo "$caps" "$@"
+}

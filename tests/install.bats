@@ -392,10 +392,12 @@ complete_words() {
 @test "make deb: a Debian package built with debhelper holds what make install installs; installed into a fresh root with dpkg, its lockswap lists, runs a program with its own library, profiles and reports" {
   command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null ||
     { echo "dpkg-dev and debhelper are needed (scripts/deps.sh test)"; return 1; }
-  run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb
+  # the package goes to the file's own folder, not build/deb (another test
+  # file may run beside this one)
+  run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb DEB_DIR="$BATS_FILE_TMPDIR/deb"
   assert_success
   local deb
-  deb=$(ls "$B"/deb/lockswap_*_amd64.deb)
+  deb=$(ls "$BATS_FILE_TMPDIR"/deb/lockswap_*_amd64.deb)
   [ -f "$deb" ]
   # debhelper's files cleaned from the tree, nothing written beside it
   run ls -A "$ROOT/debian"
@@ -463,10 +465,10 @@ complete_words() {
 
 @test "make deb: lintian -I --pedantic finds no error and no warning in the package (nor a note of missing hardening)" {
   command -v lintian >/dev/null || skip "lintian is not installed (scripts/deps.sh test installs it)"
-  local changes=$B/deb/lockswap.changes
+  local changes=$BATS_FILE_TMPDIR/deb/lockswap.changes
   # the package the test above built, or a new one
-  [ -f "$changes" ] && [ -n "$(ls "$B"/deb/lockswap_*_amd64.deb 2>/dev/null)" ] ||
-    run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb
+  [ -f "$changes" ] && [ -n "$(ls "$BATS_FILE_TMPDIR"/deb/lockswap_*_amd64.deb 2>/dev/null)" ] ||
+    run timeout -k 5 "$(hang_timeout)" make -C "$ROOT" --no-print-directory deb DEB_DIR="$BATS_FILE_TMPDIR/deb"
   run timeout -k 5 "$(hang_timeout)" lintian -I --pedantic "$changes"
   local tags
   tags=$(grep -E '^[EWI]: ' <<<"$output" || true)

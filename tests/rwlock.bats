@@ -6,6 +6,11 @@
 # cases passes natively. `all` runs every glibc case but three in one
 # process (eagain: slow, run once below; pshared; reader-preference, which
 # is glibc's policy and that of the algorithms with capability "kind").
+# Every algorithm runs under park, with and without spinning first (its own
+# acquisition and wake-up code); spin and yield, where the rwlock algorithms
+# share locks/common/wait.c's path and the shim never reads the policy, run
+# for two of them (helpers.bash: each_own_wait_rw; tests/rwlock-stress.bats
+# runs every algorithm under spin, where races show).
 load helpers
 TEST_TIMEOUT=60
 P="$PROGS/rwlock_semantics"
@@ -27,12 +32,12 @@ shared_rwalgos() {
   done
 }
 
-@test "every rwlock algorithm, spin: initialisers, copies, EDEADLK, EINVAL, ETIMEDOUT, EBUSY, recursion, kinds, timeouts, misuse, destroy, many holds, exclusion" {
-  each_rwalgo lock spin -- "$P" @ARG@
+@test "spin (wait.c's shared path): initialisers, copies, EDEADLK, EINVAL, ETIMEDOUT, EBUSY, recursion, kinds, timeouts, misuse, destroy, many holds, exclusion" {
+  each_own_wait_rw lock spin -- "$P" @ARG@
 }
 
-@test "every rwlock algorithm, yield: the same" {
-  each_rwalgo lock yield -- "$P" @ARG@
+@test "yield (wait.c's shared path): the same" {
+  each_own_wait_rw lock yield -- "$P" @ARG@
 }
 
 @test "every rwlock algorithm, park: the same" {
@@ -43,17 +48,17 @@ shared_rwalgos() {
   LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" @ARG@
 }
 
-@test "the kind decides the preference (issue 32): a default-kind lock admits a reader beside readers while writers wait, also when a reader waits for another thread's reader (tst-rwlock16's pattern), under every algorithm whose readers share the lock, every wrapper, spin and park" {
+@test "the kind decides the preference (issue 32): a default-kind lock admits a reader beside readers while writers wait, also when a reader waits for another thread's reader (tst-rwlock16's pattern), under every algorithm whose readers share the lock and every wrapper, park (spin: two of them)" {
   local RW_ALGOS
   RW_ALGOS=$(shared_rwalgos)
-  each_rwalgo lock spin -- "$P" reader-preference reader-waits-for-reader timed-writer-default || return 1
+  each_own_wait_rw lock spin -- "$P" reader-preference reader-waits-for-reader timed-writer-default || return 1
   each_rwalgo lock park -- "$P" reader-preference reader-waits-for-reader timed-writer-default
 }
 
-@test "a timed writer of a PREFER_WRITER_NONRECURSIVE_NP lock keeps new readers out, gets the lock, and when it gives up lets the readers behind it in (tst-rwlock15's pattern), under every algorithm whose readers share the lock, both policies, spin and park" {
+@test "a timed writer of a PREFER_WRITER_NONRECURSIVE_NP lock keeps new readers out, gets the lock, and when it gives up lets the readers behind it in (tst-rwlock15's pattern), under every algorithm whose readers share the lock, both rwlock policies, park (spin: two of them)" {
   local RW_ALGOS
   RW_ALGOS=$(shared_rwalgos)
-  each_rwalgo lock spin -- "$P" timed-writer || return 1
+  each_own_wait_rw lock spin -- "$P" timed-writer || return 1
   each_rwalgo lock park -- "$P" timed-writer || return 1
   LOCKSWAP_RWPOLICY=algorithm each_rwalgo lock park -- "$P" timed-writer
 }
@@ -81,10 +86,9 @@ shared_rwalgos() {
 }
 
 @test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, unlocks too many after a hand-over to a blocked reader or writer, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
-  local c
-  for c in $("$P" 2>&1 | sed -n 's/^lockswap-cases://p'); do
-    each_rwalgo lock -- "$P" "$c" || return 1
-  done
+  # every case, in order, in one process per algorithm (a failure names its line)
+  # shellcheck disable=SC2046
+  each_rwalgo lock -- "$P" $("$P" 2>&1 | sed -n 's/^lockswap-cases://p')
 }
 
 @test "asynchronous cancellation with glibc's own mutexes (LOCKSWAP_ALGO=pthread): a cancelled rwlock waiter still leaves the lock working (the rwlock family is lockswap's even when the mutexes are not)" {

@@ -340,7 +340,7 @@ EOF
 }
 
 @test "if the runner is killed outright, its load processes and the app still end by themselves" {
-	# the app spins until its time limit, 10 s: long enough to be seen
+	# the app stays busy until its time limit, 10 s: long enough to be seen
 	# running (by scans of /proc, slow on a busy machine) before the runner
 	# would stop it
 	STANDIN_SPIN=2 "$RUNNER" --splash2 "$TREE" --algos glibc --apps raytrace --configs 2.2 --reps 1 \

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static inline int standin_when(const char *var, int nthreads)
@@ -81,8 +82,18 @@ static inline void standin_misbehave(int nthreads)
 			pthread_cond_wait(&standin_never_c, &standin_never_m);
 	}
 	if (standin_when("STANDIN_SPIN", nthreads))
-		for (;;)
-			atomic_fetch_add_explicit(&standin_spins, 1, memory_order_relaxed);
+		/* Busy for ever, lightly: a millisecond's spin in every ten, so
+		 * that the runner sees CPU time used (never a hang) while the
+		 * machine's other work keeps its cores. */
+		for (;;) {
+			struct timespec t0, t, nap = {0, 9000000};
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do {
+				atomic_fetch_add_explicit(&standin_spins, 1, memory_order_relaxed);
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1000000);
+			nanosleep(&nap, NULL);
+		}
 	if (standin_when("STANDIN_CRASH", nthreads))
 		raise(SIGSEGV);
 }
