@@ -52,10 +52,13 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 # Policies: park, and spin with 1 waiter and 3 late ones (yield waits as
 # spin does, with sched_yield between polls: no word of the fork path
 # differs; park adds the sleepers' bits that a releaser in the child meets;
-# spinning waiters burn the CPUs the child needs, so spin runs the fewest).
-@test "the pthread_atfork pattern with 1 and 3 waiters queued at fork, unlocked in the child handler or after the child's own waiter queued: every algorithm, park and spin" {
+# spinning waiters burn the CPUs the child needs, so spin runs the fewest);
+# yield for the algorithms whose own code reads the policy and two that
+# wait through wait.c alone (each_own_wait).
+@test "the pthread_atfork pattern with 1 and 3 waiters queued at fork, unlocked in the child handler or after the child's own waiter queued: every algorithm, park and spin; yield where the algorithm's waiting path is its own" {
   each_algo "" park -- "$W" $MUTEX_CASES || return 1
   each_algo "" spin -- "$W" mutex1 late3 || return 1
+  each_own_wait "" yield -- "$W" mutex1 late3 || return 1
 }
 
 @test "a mutex another thread held at fork (a waiter queued behind it) stays held in the child, the others are free: every algorithm, park" {
@@ -90,10 +93,11 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 # (spinning waiters burn the CPUs the child needs).
 RW_CASES="rdheld rdheld1 rdheld3 rdlate rdpref rdother"
 
-@test "rwlocks: read-held by the forking thread with 1 to 3 writers and readers waiting at fork (writer kind and default kind), unlocked in the child handler or after a child's writer waits, then read and written in the child; held by another thread, it stays held: every rwlock algorithm, park and spin; the mutex-serialised mode over mcs, ticket, clh-try and hemlock" {
+@test "rwlocks: read-held by the forking thread with 1 to 3 writers and readers waiting at fork (writer kind and default kind), unlocked in the child handler or after a child's writer waits, then read and written in the child; held by another thread, it stays held: every rwlock algorithm, park and spin, yield where the waiting path is its own; the mutex-serialised mode over mcs, ticket, clh-try and hemlock" {
   local a out
   each_rwalgo lock park -- "$W" $RW_CASES || return 1
   each_rwalgo lock spin -- "$W" rdheld3 rdpref || return 1
+  each_own_wait_rw lock yield -- "$W" rdheld3 || return 1
   for a in mcs ticket clh-try hemlock; do
     out=$(under "$a" park -- env LOCKSWAP_RWALGO=mutex "$W" rdheld 2>&1) || { echo "=== mutex over $a: $out"; return 1; }
   done
