@@ -14,7 +14,9 @@
 #            the waiters it lets in (pf-t: the last reader's release only;
 #            tests/unit/rw_wake.c: a writer out every reader and the next
 #            writer, the last reader out the writer; a sleeper woken for
-#            nothing sleeps again and its count of sleeps grows);
+#            nothing sleeps again and its count of sleeps grows; a timed
+#            writer that gives up beside a sleeping writer leaves it its
+#            wake-up);
 #   pf-t     trywrlock sees no reader inside only when none is (its
 #            reader counts driven through the bad interleaving step by
 #            step: tests/unit/pft_trywrlock.c);
@@ -86,10 +88,21 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
   [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
 }
 
+@test "every rwlock under park, every preference: a timed writer that gives up beside a sleeping writer takes nothing of its wake-up (c-rw-wp under reader preference cleared the bit that writer slept on, and it slept for ever)" {
+  local a k
+  for a in $(rwalgos lock); do
+    for k in own reader writer; do
+      run order "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$(hang_timeout 50)" timed-out
+      assert_success
+      assert_output "rw_wake: timed-out algo=$a"
+    done
+  done
+}
+
 @test "rw_wake: bad usage is one line and exit 2" {
   run "$WAKE" -a central nosuch
   [ "$status" -eq 2 ]
-  assert_output "rw_wake: unknown case 'nosuch' (valid: writer-out, reader-out)"
+  assert_output "rw_wake: unknown case 'nosuch' (valid: writer-out, reader-out, timed-out)"
   run "$WAKE" -a pthread writer-out
   [ "$status" -eq 2 ]
   [ "${#lines[@]}" -eq 1 ]

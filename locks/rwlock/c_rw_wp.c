@@ -74,7 +74,12 @@
  * (a release wakes only the writer whose ticket comes), on the barrier, and
  * on an indicator with WWAIT: a writer that would sleep sets WWAIT and
  * sleeps on the indicator; the departure that leaves it empty with WWAIT
- * set wakes it (the writer clears WWAIT itself). Timed reads are
+ * set wakes them all. A writer done waiting clears WWAIT itself; under
+ * reader preference other writers may sleep on the same indicator (they
+ * wait with no lock held, and a timed one gives up with readers still
+ * counted), so a clear that finds readers counted wakes them, and they
+ * set WWAIT again (clearing it silently lost their wake-up: a writer
+ * slept for ever once the others had finished). Timed reads are
  * native (a reader that gives up has departed, and lowers the barrier if
  * it raised it).
  *
@@ -419,9 +424,19 @@ static __attribute__((noinline)) int wait_empty(_Atomic uint32_t *r, uint64_t de
 		}
 		v = atomic_load_explicit(r, memory_order_seq_cst);
 	}
-	/* (another waiter, if any, sets it again) */
-	if (v & WWAIT)
-		atomic_fetch_and_explicit(r, ~WWAIT, memory_order_relaxed);
+	/* Clear WWAIT. Under reader preference several writers (and timed
+	 * ones, which give up with readers still counted) wait on one
+	 * indicator with no lock held, and another may sleep on a value with
+	 * WWAIT: if readers are counted when we clear it, no departure will
+	 * wake that sleeper, so we do; it looks again and sets WWAIT again.
+	 * An empty indicator has no sleeper: the departure that emptied it
+	 * woke them. relaxed: the word's modification order alone orders the
+	 * clear, the sleepers' CAS and the departures. */
+	if (v & WWAIT) {
+		uint32_t old = atomic_fetch_and_explicit(r, ~WWAIT, memory_order_relaxed);
+		if ((old & WWAIT) && old >= ARRIVE)
+			ls_futex_wake(r, INT_MAX);
+	}
 	return ret;
 }
 

@@ -1,9 +1,10 @@
 /*
  * rw_wake.c - whom a reader-writer lock's release wakes under
  * LOCKSWAP_WAIT=park: only the waiters it lets in (central), not every
- * sleeper (issue 26 item 3 for the rwlock family).
+ * sleeper (issue 26 item 3 for the rwlock family); and that a timed writer
+ * that gives up takes no sleeping writer's wake-up with it.
  *
- *   rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS(30)] writer-out|reader-out
+ *   rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS(30)] writer-out|reader-out|timed-out
  *
  * The main thread takes the lock; waiters then call rdlock or wrlock, each
  * started only once the previous one is asleep in futex(2) (proctask.h) or
@@ -29,6 +30,13 @@
  *               been woken (the next in line, which a queue lock's new
  *               holder wakes early: wait.h). A lock whose last reader out
  *               wakes every sleeper (central before: W2, W3, R1) fails.
+ *   timed-out   main holds a read lock; writer W1 waits for main, asleep;
+ *               main's timed write attempt (deadline: now) must give up,
+ *               ETIMEDOUT, and take nothing of W1's with it: main's read
+ *               unlock then lets W1 in. c-rw-wp under reader preference
+ *               failed: its timed writer, giving up, cleared the bit of
+ *               the indicator that W1 slept on (WWAIT) with main still
+ *               counted, and main's departure then woke nobody.
  * -k says what every acquisition asks for (rwlock.h, PREFERENCE): the
  * algorithm's own policy (the default), reader preference (the default
  * kind) or writer preference (the _NP kind).
@@ -250,6 +258,29 @@ static void reader_out(void)
 	finish();
 }
 
+static void timed_out(void)
+{
+	void *token = NULL, *tok = NULL;
+	if (algo->rdlock(L, how, &token))
+		fail("rdlock failed");
+	start('w', "W1");
+	if (atomic_load(&w[0].got))
+		fail("W1 got the write lock while main holds a read lock");
+	phase = "main's timed write attempt, deadline now";
+	uint64_t deadline = ls_now_ns();
+	int e = algo->timedwrlock ? algo->timedwrlock(L, how, deadline)
+				  : ls_rw_timed_fallback(algo, L, how, true, deadline, &tok);
+	if (e != ETIMEDOUT)
+		fail("a timed write attempt beside main's own read hold returned %d, not ETIMEDOUT", e);
+	phase = "main's read unlock";
+	algo->rdunlock(L, token);
+	phase = "waiting for W1 to get the lock (a wake-up lost by the timed writer?)";
+	while (!atomic_load(&w[0].got))
+		nap();
+	printf("rw_wake: timed-out algo=%s\n", algo->name);
+	finish();
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = NULL;
@@ -269,14 +300,14 @@ int main(int argc, char **argv)
 			break;
 		default:
 			opt_error("usage: rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS] "
-				  "writer-out|reader-out");
+				  "writer-out|reader-out|timed-out");
 		}
 	}
 	if (!name || optind != argc - 1)
-		opt_error(
-		    "usage: rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS] writer-out|reader-out");
-	static const char *const cases[] = {"writer-out", "reader-out"};
-	int which = opt_choose("", "case", argv[optind], cases, 2);
+		opt_error("usage: rw_wake -a RWALGO [-k own|reader|writer] [-T SECONDS] "
+			  "writer-out|reader-out|timed-out");
+	static const char *const cases[] = {"writer-out", "reader-out", "timed-out"};
+	int which = opt_choose("", "case", argv[optind], cases, 3);
 	char err[1400];
 	if (!(algo = ls_rwalgo_lookup(name, err, sizeof err)) ||
 	    ls_rwalgo_start(algo, opt_algo("mcs"), err, sizeof err))
@@ -296,8 +327,10 @@ int main(int argc, char **argv)
 		algo->init(L);
 	if (which == 0)
 		writer_out();
-	else
+	else if (which == 1)
 		reader_out();
+	else
+		timed_out();
 	if (algo->destroy)
 		algo->destroy(L);
 	return 0;
