@@ -152,8 +152,17 @@ sized_words() {
   done
 }
 
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+# bats-support and bats-assert, sourced file by file: their load.bash runs
+# $(dirname ...) once per file, and every test sources this file again, so
+# the two loads cost 0.17 s of CPU per test (90 s over the suite).
+for _f in /usr/lib/bats/bats-support/src/{output,error,lang}.bash \
+  /usr/lib/bats/bats-assert/src/{assert,refute,assert_equal,assert_not_equal}.bash \
+  /usr/lib/bats/bats-assert/src/{assert_success,assert_failure,assert_output}.bash \
+  /usr/lib/bats/bats-assert/src/{refute_output,assert_line,refute_line}.bash \
+  /usr/lib/bats/bats-assert/src/{assert_regex,refute_regex}.bash; do
+  source "$_f"
+done
+unset _f
 
 algos() {
   local caps=() c

@@ -21,11 +21,12 @@
  *      have entered; R releases; the writer enters;
  *   4. the revocation took at least HOLD_MS (it started before the bias
  *      went off and ended after R released), so no read that starts before
- *      R's release plus LOCKSWAP_BRAVO_INHIBIT x HOLD_MS (less 1 ms for the
- *      difference between the lock's TSC clock and CLOCK_MONOTONIC) is
- *      fast; reads every 2 ms, and one must be fast within SECONDS (the bias
- *      is set again).
- * Nothing depends on timing to pass: a slow machine only makes step 4's
+ *      R's release plus LOCKSWAP_BRAVO_INHIBIT x that time (less 1 ms for
+ *      TSC skew between cores) is fast. Those times are read from the
+ *      lock's own clock (ls_tp_now, once calibrated): the TSC's scale is
+ *      measured over 20 ms and may be 1% off CLOCK_MONOTONIC's, which
+ *      over a 270 ms inhibition is more than any margin; reads every 2 ms, and one must be fast within
+ * SECONDS (the bias is set again). Nothing depends on timing to pass: a slow machine only makes step 4's
  * window smaller. Exit 0, 1 with a message, 2 on bad usage.
  */
 #define _GNU_SOURCE
@@ -41,6 +42,7 @@
 #include "lock.h"
 #include "pool.h"
 #include "rwlock/rwlock.h"
+#include "tpclock.h"
 #include "wait.h"
 
 #define FAIL_PREFIX "bravo_revoke: FAIL "
@@ -199,6 +201,14 @@ int main(int argc, char **argv)
 	if (!read_once())
 		fail("a read after a slow read was not fast: the slow read did not set the bias");
 
+	/* the lock's clock settles (the TSC's scale is published 20 ms after
+	 * its first use) before step 3 reads it */
+	for (int ms = 0; ls_tp_now() && !strcmp(ls_tp_clock_source(), "calibrating"); ms++) {
+		if (ms > limit_s * 1000)
+			fail("the lock's clock was still calibrating after %d s", limit_s);
+		nap_ms(1);
+	}
+
 	/* 2. a visible reader; a try and a timed writer give up */
 	pthread_t r, w;
 	pthread_create(&r, NULL, reader, NULL);
@@ -217,11 +227,11 @@ int main(int argc, char **argv)
 			fail("the writer did not revoke the bias in %d s", limit_s);
 		nap_ms(1);
 	}
-	t_probe = ls_now_ns();
+	t_probe = ls_tp_now();
 	nap_ms(hold_ms);
 	if (atomic_load(&w_entered))
 		fail("the writer entered while a visible reader held the lock");
-	uint64_t t_release = ls_now_ns();
+	uint64_t t_release = ls_tp_now();
 	atomic_store(&r_release, 1);
 	pthread_join(r, NULL);
 	pthread_join(w, NULL);
@@ -232,7 +242,7 @@ int main(int argc, char **argv)
 	uint64_t revoke_ns = t_release - t_probe, not_before = t_release + inhibit * revoke_ns - 1000000;
 	unsigned slow = 0;
 	for (;;) {
-		uint64_t t0 = ls_now_ns();
+		uint64_t t0 = ls_tp_now();
 		if (read_once()) {
 			if (t0 < not_before)
 				fail("a fast read %.1f ms after the revocation, inhibited for at least %.1f "
