@@ -3,8 +3,8 @@
 # glibc tolerates it and programs use mutexes as binary semaphores this way
 # (issue 2, item 4). Every algorithm, under park and yield (see
 # both_policies); the hand-over loops are sized (helpers.bash, check.h:
-# sized()): 2000 turns of the semaphores and 300 laps of the chain, a tenth
-# under yield where the yield path is wait.c's.
+# sized()): 500 turns of the semaphores and 100 laps of the chain (400
+# hand-overs), a tenth under yield where the yield path is wait.c's.
 load helpers
 TEST_TIMEOUT=20
 P="$PROGS/cross_unlock"

@@ -56,7 +56,8 @@ static void simple(void)
 /* Two mutexes used as semaphores: T1 waits on P and releases Q, T2 waits
  * on Q and releases P; every unlock is by a thread that did not lock. The
  * turns strictly alternate, so the shared counter needs no other lock.
- * 2000 rounds (sized: check.h). */
+ * 500 rounds (sized: check.h): each is two hand-overs between threads,
+ * a thousand in all, where a lost wake-up shows as a hang. */
 static int rounds;
 static pthread_mutex_t P, Q;
 static long turns;
@@ -86,7 +87,7 @@ static void *t2(void *p)
 }
 static void semaphore(void)
 {
-	rounds = sized(2000);
+	rounds = sized(500);
 	init_type(&P, PTHREAD_MUTEX_NORMAL);
 	CHECK_RC(pthread_mutex_init(&Q, NULL), 0);
 	CHECK_RC(pthread_mutex_lock(&P), 0);
@@ -104,7 +105,7 @@ static void semaphore(void)
 }
 
 /* A handoff chain: each worker waits on its mutex, and hands the baton to
- * the next worker's mutex, which the previous holder had locked. 300 laps
+ * the next worker's mutex, which the previous holder had locked. 100 laps
  * (sized: check.h). */
 enum { CHAIN = 4 };
 static int laps;
@@ -122,7 +123,7 @@ static void *chain_fn(void *p)
 }
 static void handoff_chain(void)
 {
-	laps = sized(300);
+	laps = sized(100);
 	for (int i = 0; i < CHAIN; i++) {
 		init_type(&chain[i], i % 2 ? PTHREAD_MUTEX_ADAPTIVE_NP : PTHREAD_MUTEX_NORMAL);
 		CHECK_RC(pthread_mutex_lock(&chain[i]), 0);
