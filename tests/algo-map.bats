@@ -165,7 +165,7 @@ lockswap: map: rule 'algo_map+0x12345=ticket' matched no mutex (no lock was crea
 }
 
 # The cases of a program run in one process (as gcr.bats runs them), but
-# fork's and mutex_memory's in two groups and passthrough's one by one,
+# fork's in two groups and passthrough's one by one,
 # whose cases share process state; under the hang timeout, not one case's.
 # mutex_memory (thousands of mutexes made, a stack walk each: most of this
 # test's time) under the first map only: its memory is the binding's, the
@@ -175,7 +175,7 @@ lockswap: map: rule 'algo_map+0x12345=ticket' matched no mutex (no lock was crea
   for p in async_cancel cancel cond_users condvar cross_unlock cxx_sync mutex_errors mutex_types static_init; do
     jobs+=("$p $("$PROGS/$p" 2>&1 | sed -n 's/^cases://p')")
   done
-  jobs+=("fork held owner busy" "fork atfork" "mutex_memory copy reuse many nested threads" "mutex_memory many-held")
+  jobs+=("fork held owner busy" "fork atfork" "mutex_memory copy reuse many many-held nested threads")
   for p in $("$PROGS/passthrough" 2>&1 | sed -n 's/^cases://p'); do jobs+=("passthrough $p"); done
   for m in "${maps[@]}"; do
     for j in "${jobs[@]}"; do
