@@ -17,7 +17,9 @@ TEST_TIMEOUT=60
 P="$PROGS/rwlock_semantics"
 
 @test "glibc itself passes every rwlock_semantics case (the specification)" {
-  native_passes "$P"
+  # all and the three it leaves out, in one process as the algorithms run them
+  run timeout "$(hang_timeout)" "$P" all pshared eagain glibc-layout
+  [ "$status" -eq 0 ] || { echo "native: $output"; return 1; }
 }
 
 @test "the lockswap-only cases fail under glibc: they check what lockswap does better after a misuse" {
