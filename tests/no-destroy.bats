@@ -78,7 +78,7 @@ rw_algos() {
 
 @test "std::timed_mutex (timed-out waiters), std::recursive_mutex, std::condition_variable: every algorithm, RSS within 1 MB of glibc's" {
   local k names
-  names=$(mutex_algos | grep -v +gcr)
+  names=$(algos lock)
   for k in timed-mutex recursive-mutex condvar; do
     within LOCKSWAP_ALGO "$names" "$k" || return 1
   done

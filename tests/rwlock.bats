@@ -3,9 +3,10 @@
 # reader-writer algorithm (`lockswap --names rwlock`, compositions included)
 # and every waiting policy (issue 19, items 1 and 5; issue 25 for the
 # misuses). tests/progs/rwlock_semantics.c is the specification: each of its
-# cases passes natively. `all` runs every glibc case but three in one
-# process (eagain: slow, run once below; pshared; reader-preference, which
-# is glibc's policy and that of the algorithms with capability "kind").
+# cases passes natively. It runs every word it is given in one process, in
+# order: `all` is every glibc case but three (eagain: slow, run once below;
+# pshared, a fork, run with the sleeping waiters; glibc-layout, glibc's own
+# fields), and each algorithm's park run adds the lockswap-only cases.
 # Every algorithm runs under park, with and without spinning first (its own
 # acquisition and wake-up code); spin and yield, where the rwlock algorithms
 # share locks/common/wait.c's path and the shim never reads the policy, run
@@ -15,13 +16,10 @@ load helpers
 TEST_TIMEOUT=60
 P="$PROGS/rwlock_semantics"
 
-# the rwlock algorithms (of RW_ALGOS, if set) whose readers share the lock
-shared_rwalgos() {
-  comm -23 <(rwalgos | sort) <(rwalgos exclusive | sort) | tr '\n' ' '
-}
-
 @test "glibc itself passes every rwlock_semantics case (the specification)" {
-  native_passes "$P"
+  # all and the three it leaves out, in one process as the algorithms run them
+  run timeout "$(hang_timeout)" "$P" all pshared eagain glibc-layout
+  [ "$status" -eq 0 ] || { echo "native: $output"; return 1; }
 }
 
 @test "the lockswap-only cases fail under glibc: they check what lockswap does better after a misuse" {
@@ -40,30 +38,21 @@ shared_rwalgos() {
   each_own_wait_rw lock yield -- "$P" @ARG@
 }
 
-@test "every rwlock algorithm, park: the same" {
-  each_rwalgo lock park -- "$P" @ARG@
+# One process per algorithm runs @ARG@ (all: the kind's preference and the
+# timed writer included, for each algorithm whose readers share the lock)
+# and then the lockswap-only cases, in order (a failure names its line).
+@test "every rwlock algorithm, park: the same; the kind decides the preference (issue 32): a default-kind lock admits a reader beside readers while writers wait, also when a reader waits for another thread's reader (tst-rwlock16's pattern), and a timed writer of a PREFER_WRITER_NONRECURSIVE_NP lock keeps new readers out, gets the lock, and when it gives up lets the readers behind it in (tst-rwlock15's pattern), under every algorithm whose readers share the lock and every wrapper; misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, unlocks too many after a hand-over to a blocked reader or writer, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
+  # shellcheck disable=SC2046
+  each_rwalgo lock park -- "$P" @ARG@ $("$P" 2>&1 | sed -n 's/^lockswap-cases://p')
 }
 
-@test "every rwlock algorithm, park with no spinning or yielding (every waiter sleeps): the same" {
-  LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" @ARG@
+# (pshared: no spinning, so a waiter sleeps at once, on a futex only
+# glibc's process-shared rwlock shares across processes)
+@test "every rwlock algorithm, park with no spinning or yielding (every waiter sleeps): the same; process-shared rwlocks stay glibc's: a writer in a child process is woken by the parent's unlock" {
+  LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" @ARG@ pshared
 }
 
-@test "the kind decides the preference (issue 32): a default-kind lock admits a reader beside readers while writers wait, also when a reader waits for another thread's reader (tst-rwlock16's pattern), under every algorithm whose readers share the lock and every wrapper, park (spin: two of them)" {
-  local RW_ALGOS
-  RW_ALGOS=$(shared_rwalgos)
-  each_own_wait_rw lock spin -- "$P" reader-preference reader-waits-for-reader timed-writer-default || return 1
-  each_rwalgo lock park -- "$P" reader-preference reader-waits-for-reader timed-writer-default
-}
-
-@test "a timed writer of a PREFER_WRITER_NONRECURSIVE_NP lock keeps new readers out, gets the lock, and when it gives up lets the readers behind it in (tst-rwlock15's pattern), under every algorithm whose readers share the lock, both rwlock policies, park (spin: two of them)" {
-  local RW_ALGOS
-  RW_ALGOS=$(shared_rwalgos)
-  each_own_wait_rw lock spin -- "$P" timed-writer || return 1
-  each_rwalgo lock park -- "$P" timed-writer || return 1
-  LOCKSWAP_RWPOLICY=algorithm each_rwalgo lock park -- "$P" timed-writer
-}
-
-@test "LOCKSWAP_RWPOLICY=algorithm: every case but the default kind's reader preference passes under every algorithm and wrapper, and the writer-preferring algorithms then keep a reader out behind a waiting writer (their own policy)" {
+@test "LOCKSWAP_RWPOLICY=algorithm: every case but the default kind's reader preference (the timed writer's included) passes under every algorithm and wrapper, and the writer-preferring algorithms then keep a reader out behind a waiting writer (their own policy)" {
   LOCKSWAP_RWPOLICY=algorithm each_rwalgo lock park -- "$P" @ARG@ || return 1
   local a
   for a in central-wp pf-t mcs-rw c-rw-wp; do
@@ -85,12 +74,6 @@ shared_rwalgos() {
   [[ "$output" =~ LOCKSWAP_RWPOLICY([^A-Z_]|$) ]] || { echo "$output"; return 1; }
 }
 
-@test "misuse and asynchronous cancellation: after an unlock of an unheld rwlock, a double unlock, an unlock by a non-holder, unlocks too many after a hand-over to a blocked reader or writer, or a waiter cancelled asynchronously, the lock works fully (glibc's writers would wait for ever)" {
-  # every case, in order, in one process per algorithm (a failure names its line)
-  # shellcheck disable=SC2046
-  each_rwalgo lock -- "$P" $("$P" 2>&1 | sed -n 's/^lockswap-cases://p')
-}
-
 @test "asynchronous cancellation with glibc's own mutexes (LOCKSWAP_ALGO=pthread): a cancelled rwlock waiter still leaves the lock working (the rwlock family is lockswap's even when the mutexes are not)" {
   local a excl failed=()
   excl=" $(rwalgos exclusive | tr '\n' ' ') "
@@ -99,12 +82,6 @@ shared_rwalgos() {
     LOCKSWAP_ALGO=pthread under_rw "$a" -- "$P" lockswap-async-cancel >/dev/null 2>&1 || failed+=("$a")
   done
   [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
-}
-
-@test "process-shared rwlocks stay glibc's: a writer in a child process is woken by the parent's unlock" {
-  # No spinning: a waiter sleeps at once, on a futex only glibc's
-  # process-shared rwlock shares across processes.
-  LOCKSWAP_SPIN=0 LOCKSWAP_YIELD=0 each_rwalgo lock park -- "$P" pshared
 }
 
 @test "EAGAIN at glibc's reader limit, 2^28 - 1 holds of one thread (the shim counts recursive reads for every algorithm)" {

@@ -1,4 +1,4 @@
-// cxx_sync CASE - the C++ standard library's mutexes and condition variable
+// cxx_sync CASE... - the C++ standard library's mutexes and condition variable
 // on top of pthreads: std::mutex, std::recursive_mutex, std::timed_mutex
 // (try_lock_for / try_lock_until on steady_clock and system_clock, which
 // libstdc++ maps to pthread_mutex_clocklock and pthread_mutex_timedlock),
@@ -294,13 +294,18 @@ int main(int argc, char **argv)
 	    {"condvar-timeouts", condvar_timeouts},
 	    {"cancel-wait", cancel_wait},
 	};
-	if (argc < 2 || !cases.count(argv[1])) {
+	bool known = argc >= 2;
+	for (int i = 1; i < argc; i++)
+		known = known && cases.count(argv[i]);
+	if (!known) {
 		std::fprintf(stderr, "usage: %s CASE\ncases:", argv[0]);
 		for (auto &c : cases)
 			std::fprintf(stderr, " %s", c.first.c_str());
 		std::fprintf(stderr, "\n");
 		return 2;
 	}
-	cases[argv[1]]();
+	// each case named, in order, in this one process (as check.h's run_case)
+	for (int i = 1; i < argc; i++)
+		cases[argv[i]]();
 	return 0;
 }

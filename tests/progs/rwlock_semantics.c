@@ -14,8 +14,9 @@
  * then leaves its reader count at -1 and every later writer waits for
  * ever); they fail natively, by design.
  *
- * `all` runs every glibc case in this process (one process per algorithm
- * and policy keeps the suite's budget) but eagain (slow), pshared (a fork)
+ * Every word given runs in this one process, in order (one process per
+ * algorithm and policy keeps the suite's budget): a case of either list,
+ * or a set. `all` is every glibc case but eagain (slow), pshared (a fork)
  * and glibc-layout (glibc's own fields, for the passthrough);
  * `exclusive-ok` the same without the cases that need readers to share the
  * lock (the mutex-serialised mode); `own-ok` without the default kind's
@@ -976,25 +977,47 @@ static bool in_all(const char *n, bool exclusive, bool own)
 	return true;
 }
 
+static bool is_set(const char *w)
+{
+	return !strcmp(w, "all") || !strcmp(w, "exclusive-ok") || !strcmp(w, "own-ok");
+}
+
+/* The case named w, of either table, or NULL. */
+static const struct test_case *find_case(const char *w)
+{
+	for (const struct test_case *c = glibc_cases; c->name; c++)
+		if (!strcmp(w, c->name))
+			return c;
+	for (const struct test_case *c = ls_cases; c->name; c++)
+		if (!strcmp(w, c->name))
+			return c;
+	return NULL;
+}
+
+/* Each word given, a set (all, exclusive-ok, own-ok) or a case of either
+ * table, in order, in this one process (a failed check names its file and
+ * line, and so its case); every word is known before any runs. */
 int main(int argc, char **argv)
 {
-	if (argc >= 2 &&
-	    (!strcmp(argv[1], "all") || !strcmp(argv[1], "exclusive-ok") || !strcmp(argv[1], "own-ok"))) {
-		bool excl = !strcmp(argv[1], "exclusive-ok"), own = !strcmp(argv[1], "own-ok");
+	if (argc < 2) {
+		fprintf(stderr, "lockswap-cases:");
+		for (const struct test_case *c = ls_cases; c->name; c++)
+			fprintf(stderr, " %s", c->name);
+		fputc('\n', stderr);
+		return run_case(glibc_cases, argc, argv);
+	}
+	for (int i = 1; i < argc; i++)
+		if (!is_set(argv[i]) && !find_case(argv[i]))
+			return run_case(glibc_cases, 2, (char *[]){argv[0], argv[i], NULL});
+	for (int i = 1; i < argc; i++) {
+		if (!is_set(argv[i])) {
+			find_case(argv[i])->fn();
+			continue;
+		}
+		bool excl = !strcmp(argv[i], "exclusive-ok"), own = !strcmp(argv[i], "own-ok");
 		for (const struct test_case *c = glibc_cases; c->name; c++)
 			if (in_all(c->name, excl, own))
 				c->fn();
-		return 0;
 	}
-	for (const struct test_case *c = ls_cases; argc >= 2 && c->name; c++)
-		if (!strcmp(argv[1], c->name)) {
-			c->fn();
-			return 0;
-		}
-	if (argc < 2)
-		fprintf(stderr,
-			"lockswap-cases: lockswap-unheld-writer lockswap-double-read-writer "
-			"lockswap-double-write-usable lockswap-foreign-write-writer lockswap-foreign-read "
-			"lockswap-async-cancel lockswap-handover-write lockswap-handover-read\n");
-	return run_case(glibc_cases, argc, argv);
+	return 0;
 }
