@@ -99,11 +99,13 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 }
 
 # Under yield and spin what changes is how the wrapper's passive queue
-# waits, the same code whatever the base: those run for the representative
-# bases (gcr_rep_names, below); park runs every composition.
-@test "the generic validator under NAME+gcr, every algorithm under park, the representative bases under yield and spin (6 threads, mix of lock, trylock, timedlock, two locks, cross unlocks; 3 threads under spin)" {
+# waits, the same code whatever the base: those run for the bases whose own
+# code reads the policy and two that wait through wait.c (helpers.bash
+# own_wait_pick); park runs every composition.
+@test "the generic validator under NAME+gcr, every algorithm under park, the bases with a waiting path of their own and two of wait.c's under yield and spin (6 threads, mix of lock, trylock, timedlock, two locks, cross unlocks; 3 threads under spin)" {
   local a w out failed=() reps
-  reps=" $(gcr_rep_names | tr '\n' ' ') "
+  # shellcheck disable=SC2046
+  reps=" $(own_wait_pick $(gcr_names) | tr '\n' ' ') "
   for a in $(gcr_names); do
     for w in park yield spin; do
       [ "$w" = park ] || [[ "$reps" == *" $a "* ]] || continue
@@ -135,36 +137,49 @@ gcr_rep_names() {
 # gcr_e2e WAIT: the end-to-end programs under NAME+gcr, under WAIT. Under
 # park, for every composition the hand-over programs whose every case is a
 # base's hand-over: the cross-thread unlocks and exclusion's mixed case
-# (lock, trylock, timedlock, short deadlines, a holder preempted inside);
-# for the representative ones every program and every exclusion case.
-# Under yield and spin, where a yield or a spin step is the policy's shared
-# code and the wrapper's passive queue the same whatever the base, every
-# exclusion case for the representative ones. The cases of a program run in
-# one process (two for fork's and mutex_memory's, whose cases share process
-# state), 8 processes at a time (under spin as many as there are CPUs: a
-# spinner beside another process's descheduled holder only burns its slice).
+# (lock, trylock, timedlock, short deadlines, a holder preempted inside:
+# exclusion's normal, timedlock-short and preempted cases in turn); for the
+# representative ones every other program (the shim's semantics around the
+# wrapper) and exclusion's recursive case; the programs that churn threads,
+# forks and freed memory (mutex_memory's reuse, threads and many-held,
+# fork's held, owner and busy: thousands of thread and process starts) for
+# the bases whose lock data differs (GCR_DATA_BASES: one word, the pool's
+# queue nodes, per-cluster blocks, per-thread published nodes), since what
+# they check is that data's life, not a wait. Under yield and spin, where a
+# yield or a spin step is the policy's shared code and the wrapper's
+# passive queue the same whatever the base, exclusion's mixed case for the
+# bases whose own code reads the policy and two that wait through wait.c
+# (helpers.bash own_wait_pick). The cases of a program run in one process
+# (two for fork's and mutex_memory's, whose cases share process state), 8
+# processes at a time (under spin as many as there are CPUs: a spinner
+# beside another process's descheduled holder only burns its slice).
+GCR_DATA_BASES="tas mcs hmcs clh-tp"
 gcr_e2e() {
   local wait=$1 a p dir="$BATS_TEST_TMPDIR/e2e-$1" t=4 par=8
   mkdir -p "$dir"
   [ "$wait" = spin ] && t=3 && par=$(nproc)
   cases() { "$PROGS/$1" 2>&1 | sed -n 's/^cases://p'; }
-  local every=() rep=()
+  local every=() rep=() data=() names
   if [ "$wait" = park ]; then
+    names=$(gcr_names)
     every+=("cross_unlock $(cases cross_unlock)" "exclusion mixed $t 200")
     for p in mutex_types condvar static_init cancel async_cancel mutex_errors cond_users cxx_sync; do
       rep+=("$p $(cases "$p")")
     done
-    rep+=("fork held owner busy" "fork atfork" "mutex_memory copy reuse many nested threads" "mutex_memory many-held")
+    rep+=("fork atfork" "mutex_memory copy many nested" "exclusion recursive $t 200")
+    data+=("fork held owner busy" "mutex_memory reuse threads" "mutex_memory many-held")
+  else
+    # shellcheck disable=SC2046
+    names=$(own_wait_pick $(gcr_names))
+    every+=("exclusion mixed $t 200")
   fi
-  for p in "normal $t 200" "timedlock-short $t 100" "preempted $t 200" "recursive $t 200"; do
-    rep+=("exclusion $p")
-  done
-  [ "$wait" = park ] || rep+=("exclusion mixed $t 200")
-  local n=0 j reps
+  local n=0 j reps datas=" "
   reps=" $(gcr_rep_names | tr '\n' ' ') "
-  for a in $(gcr_names); do
+  for a in $GCR_DATA_BASES; do datas+="$a+gcr "; done
+  for a in $names; do
     local jobs=("${every[@]}")
     [[ "$reps" == *" $a "* ]] && jobs+=("${rep[@]}")
+    [[ "$datas" == *" $a "* ]] && jobs+=("${data[@]}")
     for j in "${jobs[@]}"; do
       n=$((n + 1))
       (
@@ -181,10 +196,10 @@ gcr_e2e() {
   fi
 }
 
-@test "gcr_rep_names: every base with its own waiting path and one of each family, all composed with +gcr" {
+@test "gcr_rep_names: every base with its own waiting path and one of each family, all composed with +gcr; GCR_DATA_BASES among them" {
   local reps
   reps=" $(gcr_rep_names | tr '\n' ' ') "
-  for a in $(own_policy_algos) $GCR_REP_BASES; do
+  for a in $(own_policy_algos) $GCR_REP_BASES $GCR_DATA_BASES; do
     [[ "$reps" == *" $a+gcr "* ]] || { echo "missing $a+gcr in:$reps"; return 1; }
   done
 }
@@ -192,11 +207,11 @@ gcr_e2e() {
 # The wrapper's path is the same whatever the base: the programs' hand-over
 # loops (check.h: sized()) make a tenth of their turns here, under every
 # policy; each base runs them in full in its own suites.
-@test "end-to-end programs under NAME+gcr, park (the default): the cross-thread unlocks and exclusion's mixed case for every algorithm, every program for GCR_REP_BASES and the bases with a waiting path of their own" {
+@test "end-to-end programs under NAME+gcr, park (the default): the cross-thread unlocks and exclusion's mixed case for every algorithm, every program for GCR_REP_BASES and the bases with a waiting path of their own (thread, fork and memory churn for GCR_DATA_BASES)" {
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e park
 }
 
-@test "end-to-end programs under NAME+gcr, yield and spin: all of exclusion for the representative bases" {
+@test "end-to-end programs under NAME+gcr, yield and spin: exclusion's mixed case for the bases with a waiting path of their own and two of wait.c's" {
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e yield
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e spin
 }

@@ -15,10 +15,15 @@
  *   1. a first read is slow (no bias yet) and sets the bias; a second is fast;
  *   2. thread R takes a fast read and holds it; trywrlock fails (EBUSY), a
  *      timedwrlock with 20 ms of patience times out (ETIMEDOUT);
- *   3. a writer thread calls wrlock; once the bias is off (the writer holds
- *      the inner lock and revokes: bravo.c's bias word, the first 8 bytes of
- *      the composed state), R holds on for HOLD_MS and the writer must not
- *      have entered; R releases; the writer enters;
+ *   3. a writer thread calls wrlock; once the bias is off (bravo.c's bias
+ *      word, the first 8 bytes of the composed state) and the writer sleeps
+ *      in futex(2) (proctask.h), i.e. waits for R's slot inside its
+ *      revocation, R holds on for HOLD_MS and the writer must not have
+ *      entered; R releases; the writer enters. (The bias alone does not say
+ *      the revocation has begun: the timed writer of step 2 gave up under
+ *      reader preference and left it pending, off, so on a loaded machine
+ *      the writer could start its revocation after step 3's clock was read,
+ *      and a correct lock's shorter inhibition failed step 4.)
  *   4. the revocation took at least HOLD_MS (it started before the bias
  *      went off and ended after R released), so no read that starts before
  *      R's release plus LOCKSWAP_BRAVO_INHIBIT x that time (less 1 ms for
@@ -43,6 +48,7 @@
 #include "pool.h"
 #include "rwlock/rwlock.h"
 #include "tpclock.h"
+#include "proctask.h"
 #include "wait.h"
 
 #define FAIL_PREFIX "bravo_revoke: FAIL "
@@ -103,6 +109,7 @@ LS_REGISTER_RWALGO(spy);
 static const struct ls_rwalgo *algo;
 static void *state;
 static _Atomic int r_holds, r_release, w_entered, released;
+static _Atomic pid_t w_tid;
 
 static void nap_ms(int ms)
 {
@@ -142,6 +149,7 @@ static void *reader(void *arg)
 static void *writer(void *arg)
 {
 	(void)arg;
+	atomic_store(&w_tid, (pid_t)syscall(SYS_gettid));
 	algo->wrlock(state, 0);
 	if (!atomic_load(&released))
 		fail("the writer entered while a visible reader held the lock");
@@ -222,9 +230,11 @@ int main(int argc, char **argv)
 	/* 3. a writer revokes and waits for R */
 	pthread_create(&w, NULL, writer, NULL);
 	uint64_t t_probe;
-	for (int ms = 0; __atomic_load_n((uint64_t *)state, __ATOMIC_ACQUIRE) & 1; ms++) {
+	for (int ms = 0; (__atomic_load_n((uint64_t *)state, __ATOMIC_ACQUIRE) & 1) || !atomic_load(&w_tid) ||
+			 !proctask_in_futex(atomic_load(&w_tid));
+	     ms++) {
 		if (ms > limit_s * 1000)
-			fail("the writer did not revoke the bias in %d s", limit_s);
+			fail("the writer did not revoke the bias and wait for the reader in %d s", limit_s);
 		nap_ms(1);
 	}
 	t_probe = ls_tp_now();

@@ -3,7 +3,10 @@
  * for, and its timed writers (issue 32, items 3 and 4), through the
  * algorithm's table, under LOCKSWAP_WAIT=park.
  *
- *   rw_prefer -a RWALGO [-T SECONDS(60)] reader|writer|own|timed-reader|timed-writer|timed-own
+ *   rw_prefer -a RWALGO [-T SECONDS(60)] CASE...
+ *   CASE: reader|writer|own|timed-reader|timed-writer|timed-own, or all
+ *   (every case that applies to RWALGO), run in turn in this process, each
+ *   on a fresh lock, an OK line each; a failure names the case.
  *
  * (the mutex-serialised mode takes LOCKSWAP_ALGO's lock, default mcs) *
  * The name says what every acquisition asks for (rwlock.h, PREFERENCE):
@@ -319,42 +322,14 @@ static void free_at_end(void)
 	algo->rdunlock(L, token);
 }
 
-int main(int argc, char **argv)
+static const char *const cases[] = {"reader", "writer", "own", "timed-reader", "timed-writer", "timed-own"};
+
+/* One case on a fresh lock: main's checks, then the lock free and destroyed. */
+static void run_case(const char *name, int which)
 {
-	const char *name = NULL;
-	int c, secs = 60;
-	while ((c = getopt(argc, argv, "a:T:")) != -1) {
-		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
-		case 'T':
-			secs = (int)opt_number("T", optarg, 1, 3600);
-			break;
-		default:
-			opt_error("usage: rw_prefer -a RWALGO [-T SECONDS] CASE");
-		}
-	}
-	static const char *const cases[] = {"reader",	    "writer",	    "own",
-					    "timed-reader", "timed-writer", "timed-own"};
-	if (!name || optind != argc - 1)
-		opt_error("usage: rw_prefer -a RWALGO [-T SECONDS] "
-			  "reader|writer|own|timed-reader|timed-writer|timed-own");
-	int which = opt_choose("", "case", argv[optind], cases, 6);
-	char err[1400];
-	const char *mname = getenv("LOCKSWAP_ALGO"); /* the mutex-serialised mode's lock */
-	if (!(algo = ls_rwalgo_lookup(name, err, sizeof err)) ||
-	    ls_rwalgo_start(algo, opt_algo(mname ? mname : "mcs"), err, sizeof err))
-		opt_error("-a: %s", err);
-	if (algo->caps & LS_RWCAP_PASSTHROUGH)
-		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
 	static const unsigned hows[] = {0, LS_RW_PREFER_WRITER, LS_RW_OWN_POLICY};
 	how = hows[which % 3];
 	bool excl = algo->caps & LS_RWCAP_EXCLUSIVE;
-	if (excl && how != LS_RW_PREFER_WRITER)
-		opt_error("-a: %s's readers exclude each other (one reader at a time, by design): "
-			  "only the writer cases apply",
-			  name);
 	/* own: the kind's (reader preference, for a default-kind lock) for
 	 * an algorithm with capability kind; biased readers of NAME+bravo
 	 * pass waiting writers, so its own policy is not checked here */
@@ -366,13 +341,10 @@ int main(int argc, char **argv)
 		expect_pass = algo->caps & LS_RWCAP_KIND ? 1 : algo->caps & LS_RWCAP_WRAPPER ? -1 : 0;
 	if (excl)
 		expect_pass = 0; /* R waits for main, whoever waits */
-	opt_rwparams_env();
-	ls_wait_cfg.policy = LS_WAIT_PARK;
-	ls_wait_cfg.spin = 16;
-	ls_wait_cfg.yield = 2;
-	fail_algo(name);
-	signal(SIGALRM, on_alarm);
-	alarm((unsigned)secs);
+	static char prefix[256];
+	snprintf(prefix, sizeof prefix, FAIL_PREFIX "algo=%s case=%s: ", name, cases[which]);
+	fail_prefix = prefix;
+	phase = "start";
 	if (!(L = ls_ext_alloc(algo->state_size)))
 		fail("cannot allocate the lock");
 	if (algo->init)
@@ -389,5 +361,61 @@ int main(int argc, char **argv)
 	if (algo->destroy)
 		algo->destroy(L);
 	printf("rw_prefer: OK algo=%s case=%s\n", name, cases[which]);
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL;
+	int c, secs = 60;
+	while ((c = getopt(argc, argv, "a:T:")) != -1) {
+		switch (c) {
+		case 'a':
+			name = optarg;
+			break;
+		case 'T':
+			secs = (int)opt_number("T", optarg, 1, 3600);
+			break;
+		default:
+			opt_error("usage: rw_prefer -a RWALGO [-T SECONDS] CASE...");
+		}
+	}
+	if (!name || optind >= argc)
+		opt_error("usage: rw_prefer -a RWALGO [-T SECONDS] "
+			  "reader|writer|own|timed-reader|timed-writer|timed-own|all...");
+	char err[1400];
+	const char *mname = getenv("LOCKSWAP_ALGO"); /* the mutex-serialised mode's lock */
+	if (!(algo = ls_rwalgo_lookup(name, err, sizeof err)) ||
+	    ls_rwalgo_start(algo, opt_algo(mname ? mname : "mcs"), err, sizeof err))
+		opt_error("-a: %s", err);
+	if (algo->caps & LS_RWCAP_PASSTHROUGH)
+		opt_error("-a: '%s' is not a lock (the shim hands it to glibc)", name);
+	bool excl = algo->caps & LS_RWCAP_EXCLUSIVE;
+	/* the cases, in order; all: every case that applies to the algorithm */
+	int which[64], n = 0;
+	for (int i = optind; i < argc; i++) {
+		if (!strcmp(argv[i], "all")) {
+			for (int k = 0; k < 6; k++)
+				if (!excl || k % 3 == 1)
+					if (n < 64)
+						which[n++] = k;
+			continue;
+		}
+		int k = opt_choose("", "case", argv[i], cases, 6);
+		if (excl && k % 3 != 1)
+			opt_error("-a: %s's readers exclude each other (one reader at a time, by design): "
+				  "only the writer cases apply",
+				  name);
+		if (n < 64)
+			which[n++] = k;
+	}
+	opt_rwparams_env();
+	ls_wait_cfg.policy = LS_WAIT_PARK;
+	ls_wait_cfg.spin = 16;
+	ls_wait_cfg.yield = 2;
+	fail_algo(name);
+	signal(SIGALRM, on_alarm);
+	alarm((unsigned)secs);
+	for (int i = 0; i < n; i++)
+		run_case(name, which[i]);
 	return 0;
 }
