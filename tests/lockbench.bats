@@ -418,20 +418,25 @@ shim_algos() {
   [ "$(grep -c ',glibc,' "$out/raw.csv")" -eq 12 ]
 }
 
+# bench_rwlock ARGS...: the sweep under Debian's python3, as scripts/deps.sh
+# installs it (a python3 of PATH may be a version manager's shim: pyenv's
+# cost 0.8 s of CPU a start on the 2-CPU VM)
+bench_rwlock() { /usr/bin/python3 "$ROOT/scripts/sweeps/bench-rwlock" "$@"; }
+
 @test "bench-rwlock: --help, bad options exit 2; a quick sweep writes raw.csv, the table with paired ratios and targets, and the plot" {
-  run "$ROOT/scripts/sweeps/bench-rwlock" --help
+  run bench_rwlock --help
   assert_success
   assert_output --partial "usage: bench-rwlock"
-  run "$ROOT/scripts/sweeps/bench-rwlock" --parts everything
+  run bench_rwlock --parts everything
   assert_failure 2
   assert_output --partial "--parts: unknown part 'everything' (valid: counts, sweep, program)"
   [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
-  run "$ROOT/scripts/sweeps/bench-rwlock" --algos nosuch --parts sweep --out "$BATS_TEST_TMPDIR/x"
+  run bench_rwlock --algos nosuch --parts sweep --out "$BATS_TEST_TMPDIR/x"
   assert_failure 2
   assert_output --partial "unknown rwlock algorithm 'nosuch'"
   local out="$BATS_TEST_TMPDIR/rw"
   # a lock of its own: a benchmark running on the machine holds the shared one
-  BENCH_LOCK="$BATS_TEST_TMPDIR/bench.lock" run timeout -k 5 120 "$ROOT/scripts/sweeps/bench-rwlock" --parts sweep --algos "central pf-t+bravo" --reps 2 \
+  BENCH_LOCK="$BATS_TEST_TMPDIR/bench.lock" run timeout -k 5 120 /usr/bin/python3 "$ROOT/scripts/sweeps/bench-rwlock" --parts sweep --algos "central pf-t+bravo" --reps 2 \
     --duration 0.05 --threads 2 --reads "0.5 0.99" --out "$out"
   assert_success
   # header + 2 repetitions x 2 configurations x 3 series

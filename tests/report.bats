@@ -327,7 +327,7 @@ EOF
     # weight wait and hold: the totals of the profile's mutexes
     local want got
     for w in wait hold; do
-      want=$(python3 -c 'import json, sys; print(sum(m[sys.argv[2]] for m in json.load(open(sys.argv[1]))["mutexes"]))' "$T/$a.json" "${w}_ns")
+      want=$(/usr/bin/python3 -c 'import json, sys; print(sum(m[sys.argv[2]] for m in json.load(open(sys.argv[1]))["mutexes"]))' "$T/$a.json" "${w}_ns")
       got=$(report --folded --weight "$w" "$T/$a.json" 2>/dev/null | awk '{ s += $NF } END { print s }')
       [ "$got" -gt 0 ] && [ "$got" -eq "$want" ] || { echo "$a $w: folded total $got, profile $want"; return 1; }
     done

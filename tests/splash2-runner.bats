@@ -125,18 +125,27 @@ wait_for() {
 	assert_output --partial "splash2-run: building barnes failed (make -C $fresh/codes/apps/barnes); full log: $OUTD/build.log"
 }
 
-@test "both apps are built in the checkout once, then reused; --no-build needs them built" {
-	local fresh r1 b1
+@test "both apps are built in the checkout once, then reused; --no-build needs them built; by default results go outside the checkout and the current tree: git status stays clean" {
+	local fresh r1 b1 out
 	fresh=$(fresh_tree)
+	git -C "$fresh" init -q
+	git -C "$fresh" add -A
+	git -C "$fresh" -c user.name=t -c user.email=t@t commit -qm standin
 	run s2 --splash2 "$fresh" --algos glibc --no-build --dry-run
 	assert_success
 	run s2 --splash2 "$fresh" --algos glibc --no-build --out "$OUTD"
 	assert_failure 2
 	assert_output "splash2-run: --no-build: $fresh/codes/apps/raytrace/RAYTRACE is not built"
-	run s2 --splash2 "$fresh" --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 --out "$OUTD/1" -q
-	assert_success
+	# the first run builds, in the checkout, with no --out
+	(cd "$fresh" && XDG_DATA_HOME="$BATS_TEST_TMPDIR/data" s2 --splash2 . --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 -q) >"$BATS_TEST_TMPDIR/stdout"
+	[ -z "$(git -C "$fresh" status --porcelain)" ] || { git -C "$fresh" status --porcelain; return 1; }
+	out=$(ls -d "$BATS_TEST_TMPDIR"/data/lockswap/splash2-*)
+	[ -f "$out/results.csv" ]
+	grep -qx "splash2-run: 2 runs, 0 not ok; results in $out (results.csv, summary.txt, plots/)" "$BATS_TEST_TMPDIR/stdout" ||
+		{ cat "$BATS_TEST_TMPDIR/stdout"; return 1; }
 	r1=$(stat -c %.9Y "$fresh/codes/apps/raytrace/RAYTRACE")
 	b1=$(stat -c %.9Y "$fresh/codes/apps/barnes/BARNES")
+	# the second reuses them
 	run s2 --splash2 "$fresh" --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 --out "$OUTD/2" -q
 	assert_success
 	[ "$(stat -c %.9Y "$fresh/codes/apps/raytrace/RAYTRACE")" = "$r1" ]
@@ -162,9 +171,15 @@ wait_for() {
 	[ ! -e "$OUTD" ]
 }
 
-@test "a glibc matrix writes one CSV row per run, the summary table and the plots" {
-	run s2g --configs 1.0,2.1 --reps 2
+@test "a glibc matrix writes one CSV row per run, the summary table and the plots; the number of runs and an estimate come first, then a progress line per run with elapsed and remaining time" {
+	# s2g without -q: the progress lines
+	run s2 --splash2 "$TREE" --algos glibc --ray-res 32 --barnes-bodies 200 --out "$OUTD" --configs 1.0,2.1 --reps 2
 	assert_success
+	assert_line "splash2-run: reference run: raytrace car-32x32 (glibc, 1 thread)"
+	assert_line "splash2-run: reference run: barnes plummer-200 (glibc, 1 thread)"
+	assert_line --regexp "^splash2-run: 8 runs \(1 algorithms x 4 configurations x 2 repetitions\), about [0-9]+s if each takes as long as its reference run; results in $OUTD$"
+	assert_line --regexp '^splash2-run: \[1/8\] raytrace car-32x32 1\.0 glibc rep 1: [0-9.]+ s ok; [0-9]+s elapsed, about [0-9]+s left$'
+	assert_line --regexp '^splash2-run: \[8/8\] barnes plummer-200 2\.1 glibc rep 2: [0-9.]+ s ok; '
 	[ "$(head -n 1 "$OUTD/results.csv")" = "app,input,algorithm,wait,threads,load,rep,wall_s,user_s,sys_s,status" ]
 	[ "$(wc -l <"$OUTD/results.csv")" -eq 9 ]
 	run grep -cE '^(raytrace,car-32x32|barnes,plummer-200),glibc,-,(1,0|2,1),[12],[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},ok$' "$OUTD/results.csv"
@@ -221,26 +236,28 @@ wait_for() {
 	[ -z "$(procs_in "$TREE/codes/apps/raytrace")" ]
 }
 
-@test "a crash is reported with its signal, a failure with its exit status" {
-	STANDIN_CRASH=2 STANDIN_FAIL=3 run s2g --configs 1,2,3 --reps 1
-	assert_success
+@test "a crash is reported with its signal, a failure with its exit status; a Raytrace image that differs from the 1-thread glibc image is wrong-image, and kept; a Raytrace run that writes no image is no-image; --strict exits 1 when a run is not ok" {
+	# one matrix, each misbehaviour at a thread count of its own
+	STANDIN_CRASH=2 STANDIN_FAIL=3 STANDIN_WRONG_IMAGE=4 STANDIN_NO_IMAGE=5 run s2g --configs 1,2,3,4,5 --reps 1 --strict
+	assert_failure 1
+	assert_output --partial "splash2-run: 10 runs, 6 not ok"
 	[ "$(rows raytrace 2 0 crash:SIGSEGV)" -eq 1 ]
 	[ "$(rows barnes 2 0 crash:SIGSEGV)" -eq 1 ]
 	[ "$(rows raytrace 3 0 exit:3)" -eq 1 ]
 	[ "$(rows barnes 3 0 exit:3)" -eq 1 ]
 	[ "$(rows barnes 1 0 ok)" -eq 1 ]
 	grep -q "failing on request" "$OUTD/logs/barnes-plummer-200-3.0-glibc-native-r1.err"
-}
-
-@test "a Raytrace image that differs from the 1-thread glibc image is wrong-image, and kept" {
-	STANDIN_WRONG_IMAGE=2 run s2g --configs 1,2 --reps 1
-	assert_success
 	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
-	[ "$(rows raytrace 2 0 wrong-image)" -eq 1 ]
-	[ "$(rows barnes 2 0 ok)" -eq 1 ]
-	[ -f "$OUTD/wrong-images/raytrace-car-32x32-2.0-glibc-native-r1/image.ppm" ]
+	[ "$(rows raytrace 4 0 wrong-image)" -eq 1 ]
+	[ "$(rows barnes 4 0 ok)" -eq 1 ]
+	[ -f "$OUTD/wrong-images/raytrace-car-32x32-4.0-glibc-native-r1/image.ppm" ]
 	[ "$(head -c 9 "$OUTD/reference/car-32x32/image.ppm")" = "$(printf 'P6\n32 32')" ]
-	! cmp -s "$OUTD/reference/car-32x32/image.ppm" "$OUTD/wrong-images/raytrace-car-32x32-2.0-glibc-native-r1/image.ppm"
+	! cmp -s "$OUTD/reference/car-32x32/image.ppm" "$OUTD/wrong-images/raytrace-car-32x32-4.0-glibc-native-r1/image.ppm"
+	[ "$(rows raytrace 5 0 no-image)" -eq 1 ]
+	[ "$(rows barnes 5 0 ok)" -eq 1 ]
+	# and without --strict, the same matrix is a success
+	STANDIN_FAIL=2 run s2g --apps barnes --configs 2 --reps 1 --out "$OUTD-2"
+	assert_success
 }
 
 @test "--no-image-check compares no image, and the summary says so" {
@@ -257,22 +274,10 @@ wait_for() {
 	assert_line "barnes output: not checked (Barnes prints no checksum): exit status and completion only"
 }
 
-@test "a Raytrace run that writes no image is no-image" {
-	STANDIN_NO_IMAGE=2 run s2g --apps raytrace --configs 1,2 --reps 1
-	assert_success
-	[ "$(rows raytrace 2 0 no-image)" -eq 1 ]
-}
-
 @test "a failing reference run stops everything with exit 1, naming it" {
 	STANDIN_CRASH=1 run s2g --apps raytrace --configs 2 --reps 1
 	assert_failure 1
 	assert_output "splash2-run: reference run of raytrace car-32x32 (glibc, 1 thread) failed: crash:SIGSEGV; see $OUTD/logs/raytrace-car-32x32-reference.{out,err}"
-}
-
-@test "--strict exits 1 when a run is not ok" {
-	STANDIN_FAIL=2 run s2g --apps barnes --configs 1,2 --reps 1 --strict
-	assert_failure 1
-	assert_output --partial "splash2-run: 2 runs, 1 not ok"
 }
 
 @test "inputs follow the options: scene, resolution, body count, a Barnes input file" {
@@ -458,32 +463,6 @@ EOF
 	diff <(grep -o 'lc rgb.*title "[^"]*"' "$OUTD/plots/raytrace-in.gp") <(grep -o 'lc rgb.*title "[^"]*"' "$OUTD/plots/barnes-in.gp")
 	[ -s "$OUTD/plots/splash2.png" ]
 }
-
-@test "the number of runs and an estimate come first, then a progress line per run with elapsed and remaining time" {
-	run s2 --splash2 "$TREE" --algos glibc --ray-res 32 --barnes-bodies 200 --out "$OUTD-2" --apps barnes --configs 1,2 --reps 2
-	assert_success
-	assert_line "splash2-run: reference run: barnes plummer-200 (glibc, 1 thread)"
-	assert_line --regexp "^splash2-run: 4 runs \(1 algorithms x 2 configurations x 2 repetitions\), about [0-9]+s if each takes as long as its reference run; results in $OUTD-2$"
-	assert_line --regexp '^splash2-run: \[1/4\] barnes plummer-200 1\.0 glibc rep 1: [0-9.]+ s ok; [0-9]+s elapsed, about [0-9]+s left$'
-	assert_line --regexp '^splash2-run: \[4/4\] barnes plummer-200 2\.0 glibc rep 2: '
-}
-
-@test "by default results go outside the checkout and the current tree: git status stays clean" {
-	local fresh
-	fresh=$(fresh_tree)
-	git -C "$fresh" init -q
-	git -C "$fresh" add -A
-	git -C "$fresh" -c user.name=t -c user.email=t@t commit -qm standin
-	cd "$fresh"
-	XDG_DATA_HOME="$BATS_TEST_TMPDIR/data" run s2 --splash2 . --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 -q
-	assert_success
-	[ -z "$(git -C "$fresh" status --porcelain)" ] || { git -C "$fresh" status --porcelain; return 1; }
-	local out
-	out=$(ls -d "$BATS_TEST_TMPDIR"/data/lockswap/splash2-*)
-	[ -f "$out/results.csv" ]
-	assert_line "splash2-run: 2 runs, 0 not ok; results in $out (results.csv, summary.txt, plots/)"
-}
-
 
 @test "every lockswap algorithm and pthread run both apps through lockswap, with the wait policy asked" {
 	need_lockswap
