@@ -44,6 +44,11 @@
 #                           runs under yield sized by what they
 #                           check: see "Sizing runs by policy" below
 ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+# Tests run what the repository builds and scripts/deps.sh installs
+# (Debian's packages, in the system's directories), never what else a
+# user's PATH puts first: a pyenv shim for python3 costs 0.8 s of CPU a
+# start, and another program of the same name may behave otherwise.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 B="$ROOT/build"
 LIB="$B/liblockswap.so"
 LOCKSWAP="$B/lockswap"
