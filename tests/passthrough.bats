@@ -8,6 +8,7 @@ TEST_TIMEOUT=20
 P="$PROGS/passthrough"
 
 @test "glibc itself passes every passthrough case (the specification)" {
+  # shellcheck disable=SC2046
   run timeout 60 "$P" $("$P" 2>&1 | sed -n 's/^cases://p')
   [ "$status" -eq 0 ] || { echo "native: $output"; return 1; }
 }
