@@ -101,8 +101,10 @@ A="$UNIT/auto"
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 
-# 100 us windows: a run of 6 x 1000 contended acquisitions spans many of
-# them, so the regime changes many times in each run.
+# 100 us windows: a run of 6 x 400 contended acquisitions spans many of
+# them (each hand-over to a waiter that must be scheduled again takes tens
+# of microseconds at least), so the regime changes many times in each run;
+# the 18 runs of the loop make it change in every mode, policy and build.
 @test "auto: validator while the choice changes regime every few windows (and flushes), every policy, fault injection" {
   local m w b rc out failed=()
   for b in stress stress-inject; do
@@ -110,7 +112,7 @@ A="$UNIT/auto"
       for w in park yield spin; do
         rc=0
         out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_WINDOW_NS=100000 LOCKSWAP_AUTO_EXPLORE=1 \
-          LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 1000 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
+          LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 400 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
         [ $rc -eq 0 ] || { failed+=("$b/$m/$w"); echo "$b -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
       done
     done
@@ -125,7 +127,7 @@ A="$UNIT/auto"
       for w in park yield spin; do
         rc=0
         out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_REGIME=$r LOCKSWAP_AUTO_NAP_NS=20000 \
-          "$UNIT/stress" -a auto -t 6 -n 3000 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
+          "$UNIT/stress" -a auto -t 6 -n 1000 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
         [ $rc -eq 0 ] || { failed+=("$r/$m/$w"); echo "regime $r -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
       done
     done

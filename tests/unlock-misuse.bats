@@ -39,29 +39,11 @@ U="$UNIT/unlock_misuse"
   [ "$(grep -c '^unlock_misuse: OK ' <<<"$output")" -eq $(($(spinalgos lock | wc -l) * 3)) ] || { echo "$output"; return 1; }
 }
 
-@test "NORMAL (static, zeroed, default, normal, adaptive): unlock of an unlocked mutex returns 0 and it works on, every algorithm" {
-  each_algo "" -- "$P" normal-unlocked || return 1
-}
-
-@test "NORMAL: a second and third unlock return 0 and it works on, every algorithm" {
-  each_algo "" -- "$P" normal-twice || return 1
-}
-
-@test "NORMAL: unlocks too many after a hand-over to a blocked thread return 0, every algorithm" {
-  each_algo "" -- "$P" normal-after-handover || return 1
-}
-
-@test "ERRORCHECK and RECURSIVE keep EPERM for an unlock of an unlocked mutex and an unlock too many, every algorithm" {
-  each_algo "" -- "$P" owners-eperm || return 1
-}
-
-@test "condvar wait on a NORMAL mutex not held: waits, returns ETIMEDOUT or 0 holding it, every algorithm" {
-  each_algo "" -- "$P" cond-normal-timeout || return 1
-  each_algo "" -- "$P" cond-normal-signal || return 1
-}
-
-@test "condvar wait on an ERRORCHECK or RECURSIVE mutex not held: EPERM at once, every algorithm" {
-  each_algo "" -- "$P" cond-owners-eperm || return 1
+# The cases in one process per algorithm (run_case runs the cases named
+# in order; a failure names its file:line): each case makes its own mutexes
+# and condvars.
+@test "every algorithm: NORMAL (static, zeroed, default, normal, adaptive): unlock of an unlocked mutex returns 0 and it works on; a second and third unlock return 0 and it works on; unlocks too many after a hand-over to a blocked thread return 0; ERRORCHECK and RECURSIVE keep EPERM for an unlock of an unlocked mutex and an unlock too many; condvar wait on a NORMAL mutex not held waits and returns ETIMEDOUT or 0 holding it; on an ERRORCHECK or RECURSIVE mutex not held, EPERM at once" {
+  each_algo "" -- "$P" normal-unlocked normal-twice normal-after-handover owners-eperm cond-normal-timeout cond-normal-signal cond-owners-eperm
 }
 
 @test "unlock_misuse: bad usage is one line and exit 2" {

@@ -10,6 +10,12 @@
 load helpers
 : "${WAITING:=$UNIT/waiting}" # WAITING=PATH tests another build
 W=$WAITING
+# Under spin and yield, the waiters are looked at 50 times, 1 ms apart: a
+# lock that sleeps does so once its spin or yield budget is spent, which
+# is microseconds (LOCKSWAP_SPIN, LOCKSWAP_YIELD) or, for the budgets in
+# time, a few milliseconds at most (lockswap --list --long); the waiters
+# spin all the while, so a longer look costs CPU and finds nothing more.
+SAMPLES=50
 
 # waiting_all CAPS ARGS... : the program for every algorithm with CAPS.
 waiting_all() {
@@ -36,7 +42,7 @@ waiting_all() {
   run timeout 30 "$W" -a selftest-nowake -w park -T 1
   [ "$status" -eq 1 ]
   [[ "$output" == *"never got the lock after it was released"* ]]
-  run timeout 30 "$W" -a selftest-nowake -w spin -T 1
+  run timeout 30 "$W" -a selftest-nowake -w spin -T 1 -S "$SAMPLES"
   [ "$status" -eq 1 ]
   [[ "$output" == *"asleep in the kernel"*"never sleeps"* ]]
 }
@@ -60,9 +66,9 @@ waiting_all() {
 }
 
 @test "spin: no lock's waiter ever sleeps (2 waiters)" {
-  waiting_all lock -w spin -n 2
+  waiting_all lock -w spin -n 2 -S "$SAMPLES"
 }
 
 @test "yield: no lock's waiter ever sleeps (2 waiters)" {
-  waiting_all lock -w yield -n 2
+  waiting_all lock -w yield -n 2 -S "$SAMPLES"
 }

@@ -16,8 +16,15 @@
  *                                          ETIMEDOUT; the holder yields inside as in
  *                                          "preempted", so that waits do time out
  *   mixed                                  all of the above, in turn
+ *
+ * exclusion MODE:THREADS:ITERS... - each run in turn in this one process,
+ * each on a fresh mutex, ITERS sized as the tests size a run (check.h:
+ * sized(), TEST_ITERS_PERCENT); a failure names its run. "all" for MODE:
+ * every mode, at THREADS and ITERS.
  */
 #include "check.h"
+
+#include <stdbool.h>
 
 enum mode {
 	NORMAL,
@@ -102,7 +109,7 @@ static void *worker(void *arg)
 		}
 		acquire(how, &seed);
 		if (atomic_fetch_add_explicit(&inside, 1, memory_order_relaxed) != 0)
-			FAIL("two threads inside the critical section");
+			FAIL("%s: two threads inside the critical section", mode_names[mode]);
 		long v = counter;
 		for (int k = 0; k < 64; k++)
 			__asm__ __volatile__("" ::: "memory"); /* widen the window */
@@ -118,23 +125,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+/* One run: nthreads x iters of mode on a fresh mutex (a static one for
+ * "static"). */
+static void run(void)
 {
-	size_t nmodes = sizeof mode_names / sizeof mode_names[0], i;
-	for (i = 0; argc > 1 && i < nmodes; i++)
-		if (strcmp(argv[1], mode_names[i]) == 0)
-			break;
-	if (argc < 2 || i == nmodes) {
-		fprintf(stderr, "usage: exclusion MODE [THREADS [ITERS]]\n");
-		return 2;
-	}
-	mode = (enum mode)i;
-	if (argc > 2)
-		nthreads = atoi(argv[2]);
-	if (argc > 3)
-		iters = atoi(argv[3]);
-	CHECK(nthreads > 0 && nthreads <= 1024 && iters > 0);
-
+	static const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&m, &fresh, sizeof m);
+	counter = 0;
+	atomic_store(&timeouts, 0);
 	if (mode != STATIC) {
 		pthread_mutexattr_t a;
 		CHECK_RC(pthread_mutexattr_init(&a), 0);
@@ -144,20 +142,86 @@ int main(int argc, char **argv)
 						: PTHREAD_MUTEX_NORMAL;
 		CHECK_RC(pthread_mutexattr_settype(&a, type), 0);
 		CHECK_RC(pthread_mutex_init(&m, &a), 0);
+		CHECK_RC(pthread_mutexattr_destroy(&a), 0);
 	}
 	CHECK_RC(pthread_barrier_init(&start, NULL, (unsigned)nthreads), 0);
 	pthread_t *t = calloc((size_t)nthreads, sizeof *t);
+	CHECK(t != NULL);
 	for (int k = 0; k < nthreads; k++)
 		t[k] = spawn(worker, (void *)(intptr_t)(k + 1));
 	for (int k = 0; k < nthreads; k++)
 		join(t[k]);
 	if (counter != (long)nthreads * iters)
-		FAIL("counter %ld, expected %ld: updates were lost", counter, (long)nthreads * iters);
+		FAIL("%s: counter %ld, expected %ld: updates were lost", mode_names[mode], counter,
+		     (long)nthreads * iters);
 	CHECK_RC(pthread_mutex_trylock(&m), 0);
 	CHECK_RC(pthread_mutex_unlock(&m), 0);
 	CHECK_RC(pthread_mutex_destroy(&m), 0);
+	CHECK_RC(pthread_barrier_destroy(&start), 0);
 	printf("%s: %d threads x %d: ok (%ld timeouts)\n", mode_names[mode], nthreads, iters,
 	       atomic_load(&timeouts));
+	fflush(stdout);
 	free(t);
+}
+
+static int find_mode(const char *name, size_t len)
+{
+	size_t nmodes = sizeof mode_names / sizeof mode_names[0];
+	for (size_t i = 0; i < nmodes; i++)
+		if (strlen(mode_names[i]) == len && strncmp(name, mode_names[i], len) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: exclusion MODE [THREADS [ITERS]] | exclusion MODE:THREADS:ITERS...\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	if (!strchr(argv[1], ':')) {
+		int i = find_mode(argv[1], strlen(argv[1]));
+		if (i < 0)
+			return usage();
+		mode = (enum mode)i;
+		if (argc > 2)
+			nthreads = atoi(argv[2]);
+		if (argc > 3)
+			iters = atoi(argv[3]);
+		CHECK(nthreads > 0 && nthreads <= 1024 && iters > 0);
+		run();
+		return 0;
+	}
+	/* MODE:THREADS:ITERS...: every word checked before the first run */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 1; k < argc; k++) {
+			const char *w = argv[k], *c = strchr(w, ':');
+			int th, it, end = 0;
+			if (!c || sscanf(c, ":%d:%d%n", &th, &it, &end) != 2 || c[end] != 0 || th <= 0 ||
+			    th > 1024 || it <= 0) {
+				fprintf(stderr, "exclusion: '%s' is not MODE:THREADS:ITERS\n", w);
+				return usage();
+			}
+			bool all = (size_t)(c - w) == 3 && strncmp(w, "all", 3) == 0;
+			int i = all ? 0 : find_mode(w, (size_t)(c - w));
+			if (i < 0) {
+				fprintf(stderr, "exclusion: unknown mode '%.*s'\n", (int)(c - w), w);
+				return usage();
+			}
+			if (pass == 0)
+				continue;
+			nthreads = th;
+			iters = sized(it);
+			int last = all ? MIXED : i;
+			for (; i <= last; i++) {
+				mode = (enum mode)i;
+				run();
+			}
+		}
+	}
 	return 0;
 }

@@ -2,13 +2,17 @@
  * waiting.c - how a lock's waiters wait, per LOCKSWAP_WAIT (issue 2, item 8).
  *
  *   waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS(2)] [-T SECONDS(20)] [-f]
+ *           [-S SAMPLES(200)]
  *
  * The main thread takes the lock; WAITERS threads then try to take it too
  * (lock(), or with -m timed the algorithm's own timedlock with a deadline an
  * hour away). While they wait:
  *   park        every waiter ends up asleep in the kernel, in futex(2)
  *               (/proc/self/task/TID/stat state 'S', .../syscall SYS_futex);
- *   spin, yield no waiter is ever seen asleep (sampled for 200 ms).
+ *   spin, yield no waiter is ever seen asleep (SAMPLES looks, 1 ms apart:
+ *               200 ms by default; every spin, yield or sleep budget of a
+ *               lock is a few milliseconds at most, and a waiter that
+ *               parks does so once its budget is spent).
  * Then the main thread unlocks and every waiter must get the lock in turn
  * (each unlocks after acquiring): under park that means the releaser woke a
  * sleeper, and each acquirer woke the next. A lost wake-up is a waiter that
@@ -47,6 +51,7 @@ static int timed;
 static unsigned nwaiters = 2;
 static int limit_ms = 20000;
 static int fifo;
+static int samples = 200;
 static _Atomic unsigned next_turn; /* -f: acquisitions so far */
 
 struct waiter {
@@ -265,7 +270,7 @@ int main(int argc, char **argv)
 	const char *name = NULL;
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
-	while ((c = getopt(argc, argv, "a:w:m:n:T:f")) != -1) {
+	while ((c = getopt(argc, argv, "a:w:m:n:T:fS:")) != -1) {
 		if (opt_algo_wait(c, optarg, &name))
 			continue;
 		switch (c) {
@@ -281,10 +286,13 @@ int main(int argc, char **argv)
 		case 'T':
 			limit_ms = (int)opt_number("T", optarg, 1, 3600) * 1000;
 			break;
+		case 'S':
+			samples = (int)opt_number("S", optarg, 1, 100000);
+			break;
 		default:
 			fprintf(stderr,
 				"usage: waiting -a ALGO -w spin|yield|park [-m lock|timed] [-n WAITERS] "
-				"[-T SECONDS] [-f]\n");
+				"[-T SECONDS] [-f] [-S SAMPLES]\n");
 			return 2;
 		}
 	}
@@ -314,7 +322,7 @@ int main(int argc, char **argv)
 		for (unsigned i = 0; i < nwaiters; i++)
 			await_asleep(i);
 	} else {
-		for (int k = 0; k < 200; k++) {
+		for (int k = 0; k < samples; k++) {
 			for (unsigned i = 0; i < nwaiters; i++) {
 				pid_t tid = atomic_load_explicit(&w[i].tid, memory_order_relaxed);
 				char s = task_state(tid);
