@@ -101,13 +101,16 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
   done
 }
 
-@test "rw_wake: bad usage is one line and exit 2" {
+@test "rw_wake and bravo_revoke: bad usage (an unknown case, glibc's own rwlock as the lock) is one line and exit 2" {
   run "$WAKE" -a central nosuch
   [ "$status" -eq 2 ]
   assert_output "rw_wake: unknown case 'nosuch' (valid: writer-out, reader-out, timed-out)"
   run "$WAKE" -a pthread writer-out
   [ "$status" -eq 2 ]
   [ "${#lines[@]}" -eq 1 ]
+  run "$REVOKE" -i pthread
+  [ "$status" -eq 2 ]
+  assert_output "bravo_revoke: -i: 'pthread' is glibc's own rwlock, not a lock BRAVO can wrap"
 }
 
 @test "the FIFO check catches a lock that lets a writer pass a reader (c-rw-wp)" {

@@ -183,6 +183,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bravo_revoke: -i: %s\n", err);
 		return 2;
 	}
+	if (base->caps & LS_RWCAP_PASSTHROUGH) {
+		fprintf(stderr, "bravo_revoke: -i: '%s' is glibc's own rwlock, not a lock BRAVO can wrap\n",
+			inner_name);
+		return 2;
+	}
 	spy.state_size = base->state_size;
 	if (!(algo = ls_rwalgo_lookup("spy+bravo", err, sizeof err)) ||
 	    ls_rwalgo_start(algo, NULL, err, sizeof err)) {
