@@ -55,8 +55,13 @@ static inline const char *err_name(int e)
 	}
 }
 
+/* The case run_case is running, which FAIL names: a process runs several. */
+static const char *check_case __attribute__((unused));
+
 #define FAIL(...)                                                                                            \
 	do {                                                                                                 \
+		if (check_case)                                                                              \
+			fprintf(stderr, "case %s: ", check_case);                                            \
 		fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                              \
 		fprintf(stderr, __VA_ARGS__);                                                                \
 		fputc('\n', stderr);                                                                         \
@@ -111,8 +116,10 @@ static inline int run_case(const struct test_case *cases, int argc, char **argv)
 			fprintf(stderr, "%s: unknown case '%s'\n", argv[0], argv[i]);
 			return 2;
 		}
+		check_case = c->name;
 		c->fn();
 	}
+	check_case = NULL;
 	return 0;
 }
 
