@@ -47,7 +47,7 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 }
 
 @test "mutexes, every algorithm: in the child what the forking thread held is held and can be released, the rest is free, new threads use both; recursive and errorcheck mutexes held at fork belong to the parent's thread (unlock EPERM); the pthread_atfork pattern; forks while other threads lock, unlock and create threads, children and grandchildren using mutexes and condvars" {
-  each_algo "" -- env FORK_ROUNDS=5 "$P" $P_CASES || return 1
+  each_algo "" -- env FORK_ROUNDS=2 "$P" $P_CASES || return 1
 }
 
 @test "mutexes with waiters at fork, every algorithm under park: the atfork pattern with 1 and 3 waiters queued at fork, unlocked in the child handler or after the child's own waiter queued; a mutex another thread held (a waiter behind it) stays held, the others are free; 10 forks while 4 threads contend (a fork catches threads anywhere in their lock calls; fork_window, below, stops them at the one window that matters)" {
