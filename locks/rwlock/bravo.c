@@ -72,12 +72,21 @@
  *
  * fork() (rwlock.h, FORK): a read hold the forking thread took through
  * the inner lock is the inner's to repair (its fork_rdheld, if it has
- * one); a fast one is a slot, which the forking thread clears in the child
- * as anywhere. A revocation a writer the fork left behind had under way
- * was, under reader preference, given up by then or leaves REVOKING, which
- * the child's first writer completes (the slots of readers the fork left
- * behind keep the lock held, as their holds would under glibc); under the
- * _NP kind no reader is fast.
+ * one). A fast one is a slot, which the forking thread clears in the child
+ * as anywhere; but the inner lock does not count it, and may hold writers
+ * that waited for it: a writer that took the inner write lock and revokes
+ * (all the while, under the algorithm's own policy; until its first scan
+ * meets our slot, under reader preference), or one queued in or entering
+ * the inner lock (a ticket taken, a node swapped in). Each is a thread the
+ * fork left behind (with our fast read held, no writer had the lock: (A)
+ * and (B)), so the inner's fork_rdheld runs with no hold of ours (holds 0)
+ * and passes them all over, holders of the inner write lock included (an
+ * inner without one, the mutex-serialised mode, keeps such a holder: README,
+ * Known limits). The
+ * bias word stays as it was: BIAS, or REVOKING, which the child's first
+ * writer completes (the slots of readers the fork left behind keep the
+ * lock held, as their holds would under glibc); under the _NP kind no
+ * reader is fast.
  *
  * After the release (lock.h, rwlock.h): a fast reader's unlock is the
  * store that clears its slot, in the process-wide table, never freed; it
@@ -367,10 +376,19 @@ static void bravo_destroy(void *state)
 		inner->destroy(in(state));
 }
 
+/* (rwlock.h, FORK; the file comment) A fast read is the forking thread's
+ * only hold of the lock (its recursive reads are the shim's; fast reads are
+ * never _NP), and none in the inner lock: the inner repairs with holds 0. */
 static void bravo_fork_rdheld(void *state, void **token, unsigned nth, unsigned holds)
 {
-	if (!is_slot(*token) && inner->fork_rdheld)
+	if (!inner->fork_rdheld)
+		return;
+	if (!is_slot(*token)) {
 		inner->fork_rdheld(in(state), token, nth, holds);
+		return;
+	}
+	void *none = NULL;
+	inner->fork_rdheld(in(state), &none, 0, 0);
 }
 
 static int bravo_bind(const struct ls_rwalgo *a, char *err, size_t errlen)

@@ -63,7 +63,11 @@
  * the claim unless a writer holds the lock, and wakes every sleeper; a
  * live claimer whose claim was dropped finds WANT gone and claims again.
  * Readers inside and a holding writer stay: a lock held at fork by a
- * thread that is gone stays held, as under glibc.
+ * thread that is gone stays held, as under glibc. But a lock the forking
+ * thread read-held (rwlock.h, FORK: fork_rdheld, in the child handler) had
+ * no writer holding it but a wrapper's (NAME+bravo's writer holds this lock
+ * while it waits for the forking thread's fast read): there the claim and
+ * the hold both go.
  *
  * After the release (lock.h, rwlock.h): the releasing step is one atomic
  * RMW of the word (the CAS of the reader out, the fetch_and of the writer
@@ -365,6 +369,24 @@ static int wp_timedrdlock(void *st, unsigned how, uint64_t deadline, void **toke
 	return rd_timedlock_as(st, wp_how(how), deadline);
 }
 
+/* ---- fork (rwlock.h, FORK) ---- */
+
+/* The forking thread read-held the lock (through the inner lock, or, with
+ * holds 0, through a wrapper's path that bypasses it): a claim was a gone
+ * writer's, and so was a hold (a wrapper's writer holds this lock while it
+ * waits for the wrapper's readers: bravo.c). Both go, with the sleepers'
+ * bits; the readers inside stay. */
+static void fork_rdheld(void *st, void **token, unsigned nth, unsigned holds)
+{
+	struct central *l = st;
+	(void)token;
+	(void)holds;
+	if (nth)
+		return; /* once per lock */
+	/* relaxed: the child has one thread, ours */
+	atomic_fetch_and_explicit(&l->word, ~(WANT | HELD | SLEEPERS), memory_order_relaxed);
+}
+
 static const struct ls_rwalgo central_rwalgo = {
     .name = "central",
     .desc =
@@ -381,6 +403,7 @@ static const struct ls_rwalgo central_rwalgo = {
     .trywrlock = wr_trylock,
     .timedwrlock = wr_timedlock,
     .wrunlock = wr_unlock,
+    .fork_rdheld = fork_rdheld,
 };
 LS_REGISTER_RWALGO(central_rwalgo);
 
@@ -399,5 +422,6 @@ static const struct ls_rwalgo central_wp_rwalgo = {
     .trywrlock = wr_trylock,
     .timedwrlock = wr_timedlock,
     .wrunlock = wr_unlock,
+    .fork_rdheld = fork_rdheld,
 };
 LS_REGISTER_RWALGO(central_wp_rwalgo);

@@ -170,9 +170,15 @@
  * a thread that is gone, and fork_rdheld passes them over, leaving the
  * readers that held it counted (a lock another thread held at fork stays
  * held, as under glibc; an algorithm that cannot tell such a reader from a
- * waiting one says so in its header). A write hold of the forking thread
- * needs nothing: its unlock in the child is not the writer's (its thread
- * has a new id), so the lock stays held, as glibc's does.
+ * waiting one says so in its header). A wrapper whose reader held the
+ * lock without the inner lock (a BRAVO fast read) calls the inner's once
+ * with holds = 0 (nth 0, a token of NULL): no hold of the forking thread is
+ * counted there, and every writer in the inner lock, waiting or holding it
+ * (the wrapper's writer holds it while it waits for the wrapper's
+ * readers), was a thread that is gone: all are passed over. A write hold
+ * of the forking thread needs nothing: its unlock in the child is not the
+ * writer's (its thread has a new id), so the lock stays held, as glibc's
+ * does.
  *
  * REGISTRATION in the ls_rwalgos section (a sibling of ls_algos, so neither
  * family sees the other's tables): adding an algorithm is adding a file;

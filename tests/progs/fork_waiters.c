@@ -42,6 +42,25 @@
  *			thread has another, so its unlock is not the
  *			writer's; glibc then corrupts the lock, lockswap
  *			leaves it held.)
+ *	rdatfork	the pthread_atfork pattern on a default-kind rwlock
+ *			whose bias is on under NAME+bravo (read once, fresh:
+ *			the next reads are fast): the prepare handler
+ *			read-locks it, the parent and child handlers unlock
+ *			it; the child writes and reads
+ *	rdfast		the forking thread holds a fast read (the bias on),
+ *			a writer waits (revoking: under the algorithm's own
+ *			policy it holds the inner write lock meanwhile); the
+ *			child handler unlocks; the child uses it
+ *	rdfastlate	rdfast, the child unlocking after its own writer waits
+ *	rdrevoked	rdfast, a writer having revoked the bias just before
+ *			the forking thread's read
+ *	rdfastother	another thread's fast read held at fork, a writer
+ *			waiting behind it: in the child the read stays held
+ *			(trywrlock EBUSY, timedwrlock ETIMEDOUT), reads go on
+ *	all, own-ok, exclusive-ok  not cases: the rwlock's mode for the
+ *			cases after it (each_rwalgo's @ARG@); under
+ *			exclusive-ok a reader may exclude readers
+ *			(rdfastother)
  *	spin1, spin3	a spinlock held by the forking thread with 1 or 3
  *			waiters; the child handler unlocks it
  *	forks		1,000 forks (FORKS: another count, at least 10) while
@@ -172,6 +191,17 @@ static void in_child(void (*fn)(void))
 /* The lock the atfork child handler releases, if any. */
 static enum kind af_kind;
 static bool af_release;
+static bool af_take; /* the prepare handler takes it, the parent handler releases it */
+static void af_prepare(void)
+{
+	if (af_take)
+		take(af_kind);
+}
+static void af_parent(void)
+{
+	if (af_take)
+		release(af_kind);
+}
 static void af_child(void)
 {
 	if (af_release)
@@ -180,7 +210,7 @@ static void af_child(void)
 static pthread_once_t af_once = PTHREAD_ONCE_INIT;
 static void af_register(void)
 {
-	CHECK_RC(pthread_atfork(NULL, NULL, af_child), 0);
+	CHECK_RC(pthread_atfork(af_prepare, af_parent, af_child), 0);
 }
 
 /* In the child: A takes the lock and holds it until B waits for it, then
@@ -321,6 +351,53 @@ static void rdpref(void)
 	pattern(READ, rd_held_writers, 2, false);
 }
 
+/* ---- a default-kind rwlock whose reads are fast under NAME+bravo: its
+ * bias is on at fork (bravo.c) ---- */
+
+/* rw_rp made anew and read once: a fresh lock's first read is slow and sets
+ * the bias under NAME+bravo, so the reads after it are fast (a slot of the
+ * visible readers' table), not by luck. Then (revoked) a writer passes,
+ * revoking the bias, just before the fork's read is taken. */
+static void bias_on(bool revoked)
+{
+	CHECK_RC(pthread_rwlock_destroy(&rw_rp), 0);
+	CHECK_RC(pthread_rwlock_init(&rw_rp, NULL), 0);
+	rw = &rw_rp;
+	take(READ);
+	release(READ);
+	if (revoked) {
+		struct waiter w = {.kind = WRITE};
+		w.t = spawn(waiter_fn, &w);
+		join(w.t);
+	}
+}
+static const enum kind one_writer[] = {WRITE};
+static void rdatfork(void)
+{
+	bias_on(false);
+	pthread_once(&af_once, af_register);
+	af_kind = READ;
+	af_take = af_release = true;
+	child_kind = WRITE;
+	in_child(child_use);
+	af_take = af_release = false;
+}
+static void rdfast(void)
+{
+	bias_on(false);
+	pattern(READ, one_writer, 1, false);
+}
+static void rdfastlate(void)
+{
+	bias_on(false);
+	pattern(READ, one_writer, 1, true);
+}
+static void rdrevoked(void)
+{
+	bias_on(true);
+	pattern(READ, one_writer, 1, false);
+}
+
 static const enum kind spins[] = {SPIN, SPIN, SPIN};
 static void spin1(void)
 {
@@ -404,6 +481,57 @@ static void rdother(void)
 	join(t);
 	join(w.t);
 	CHECK_EQ(atomic_load(&w.done), 1);
+}
+
+/* Another thread's fast read (the bias on), a writer waiting behind it: in
+ * the child the read stays held (the writer is gone): no write, but reads. */
+static bool exclusive; /* readers exclude each other (the mutex-serialised mode) */
+static void child_rdfastother(void)
+{
+	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
+	if (exclusive) {
+		/* a reader may exclude readers (mutex+bravo's slow ones do,
+		 * its fast ones do not) */
+		int r = pthread_rwlock_tryrdlock(rw);
+		CHECK(r == 0 || r == EBUSY);
+		if (r == 0)
+			CHECK_RC(pthread_rwlock_unlock(rw), 0);
+		return;
+	}
+	CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
+	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
+	CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+}
+static void rdfastother(void)
+{
+	bias_on(false);
+	struct other o = {0};
+	pthread_t t = spawn(rd_holder, &o);
+	await_at_least(&o.holding, 1);
+	struct waiter w;
+	start_waiter(&w, WRITE);
+	in_child(child_rdfastother);
+	atomic_store(&o.go, 1);
+	join(t);
+	join(w.t);
+	CHECK_EQ(atomic_load(&w.done), 1);
+}
+
+/* The rwlock's mode, named as each_rwalgo's @ARG@ names it (all,
+ * exclusive-ok, own-ok), before the cases. */
+static void mode_shared(void)
+{
+	exclusive = false;
+}
+static void mode_exclusive(void)
+{
+	exclusive = true;
 }
 
 /* ---- 1,000 forks while 4 threads contend ---- */
@@ -510,9 +638,29 @@ static void forks(void)
 }
 
 static const struct test_case cases[] = {
-    {"mutex1", mutex1},	  {"mutex3", mutex3},	{"late1", late1},     {"late3", late3},	  {"held", held},
-    {"rdheld", rdheld},	  {"rdheld1", rdheld1}, {"rdheld3", rdheld3}, {"rdlate", rdlate}, {"rdpref", rdpref},
-    {"rdother", rdother}, {"spin1", spin1},	{"spin3", spin3},     {"forks", forks},	  {0, 0},
+    {"mutex1", mutex1},
+    {"mutex3", mutex3},
+    {"late1", late1},
+    {"late3", late3},
+    {"held", held},
+    {"rdheld", rdheld},
+    {"rdheld1", rdheld1},
+    {"rdheld3", rdheld3},
+    {"rdlate", rdlate},
+    {"rdpref", rdpref},
+    {"rdother", rdother},
+    {"spin1", spin1},
+    {"spin3", spin3},
+    {"forks", forks},
+    {"rdatfork", rdatfork},
+    {"rdfast", rdfast},
+    {"rdfastlate", rdfastlate},
+    {"rdrevoked", rdrevoked},
+    {"rdfastother", rdfastother},
+    {"all", mode_shared},
+    {"own-ok", mode_shared},
+    {"exclusive-ok", mode_exclusive},
+    {0, 0},
 };
 
 int main(int argc, char **argv)
