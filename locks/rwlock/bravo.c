@@ -80,13 +80,12 @@
  * the inner lock (a ticket taken, a node swapped in). Each is a thread the
  * fork left behind (with our fast read held, no writer had the lock: (A)
  * and (B)), so the inner's fork_rdheld runs with no hold of ours (holds 0)
- * and passes them all over, holders of the inner write lock included (an
- * inner without one, the mutex-serialised mode, keeps such a holder: README,
- * Known limits). The
- * bias word stays as it was: BIAS, or REVOKING, which the child's first
- * writer completes (the slots of readers the fork left behind keep the
- * lock held, as their holds would under glibc); under the _NP kind no
- * reader is fast.
+ * and passes them all over, holders of the inner write lock included (the
+ * mutex-serialised mode tells its writer's hold from another thread's read
+ * by a mark its writers set: mutex.c). The bias word stays as it was:
+ * BIAS, or REVOKING, which the child's first writer completes (the slots
+ * of readers the fork left behind keep the lock held, as their holds would
+ * under glibc); under the _NP kind no reader is fast.
  *
  * After the release (lock.h, rwlock.h): a fast reader's unlock is the
  * store that clears its slot, in the process-wide table, never freed; it

@@ -28,15 +28,62 @@
  * Timed writers (rwlock.h, TIMED WRITERS) and timed reads are the mutex
  * algorithm's timedlock. A mutex algorithm without one (a ticket, an MCS
  * queue: no waiter can leave it) is polled, with trylock, by the mutexes'
- * fallback, and a poller keeps nobody out: so the 4 bytes before the
- * wrapper word hold a gate, the number of timed writers polling, and
- * while it is not 0 every other acquisition waits for it to close
- * (tryrdlock, trywrlock: EBUSY) before it takes the mutex lock, as it
- * would wait behind a writer queued in the mutex. A timed writer that gets
- * the lock, or gives up, closes its part of the gate and wakes those that
- * wait for it (LS_PARKED in the gate). The gated operations are installed
- * at start, for such a mutex algorithm only (their fast paths pay a load
- * and a branch).
+ * fallback, and a poller keeps nobody out: so the gate word counts the
+ * timed writers polling, and while it is not 0 every other acquisition
+ * waits for it to close (tryrdlock, trywrlock: EBUSY) before it takes the
+ * mutex lock, as it would wait behind a writer queued in the mutex. A
+ * timed writer that gets the lock, or gives up, closes its part of the
+ * gate and wakes those that wait for it (LS_PARKED in the gate). The gated
+ * operations are installed at start, for such a mutex algorithm only
+ * (their fast paths pay a load and a branch).
+ *
+ *	state:	gate	32 bits:
+ *			  31	 LS_PARKED: someone sleeps on the gate
+ *			  30	 WRITTEN: a writer holds the mutex lock
+ *			  22-29	 the fork generation (its low 8 bits) the
+ *				 pollers counted entered under; 0 when none
+ *			  0-21	 the timed writers polling (each a thread:
+ *				 at most 2^22 - 1, Linux's PID_MAX_LIMIT)
+ *			wrapper word (32 bits, the mutex algorithm's, above)
+ *		then the mutex algorithm's state
+ *
+ * WRITTEN is how the mode tells a write hold from a read hold at fork
+ * (below): every write acquisition sets it once it has the mutex lock, and
+ * a write unlock clears it before the mutex's unlock (a plain store where
+ * nothing else writes the gate, an atomic OR and AND where pollers count in
+ * it). Readers leave it 0. Under a gated mutex algorithm a timed writer
+ * sets it in the CAS that closes its part of the gate.
+ *
+ * fork() (rwlock.h, FORK; fork.h). What a fork leaves in the mutex lock
+ * (the waiters of threads gone) is the mutex algorithm's to pass over. Two
+ * things are ours:
+ *   - a writer that held the mutex lock at fork while the forking thread
+ *     held a BRAVO fast read (mutex+bravo: it was revoking the bias for
+ *     that read, under LOCKSWAP_RWPOLICY=algorithm all the while, under
+ *     reader preference until its first scan met the slot) is a thread the
+ *     fork left behind, and holds the mutex lock in the child: fork_rdheld,
+ *     called with no hold of the forking thread counted (holds 0), finds
+ *     WRITTEN and releases the lock for it, with the mutex algorithm's
+ *     unlock (any thread may unlock a mutex, lock.h; in the child the fork
+ *     generation makes it free the lock rather than hand it to a waiter
+ *     that is gone). A read hold of another thread leaves WRITTEN 0 and
+ *     stays held, as under glibc. What it cannot see: a writer frozen
+ *     between its mutex lock and its store of WRITTEN, or between its
+ *     clear and the release inside the mutex's unlock (a writer that gives
+ *     up its revocation, or, under reader preference, lets the lock go
+ *     while it waits for the slots): it is taken for a reader, and its
+ *     hold stays (README, Known limits). With holds > 0 the forking thread
+ *     holds the mutex lock itself: nothing to do.
+ *   - pollers the fork left behind stay counted in the gate, which no
+ *     handler can reach (it does not know the locks). So the gate carries
+ *     the generation its pollers entered under: a poller that enters a gate
+ *     stamped with another generation, and a slow path that finds the gate
+ *     shut under another generation (gate_wait, and the try operations when
+ *     they find it shut), resets its count first: in the child every
+ *     poller counted before the fork is gone. The fast paths' load and
+ *     branch are unchanged. 8 bits of the generation: a gate left shut by
+ *     a fork and not met again for a multiple of 256 generations of nested
+ *     forks stays shut (README, Known limits).
  *
  * LOCKSWAP_ALGO=pthread (glibc's mutex) cannot serve here: the rwlock
  * family sees only lockswap's algorithms (a configuration error at start).
@@ -48,6 +95,7 @@
  */
 #include <stdio.h>
 
+#include "fork.h"
 #include "rwlock.h"
 #include "wait.h"
 
@@ -58,6 +106,12 @@ static const struct ls_algo *m; /* set once by start, before any lock is used */
 #define M_OFF 8
 #define MS(st) ((void *)((char *)(st) + M_OFF))
 #define GATE(st) ((_Atomic uint32_t *)(st))
+
+/* The gate word (see the header); LS_PARKED is bit 31. */
+#define WRITTEN (1u << 30)
+#define GEN_SHIFT 22
+#define GEN_BITS (0xffu << GEN_SHIFT)
+#define POLLERS ((1u << GEN_SHIFT) - 1)
 
 static void m_init(void *st)
 {
@@ -101,30 +155,71 @@ static void m_rdunlock(void *st, void *token)
 	m->unlock(MS(st));
 }
 
+/* WRITTEN on or off, where nothing else writes the gate (the mutex
+ * algorithm has timedlock: no gate). relaxed: the mutex lock orders it
+ * between writers (set after our acquisition, cleared before our
+ * release); the child of fork reads it alone. */
+static inline void written(void *st, bool on)
+{
+	atomic_store_explicit(GATE(st), on ? WRITTEN : 0, memory_order_relaxed);
+}
+
 static void m_wrlock(void *st, unsigned how)
 {
 	(void)how;
 	m->lock(MS(st));
+	written(st, true);
 }
 
 static int m_trywrlock(void *st, unsigned how)
 {
 	(void)how;
-	return m->trylock(MS(st));
+	int r = m->trylock(MS(st));
+	if (!r)
+		written(st, true);
+	return r;
 }
 
 static int m_timedwrlock(void *st, unsigned how, uint64_t deadline)
 {
 	(void)how;
-	return m_timedlock(st, deadline);
+	int r = m_timedlock(st, deadline);
+	if (!r)
+		written(st, true);
+	return r;
 }
 
 static void m_wrunlock(void *st)
 {
+	written(st, false);
 	m->unlock(MS(st));
 }
 
 /* ---- the gate of timed writers polling a mutex without timedlock ---- */
+
+/* The stamp of this generation in the gate. */
+static inline uint32_t gate_gen(void)
+{
+	return (ls_fork_gen() << GEN_SHIFT) & GEN_BITS;
+}
+
+/* True if the gate's value v counts pollers that entered under another
+ * generation: threads the fork left behind (see the header). */
+static inline bool gate_stale(uint32_t v)
+{
+	return ls_fork_child() && (v & POLLERS) && (v & GEN_BITS) != gate_gen();
+}
+
+/* Opens a gate whose pollers are gone (v: its value, stale): WRITTEN
+ * stays, the count, the stamp and LS_PARKED go (who slept on it is gone
+ * too: a thread of this generation parks only on a value it found
+ * current). relaxed: the count orders nothing; fails harmlessly if the
+ * word changed meanwhile (the caller reads it again). */
+static void gate_reset(_Atomic uint32_t *g, uint32_t v)
+{
+	atomic_compare_exchange_strong_explicit(g, &v, v & WRITTEN, memory_order_relaxed,
+						memory_order_relaxed);
+}
 
 /* Waits until no timed writer polls, or the deadline (0: none) passes: 0
  * or ETIMEDOUT. */
@@ -132,10 +227,13 @@ static __attribute__((noinline)) int gate_wait(void *st, uint64_t deadline)
 {
 	_Atomic uint32_t *g = GATE(st);
 	struct ls_spin s = LS_SPIN_INIT;
-	/* acquire: nothing to order (the mutex lock orders the data); relaxed
-	 * would do, but the parked-bit protocol's CAS below needs a value */
-	for (uint32_t v = atomic_load_explicit(g, memory_order_relaxed); v & ~LS_PARKED;
+	/* relaxed: nothing to order (the mutex lock orders the data) */
+	for (uint32_t v = atomic_load_explicit(g, memory_order_relaxed); v & POLLERS;
 	     v = atomic_load_explicit(g, memory_order_relaxed)) {
+		if (gate_stale(v)) {
+			gate_reset(g, v);
+			continue;
+		}
 		if (deadline && ls_now_ns() >= deadline)
 			return ETIMEDOUT;
 		if (!ls_spin_step(&s))
@@ -155,7 +253,26 @@ static inline bool gate_shut(void *st)
 {
 	/* relaxed: a hint; a timed writer that opens it as we pass is one
 	 * we would not have waited for anyway */
-	return atomic_load_explicit(GATE(st), memory_order_relaxed) & ~LS_PARKED;
+	return atomic_load_explicit(GATE(st), memory_order_relaxed) & POLLERS;
+}
+
+/* A try operation found the gate shut: is it, once a gate of pollers gone
+ * is opened? */
+static __attribute__((noinline)) bool gate_busy(void *st)
+{
+	_Atomic uint32_t *g = GATE(st);
+	uint32_t v;
+	/* relaxed: as gate_shut */
+	while (gate_stale(v = atomic_load_explicit(g, memory_order_relaxed)))
+		gate_reset(g, v);
+	return v & POLLERS;
+}
+
+/* WRITTEN on or off where pollers count in the gate: an atomic OR, AND.
+ * relaxed: as written(). */
+static inline void g_written(void *st)
+{
+	atomic_fetch_or_explicit(GATE(st), WRITTEN, memory_order_relaxed);
 }
 
 static int g_rdlock(void *st, unsigned how, void **token)
@@ -167,7 +284,7 @@ static int g_rdlock(void *st, unsigned how, void **token)
 
 static int g_tryrdlock(void *st, unsigned how, void **token)
 {
-	return gate_shut(st) ? EBUSY : m_tryrdlock(st, how, token);
+	return gate_shut(st) && gate_busy(st) ? EBUSY : m_tryrdlock(st, how, token);
 }
 
 static int g_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token)
@@ -179,35 +296,75 @@ static int g_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token
 
 static void g_wrlock(void *st, unsigned how)
 {
+	(void)how;
 	if (LS_UNLIKELY(gate_shut(st)))
 		gate_wait(st, 0);
-	m_wrlock(st, how);
+	m->lock(MS(st));
+	g_written(st);
 }
 
 static int g_trywrlock(void *st, unsigned how)
 {
-	return gate_shut(st) ? EBUSY : m_trywrlock(st, how);
+	(void)how;
+	if (gate_shut(st) && gate_busy(st))
+		return EBUSY;
+	int r = m->trylock(MS(st));
+	if (!r)
+		g_written(st);
+	return r;
 }
 
 static int g_timedwrlock(void *st, unsigned how, uint64_t deadline)
 {
 	(void)how;
 	_Atomic uint32_t *g = GATE(st);
-	/* relaxed: the count orders nothing; the mutex lock orders the data */
-	atomic_fetch_add_explicit(g, 1, memory_order_relaxed);
-	LS_INJECT();
-	int r = ls_timedlock_fallback(m, MS(st), deadline);
-	/* close our part of the gate; the last one wakes those waiting */
-	uint32_t v = atomic_load_explicit(g, memory_order_relaxed), n;
+	uint32_t gen = gate_gen(), v = atomic_load_explicit(g, memory_order_relaxed), n;
+	/* count ourselves, under this generation (a count of another one is
+	 * of pollers gone: reset first, as gate_reset). relaxed: the count
+	 * orders nothing; the mutex lock orders the data */
 	do {
-		n = v - 1;
-		if ((n & ~LS_PARKED) == 0)
-			n = 0;
+		n = v;
+		if ((n & POLLERS) && (n & GEN_BITS) != gen)
+			n &= WRITTEN;
+		n = ((n & ~GEN_BITS) | gen) + 1;
 	} while (
 	    !atomic_compare_exchange_weak_explicit(g, &v, n, memory_order_relaxed, memory_order_relaxed));
-	if ((v & LS_PARKED) && !n)
+	LS_INJECT();
+	int r = ls_timedlock_fallback(m, MS(st), deadline);
+	/* close our part of the gate (the last one: the stamp and LS_PARKED
+	 * too, and wakes those waiting), with WRITTEN if we have the lock */
+	v = atomic_load_explicit(g, memory_order_relaxed);
+	do {
+		n = v - 1;
+		if (!(n & POLLERS))
+			n &= WRITTEN;
+		if (!r)
+			n |= WRITTEN;
+	} while (
+	    !atomic_compare_exchange_weak_explicit(g, &v, n, memory_order_relaxed, memory_order_relaxed));
+	if ((v & LS_PARKED) && !(n & POLLERS))
 		ls_futex_wake(g, 0x7fffffff);
 	return r;
+}
+
+static void g_wrunlock(void *st)
+{
+	/* relaxed: as written() */
+	atomic_fetch_and_explicit(GATE(st), ~WRITTEN, memory_order_relaxed);
+	m->unlock(MS(st));
+}
+
+/* ---- fork (see the header) ---- */
+
+static void m_fork_rdheld(void *st, void **token, unsigned nth, unsigned holds)
+{
+	(void)token, (void)nth;
+	_Atomic uint32_t *g = GATE(st);
+	/* relaxed: the child has one thread */
+	if (holds || !(atomic_load_explicit(g, memory_order_relaxed) & WRITTEN))
+		return;
+	atomic_fetch_and_explicit(g, ~WRITTEN, memory_order_relaxed);
+	m->unlock(MS(st)); /* for the writer the fork left behind */
 }
 
 static int m_start(const struct ls_algo *mutex, char *err, size_t errlen);
@@ -230,6 +387,7 @@ static struct ls_rwalgo mutex_rwalgo = {
     .timedwrlock = m_timedwrlock,
     .wrunlock = m_wrunlock,
     .start = m_start,
+    .fork_rdheld = m_fork_rdheld,
 };
 
 static int m_start(const struct ls_algo *mutex, char *err, size_t errlen)
@@ -251,6 +409,7 @@ static int m_start(const struct ls_algo *mutex, char *err, size_t errlen)
 		mutex_rwalgo.wrlock = g_wrlock;
 		mutex_rwalgo.trywrlock = g_trywrlock;
 		mutex_rwalgo.timedwrlock = g_timedwrlock;
+		mutex_rwalgo.wrunlock = g_wrunlock;
 	}
 	unsigned c = mutex->caps;
 	mutex_rwalgo.caps = LS_RWCAP_EXCLUSIVE | (c & LS_CAP_FIFO ? LS_RWCAP_FIFO : 0) |

@@ -175,7 +175,8 @@
  * with holds = 0 (nth 0, a token of NULL): no hold of the forking thread is
  * counted there, and every writer in the inner lock, waiting or holding it
  * (the wrapper's writer holds it while it waits for the wrapper's
- * readers), was a thread that is gone: all are passed over. A write hold
+ * readers), was a thread that is gone: all are passed over, and the
+ * readers of other threads that hold it stay. A write hold
  * of the forking thread needs nothing: its unlock in the child is not the
  * writer's (its thread has a new id), so the lock stays held, as glibc's
  * does.
