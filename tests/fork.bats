@@ -30,17 +30,20 @@ P_CASES="held owner busy atfork"
 # visible readers' table that the inner lock does not count): the
 # pthread_atfork pattern itself, the forking thread's fast read with a
 # writer waiting (and after a writer revoked the bias), another thread's
-# fast read that stays held.
-RW_CASES="rdheld rdheld1 rdheld3 rdlate rdpref rdother rdatfork rdfast rdfastlate rdrevoked rdfastother"
+# fast read that stays held; another thread's slow read beside the forking
+# thread's (fast under NAME+bravo) stays held; a timed writer polling at
+# fork (in the mutex-serialised mode's gate, over a mutex without
+# timedlock) leaves the lock usable.
+RW_CASES="rdheld rdheld1 rdheld3 rdlate rdpref rdother rdatfork rdfast rdfastlate rdrevoked rdfastother rdslowother gate"
 gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 
 @test "glibc passes every fork case, and fork_waiters' mutex, spinlock, rwlock-held-by-another-thread and atfork cases (the specification); its rwlock waits for ever in the child of every case where the forking thread read-held it with waiters" {
   local c
   run timeout "$(hang_timeout)" "$P" $P_CASES
   [ "$status" -eq 0 ] || { echo "native fork: $output"; return 1; }
-  run timeout "$(hang_timeout)" "$W" $MUTEX_CASES held spin1 spin3 rdother rdatfork rdfastother
+  run timeout "$(hang_timeout)" "$W" $MUTEX_CASES held spin1 spin3 rdother rdatfork rdfastother rdslowother
   [ "$status" -eq 0 ] || { echo "native fork_waiters: $output"; return 1; }
-  for c in rdheld rdheld1 rdheld3 rdlate rdpref rdfast rdfastlate rdrevoked; do
+  for c in rdheld rdheld1 rdheld3 rdlate rdpref rdfast rdfastlate rdrevoked gate; do
     run timeout "$(hang_timeout)" env FORK_WATCHDOG=1 "$W" "$c"
     [ "$status" -ne 0 ] && [[ "$output" == *"the child hung"* ]] || { echo "native $c: $output"; return 1; }
   done
@@ -79,27 +82,40 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 
 # Every rwlock algorithm, wrappers included: each has its own fork path
 # (rwlock.h, FORK). The mutex-serialised mode's path is its mutex
-# algorithm's (the tests above) under one adapter: over a queue, a ticket,
-# an abortable and a per-thread record lock.
-@test "rwlocks: read-held by the forking thread with writers and readers waiting at fork, unlocked in the child handler or after a child's writer waits, then read and written in the child; held by another thread, it stays held; NAME+bravo with its bias on at fork (the atfork pattern, the forking thread's fast read with a writer waiting, another thread's fast read): every rwlock algorithm under park; spin and yield where the waiting path is its own; the mutex-serialised mode over mcs, ticket, clh-try and hemlock" {
+# algorithm's (the tests above) under one adapter, with its gate of timed
+# writers over a mutex without timedlock: over a queue, a ticket, an
+# abortable and a per-thread record lock.
+@test "rwlocks: read-held by the forking thread with writers and readers waiting at fork, unlocked in the child handler or after a child's writer waits, then read and written in the child; held by another thread, it stays held; NAME+bravo with its bias on at fork (the atfork pattern, the forking thread's fast read with a writer waiting, another thread's fast read or slow read); a timed writer polling at fork: every rwlock algorithm under park; spin and yield where the waiting path is its own; the mutex-serialised mode over mcs, ticket, clh-try and hemlock" {
   local a out
   each_rwalgo lock park -- "$W" @ARG@ $RW_CASES || return 1
   each_own_wait_rw lock spin -- "$W" rdheld3 rdpref || return 1
   each_own_wait_rw lock yield -- "$W" rdheld3 || return 1
   for a in mcs ticket clh-try hemlock; do
-    out=$(under "$a" park -- env LOCKSWAP_RWALGO=mutex "$W" rdheld 2>&1) || { echo "=== mutex over $a: $out"; return 1; }
+    out=$(under "$a" park -- env LOCKSWAP_RWALGO=mutex "$W" exclusive-ok rdheld rdslowother gate 2>&1) ||
+      { echo "=== mutex over $a: $out"; return 1; }
   done
 }
 
 # Under the algorithm's own policy a NAME+bravo writer revokes holding the
 # inner write lock until the slots are clear: at fork it holds it, waiting
-# for the forking thread's fast read, and the child must pass it over.
+# for the forking thread's fast read, and the child must pass it over
+# (rdrevoking knows it is there: another thread's tryrdlock says EBUSY).
 # (Under reader preference it waits without the inner lock, but one that
 # has only just taken a ticket or the lock is in the same place: rdfast
-# above, by chance.)
-@test "NAME+bravo, the bias on at fork, under LOCKSWAP_RWPOLICY=algorithm: a writer that waits at fork for the forking thread's fast read holding the inner write lock is passed over in the child: every composition but mutex+bravo (README, Known limits), park" {
-  RW_ALGOS="$(rwalgos wrapper | grep -v '^mutex+' | tr '\n' ' ')" \
-    each_rwalgo wrapper park -- env LOCKSWAP_RWPOLICY=algorithm "$W" rdfast rdfastlate || return 1
+# above, by chance.) Under mutex+bravo that writer holds the mutex, which
+# the mode releases for it (its mark of a write hold), and the path is the
+# mutex algorithm's: auto (timedlock) in each_rwalgo, then one without
+# timedlock (the mode's gate) of each kind: a ticket, a queue and a
+# hierarchical lock, with another thread's slow read (the mutex, which
+# stays held) and a timed writer polling at fork.
+@test "NAME+bravo, the bias on at fork, under LOCKSWAP_RWPOLICY=algorithm: a writer that waits at fork for the forking thread's fast read holding the inner write lock is passed over in the child, which then writes, reads and writes timed: every composition, park; mutex+bravo over ticket, mcs and hmcs too" {
+  local a out
+  each_rwalgo wrapper park -- env LOCKSWAP_RWPOLICY=algorithm "$W" rdfast rdfastlate rdrevoking || return 1
+  for a in ticket mcs hmcs; do
+    out=$(under "$a" park -- env LOCKSWAP_RWALGO=mutex+bravo LOCKSWAP_RWPOLICY=algorithm \
+      "$W" exclusive-ok rdfast rdfastlate rdrevoking rdslowother gate 2>&1) ||
+      { echo "=== mutex+bravo over $a: $out"; return 1; }
+  done
 }
 
 @test "spinlocks: 1 and 3 waiters spinning at fork, unlocked in the child handler: every spinlock algorithm, spin and park" {

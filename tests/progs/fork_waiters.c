@@ -57,6 +57,22 @@
  *	rdfastother	another thread's fast read held at fork, a writer
  *			waiting behind it: in the child the read stays held
  *			(trywrlock EBUSY, timedwrlock ETIMEDOUT), reads go on
+ *	rdrevoking	rdfast under LOCKSWAP_RWPOLICY=algorithm (only
+ *			there), the writer known to be inside its revocation
+ *			(the bias revoked, the inner write lock held: another
+ *			thread's tryrdlock says EBUSY); the child writes,
+ *			reads, writes timed, and uses it
+ *	rdslowother	another thread's slow read held at fork (the first
+ *			read of a fresh lock: under NAME+bravo it takes the
+ *			inner lock), the forking thread's read beside it
+ *			(fast under NAME+bravo) released by the child
+ *			handler: in the child the other read stays held
+ *			(trywrlock EBUSY, timedwrlock ETIMEDOUT)
+ *	gate		a timed writer polls at fork (under the mutex-
+ *			serialised mode over a mutex without timedlock, it
+ *			counts in the mode's gate) for a writer-kind lock the
+ *			forking thread read-holds; the child handler unlocks
+ *			it; the child writes, reads, tries both, writes timed
  *	all, own-ok, exclusive-ok  not cases: the rwlock's mode for the
  *			cases after it (each_rwalgo's @ARG@); under
  *			exclusive-ok a reader may exclude readers
@@ -92,7 +108,7 @@ static pid_t tid(void)
 /* ---- the kinds of lock: take and release a mutex, an rwlock (as writer
  * or reader) or a spinlock through one interface ---- */
 
-enum kind { MUTEX, WRITE, READ, SPIN };
+enum kind { MUTEX, WRITE, READ, SPIN, TIMEDWRITE };
 static pthread_mutex_t mx;
 static pthread_rwlock_t rw_np, rw_rp; /* the _NP writer kind; the default kind */
 static pthread_rwlock_t *rw = &rw_np; /* the one WRITE and READ take */
@@ -113,6 +129,11 @@ static void take(enum kind k)
 	case SPIN:
 		CHECK_RC(pthread_spin_lock(&sp), 0);
 		break;
+	case TIMEDWRITE: {
+		struct timespec dl = deadline_in(CLOCK_REALTIME, FAR_NS);
+		CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), 0);
+		break;
+	}
 	}
 }
 
@@ -124,6 +145,7 @@ static void release(enum kind k)
 		break;
 	case WRITE:
 	case READ:
+	case TIMEDWRITE:
 		CHECK_RC(pthread_rwlock_unlock(rw), 0);
 		break;
 	case SPIN:
@@ -398,6 +420,91 @@ static void rdrevoked(void)
 	pattern(READ, one_writer, 1, false);
 }
 
+/* A reader's try, from a thread of its own (the forking thread's would be
+ * a recursive read, which the shim grants), until it says EBUSY: under
+ * NAME+bravo and LOCKSWAP_RWPOLICY=algorithm, the writer has revoked the
+ * bias and holds the inner write lock while it waits for the forking
+ * thread's fast read. Only that writer can hold it, so it stays so. */
+static void *try_until_busy(void *p)
+{
+	(void)p;
+	int64_t end = now_ns(CLOCK_MONOTONIC) + 60000 * MS;
+	int r;
+	while ((r = pthread_rwlock_tryrdlock(rw)) == 0) {
+		CHECK_RC(pthread_rwlock_unlock(rw), 0);
+		if (now_ns(CLOCK_MONOTONIC) > end)
+			FAIL("no writer held the inner write lock within 60 s");
+		sched_yield();
+	}
+	CHECK_RC(r, EBUSY);
+	return NULL;
+}
+/* In the child: a write, a read, a timed write, then child_use. */
+static void child_revoking(void)
+{
+	CHECK_RC(pthread_rwlock_wrlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 10000 * MS);
+	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	child_use();
+}
+static void rdrevoking(void)
+{
+	bias_on(false);
+	pthread_once(&af_once, af_register);
+	take(READ);
+	struct waiter w;
+	start_waiter(&w, WRITE);
+	join(spawn(try_until_busy, NULL));
+	af_kind = READ;
+	af_release = true;
+	child_kind = WRITE;
+	in_child(child_revoking);
+	af_release = false;
+	release(READ);
+	join(w.t);
+	CHECK_EQ(atomic_load(&w.done), 1);
+}
+
+/* A timed writer polls at fork (a mutex algorithm without timedlock under
+ * the mutex-serialised mode: it counts in the gate while it polls; under
+ * the others it waits as any timed writer), the forking thread read-holds
+ * the lock (the writer kind: no read is a fast one); the child handler
+ * releases it, and the child writes, reads, tries both, writes timed. */
+static void child_gate(void)
+{
+	CHECK_RC(pthread_rwlock_wrlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	CHECK_RC(pthread_rwlock_trywrlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 10000 * MS);
+	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), 0);
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	use_lock(WRITE, 3);
+}
+static void gate(void)
+{
+	rw = &rw_np;
+	pthread_once(&af_once, af_register);
+	take(READ);
+	struct waiter w;
+	start_waiter(&w, TIMEDWRITE);
+	af_kind = READ;
+	af_release = true;
+	in_child(child_gate);
+	af_release = false;
+	release(READ);
+	join(w.t);
+	CHECK_EQ(atomic_load(&w.done), 1);
+}
+
 static const enum kind spins[] = {SPIN, SPIN, SPIN};
 static void spin1(void)
 {
@@ -521,6 +628,40 @@ static void rdfastother(void)
 	join(t);
 	join(w.t);
 	CHECK_EQ(atomic_load(&w.done), 1);
+}
+
+/* Another thread's slow read (a fresh lock's first read takes the inner
+ * lock under NAME+bravo, and turns the bias on), and the forking thread's
+ * own read beside it (fast under NAME+bravo; where readers exclude each
+ * other it cannot have one), released by the child handler: in the child
+ * the other thread's read stays held (trywrlock EBUSY, timedwrlock
+ * ETIMEDOUT). Under mutex+bravo that read holds the mutex, which the
+ * repair for a writer left behind must not release. */
+static void child_slowother(void)
+{
+	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
+}
+static void rdslowother(void)
+{
+	CHECK_RC(pthread_rwlock_destroy(&rw_rp), 0);
+	CHECK_RC(pthread_rwlock_init(&rw_rp, NULL), 0);
+	rw = &rw_rp;
+	pthread_once(&af_once, af_register);
+	struct other o = {0};
+	pthread_t t = spawn(rd_holder, &o);
+	await_at_least(&o.holding, 1);
+	int r = pthread_rwlock_tryrdlock(rw);
+	CHECK(r == 0 || (exclusive && r == EBUSY));
+	af_kind = READ;
+	af_release = r == 0;
+	in_child(child_slowother);
+	af_release = false;
+	if (r == 0)
+		release(READ);
+	atomic_store(&o.go, 1);
+	join(t);
 }
 
 /* The rwlock's mode, named as each_rwalgo's @ARG@ names it (all,
@@ -657,6 +798,9 @@ static const struct test_case cases[] = {
     {"rdfastlate", rdfastlate},
     {"rdrevoked", rdrevoked},
     {"rdfastother", rdfastother},
+    {"rdrevoking", rdrevoking},
+    {"rdslowother", rdslowother},
+    {"gate", gate},
     {"all", mode_shared},
     {"own-ok", mode_shared},
     {"exclusive-ok", mode_exclusive},
