@@ -73,6 +73,7 @@
  *			counts in the mode's gate) for a writer-kind lock the
  *			forking thread read-holds; the child handler unlocks
  *			it; the child writes, reads, tries both, writes timed
+ *			(five children, each beginning with another of these)
  *	all, own-ok, exclusive-ok  not cases: the rwlock's mode for the
  *			cases after it (each_rwalgo's @ARG@); under
  *			exclusive-ok a reader may exclude readers
@@ -473,20 +474,37 @@ static void rdrevoking(void)
  * the mutex-serialised mode: it counts in the gate while it polls; under
  * the others it waits as any timed writer), the forking thread read-holds
  * the lock (the writer kind: no read is a fast one); the child handler
- * releases it, and the child writes, reads, tries both, writes timed. */
+ * releases it, and the child writes, reads, tries both, writes timed. Five
+ * children, each beginning with another of these (each path that meets the
+ * gate first must open it), the timed writer polling all the while. */
+static int gate_first;
+static void gate_op(int op)
+{
+	struct timespec dl = deadline_in(CLOCK_REALTIME, 10000 * MS);
+	switch (op) {
+	case 0:
+		CHECK_RC(pthread_rwlock_wrlock(rw), 0);
+		break;
+	case 1:
+		CHECK_RC(pthread_rwlock_rdlock(rw), 0);
+		break;
+	case 2:
+		CHECK_RC(pthread_rwlock_trywrlock(rw), 0);
+		break;
+	case 3:
+		CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
+		break;
+	case 4:
+		CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), 0);
+		break;
+	}
+	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+}
 static void child_gate(void)
 {
-	CHECK_RC(pthread_rwlock_wrlock(rw), 0);
-	CHECK_RC(pthread_rwlock_unlock(rw), 0);
-	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
-	CHECK_RC(pthread_rwlock_unlock(rw), 0);
-	CHECK_RC(pthread_rwlock_trywrlock(rw), 0);
-	CHECK_RC(pthread_rwlock_unlock(rw), 0);
-	CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
-	CHECK_RC(pthread_rwlock_unlock(rw), 0);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 10000 * MS);
-	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), 0);
-	CHECK_RC(pthread_rwlock_unlock(rw), 0);
+	gate_op(gate_first);
+	for (int op = 0; op < 5; op++)
+		gate_op(op);
 	use_lock(WRITE, 3);
 }
 static void gate(void)
@@ -498,7 +516,8 @@ static void gate(void)
 	start_waiter(&w, TIMEDWRITE);
 	af_kind = READ;
 	af_release = true;
-	in_child(child_gate);
+	for (gate_first = 0; gate_first < 5; gate_first++)
+		in_child(child_gate);
 	af_release = false;
 	release(READ);
 	join(w.t);
