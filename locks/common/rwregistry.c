@@ -257,8 +257,11 @@ int ls_rwalgo_start(const struct ls_rwalgo *a, const struct ls_algo *mutex, char
 		return -1;
 	if (c->wrapper->start && c->wrapper->start(mutex, err, errlen))
 		return -1;
-	/* the inner's size may have been set by its start */
+	/* the inner's size and capabilities may have been set by its start
+	 * (the mutex-serialised mode takes fifo, timeout, qnode and hier from
+	 * LOCKSWAP_ALGO's lock there) */
 	c->t.state_size = round8(c->wrapper->state_size) + c->inner->state_size;
+	c->t.caps = c->wrapper->caps | (c->inner->caps & c->wrapper->keep_caps);
 	return 0;
 }
 
