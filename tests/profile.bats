@@ -192,9 +192,15 @@ sample_algos() {
   each_profiled_family sample_algos LOCKSWAP_ALGO sampled LOCKSWAP_PROFILE_SAMPLE=3
 }
 
-@test "100,000 mutexes, each initialised, locked, trylocked by a second thread and destroyed: 100,000 exact records (pthread, ttas inline, alock out-of-line)" {
+# The records at scale are the profiler's own (profile_records.c: the map
+# grows from 1024; each thread's table merges at 4096 entries), the same
+# above every algorithm; alock keeps its state out of line, so the shim's
+# per-mutex map grows beside the profiler's (every algorithm's state for
+# 100,000 mutexes, unprofiled, is tests/mutex-memory.bats'; every
+# algorithm's records, tests of counts above).
+@test "100,000 mutexes, each initialised, locked, trylocked by a second thread and destroyed: 100,000 exact records (alock, out-of-line)" {
   local a n
-  for a in pthread ttas alock; do
+  for a in alock; do
     profiled "$a" "$T/$a.csv" "$P" many >"$T/$a.out" || { echo "$a: the program failed"; return 1; }
     grep -v '^rows' "$T/$a.out" >"$T/$a.expect"
     check_profile "$T/$a.expect" "$T/$a.csv" || { echo "under $a"; return 1; }
