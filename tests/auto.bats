@@ -81,7 +81,7 @@ A="$UNIT/auto"
   [ "$(grep -c '^auto_table: OK ' <<<"$output")" -eq 4 ] || { echo "$output"; return 1; }
 }
 
-@test "auto: SLEEP queues and sleeps at once, SPIN spins LOCKSWAP_SPIN steps and yields LOCKSWAP_YIELD times first (every policy)" {
+@test "auto: SLEEP queues and sleeps at once, SPIN spins LOCKSWAP_SPIN steps and yields LOCKSWAP_YIELD times first (every policy); BATCH's woken head naps, no release wakes it, and it takes a lock left free after its nap; a change to SPIN flushes the list: a waiter asleep in it arrives again and spins" {
   local c w
   for c in sleep spin; do
     for w in park yield spin; do
@@ -89,22 +89,17 @@ A="$UNIT/auto"
       [ "$status" -eq 0 ] || { echo "$c -w $w: $output"; return 1; }
     done
   done
+  for c in batch flush; do
+    run timeout -k 2 60 "$UNIT/auto_regime" "$c" -w park
+    [ "$status" -eq 0 ] || { echo "$c -w park: $output"; return 1; }
+  done
 }
 
-@test "auto: BATCH's woken head naps, no release wakes it, and it takes a lock left free after its nap" {
-  run timeout -k 2 60 "$UNIT/auto_regime" batch -w park
-  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
-}
-
-@test "auto: a change to SPIN flushes the list: a waiter asleep in it arrives again and spins" {
-  run timeout -k 2 60 "$UNIT/auto_regime" flush -w park
-  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
-}
-
-# 100 us windows: a run of 6 x 400 contended acquisitions spans many of
+# 100 us windows: a run of 6 x 200 contended acquisitions spans many of
 # them (each hand-over to a waiter that must be scheduled again takes tens
-# of microseconds at least), so the regime changes many times in each run;
-# the 18 runs of the loop make it change in every mode, policy and build.
+# of microseconds at least: 1,200 of them, tens of milliseconds, hundreds
+# of windows), so the regime changes many times in each run; the 18 runs
+# of the loop make it change in every mode, policy and build.
 @test "auto: validator while the choice changes regime every few windows (and flushes), every policy, fault injection" {
   local m w b rc out failed=()
   for b in stress stress-inject; do
@@ -112,7 +107,7 @@ A="$UNIT/auto"
       for w in park yield spin; do
         rc=0
         out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_WINDOW_NS=100000 LOCKSWAP_AUTO_EXPLORE=1 \
-          LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 400 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
+          LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 200 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
         [ $rc -eq 0 ] || { failed+=("$b/$m/$w"); echo "$b -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
       done
     done
@@ -120,6 +115,9 @@ A="$UNIT/auto"
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
 
+# 6 x 500 in each regime: 3,000 critical sections among more threads
+# than CPUs, overlapping many times over (the regime's own path; its
+# changes are the test above's)
 @test "auto: validator in each fixed regime (sleep, spin, batch with 20 us naps), every policy" {
   local r m w rc out failed=()
   for r in 1 2 3; do
@@ -127,7 +125,7 @@ A="$UNIT/auto"
       for w in park yield spin; do
         rc=0
         out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_REGIME=$r LOCKSWAP_AUTO_NAP_NS=20000 \
-          "$UNIT/stress" -a auto -t 6 -n 1000 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
+          "$UNIT/stress" -a auto -t 6 -n 500 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
         [ $rc -eq 0 ] || { failed+=("$r/$m/$w"); echo "regime $r -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
       done
     done
