@@ -50,13 +50,11 @@ fails_when_broken() {
 }
 
 # Every case in one process per algorithm and policy (run_case runs the
-# cases named in order, and a failure names its file:line): the cases are
-# independent, each with its own condvar and mutex.
-@test "every algorithm, park and yield: a 100-round signal ping-pong with the mutex held on every return; no lost wake-ups (one-slot buffer, 3x400 items, 3 producers, 3 consumers, signal only); no return without a signal (waiters interrupted 100 times by a signal handler keep waiting, earlier signals are not remembered); broadcast wakes every waiter (20 rounds of 8 single waits, every wait function); n signals wake n single waiters, with or without the mutex held; woken waiters still exclude each other; destroy and free right after a broadcast while waiters leave" {
-  both_policies "$P" signal no-lost-wakeup no-spurious broadcast signal-each broadcast-exclusion destroy-reuse
-}
-
-@test "every algorithm, park and yield: timedwait on a default and a CLOCK_REALTIME condvar returns ETIMEDOUT not before the deadline with the mutex held, and honours pthread_condattr_setclock(CLOCK_MONOTONIC); clockwait on either clock whatever the condvar's; timed waits signalled before their deadline return 0 (both clocks); EINVAL for a bad tv_nsec or clock, EPERM without the errorcheck mutex, the mutex as it was; a condvar works with every mutex type, a recursive mutex comes back at depth 1; waiters block in the kernel (under spin too)" {
-  both_policies "$P" timedwait-realtime timedwait-monotonic clockwait timed-signalled timed-signalled-monotonic timed-einval mutex-types blocks || return 1
+# cases named in order, and a failure names its case and file:line): the
+# cases are independent, each with its own condvar and mutex.
+@test "every algorithm, park and yield: a 100-round signal ping-pong with the mutex held on every return; no lost wake-ups (one-slot buffer, 3x400 items, 3 producers, 3 consumers, signal only); no return without a signal (waiters interrupted 100 times by a signal handler keep waiting, earlier signals are not remembered); broadcast wakes every waiter (20 rounds of 8 single waits, every wait function); n signals wake n single waiters, with or without the mutex held; woken waiters still exclude each other; destroy and free right after a broadcast while waiters leave; timedwait on a default and a CLOCK_REALTIME condvar returns ETIMEDOUT not before the deadline with the mutex held, and honours pthread_condattr_setclock(CLOCK_MONOTONIC); clockwait on either clock whatever the condvar's; timed waits signalled before their deadline return 0 (both clocks); EINVAL for a bad tv_nsec or clock, EPERM without the errorcheck mutex, the mutex as it was; a condvar works with every mutex type, a recursive mutex comes back at depth 1; waiters block in the kernel (under spin too)" {
+  both_policies "$P" signal no-lost-wakeup no-spurious broadcast signal-each broadcast-exclusion destroy-reuse \
+    timedwait-realtime timedwait-monotonic clockwait timed-signalled timed-signalled-monotonic timed-einval \
+    mutex-types blocks || return 1
   TEST_POLICY_OWN=1 each_algo "" spin -- "$P" blocks
 }
