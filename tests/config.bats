@@ -48,7 +48,7 @@ rejected() {
   done
 }
 
-@test "unknown LOCKSWAP_ALGO: one line naming the variable, the value and every algorithm; exit 2 before main" {
+@test "unknown LOCKSWAP_ALGO: one line naming the variable, the value and every algorithm; exit 2 before main, even in a program that never uses a mutex; several bad variables still give one line and exit 2" {
   # shellcheck disable=SC2046
   run_lib LOCKSWAP_ALGO=foo -- "$HELLO"
   rejected LOCKSWAP_ALGO "'foo'" $(algos) || return 1
@@ -58,6 +58,12 @@ rejected() {
   rejected LOCKSWAP_ALGO "''" || return 1
   run_lib "LOCKSWAP_ALGO=mcs " -- "$HELLO"
   rejected LOCKSWAP_ALGO || return 1
+  # even in a program that never uses a mutex
+  run_lib LOCKSWAP_ALGO=foo -- /bin/true
+  rejected LOCKSWAP_ALGO || return 1
+  # several bad variables: still one line
+  run_lib LOCKSWAP_ALGO=foo LOCKSWAP_WAIT=bar LOCKSWAP_SPIN=x LOCKSWAP_FOO=1 -- "$HELLO"
+  rejected || return 1
 }
 
 # (the loops below run through untraced, with lib_quick: a failure names
@@ -151,16 +157,6 @@ rejected() {
   untraced malformed_each
 }
 
-@test "several bad variables still give one line and exit 2" {
-  run_lib LOCKSWAP_ALGO=foo LOCKSWAP_WAIT=bar LOCKSWAP_SPIN=x LOCKSWAP_FOO=1 -- "$HELLO"
-  rejected || return 1
-}
-
-@test "the check happens even in a program that never uses a mutex" {
-  run_lib LOCKSWAP_ALGO=foo -- /bin/true
-  rejected LOCKSWAP_ALGO || return 1
-}
-
 # Nothing the library prints depends on the pair of algorithm and policy
 # (the configuration layer reports; an algorithm's own lines, the
 # hierarchical locks' topology, are LOCKSWAP_VERBOSE's): every algorithm,
@@ -188,7 +184,7 @@ rejected() {
 # The report is the configuration layer's, one line format whatever the
 # pair: every algorithm, each under one policy in turn (spin, yield, park,
 # spin, ...), so that every algorithm and every policy is reported.
-@test "LOCKSWAP_VERBOSE=1 reports the algorithm and the waiting policy on stderr, lines prefixed 'lockswap: ' (every algorithm, every policy)" {
+@test "LOCKSWAP_VERBOSE=1 reports the algorithm and the waiting policy on stderr, lines prefixed 'lockswap: ' (every algorithm, every policy); defaults: algorithm auto, policy park; LOCKSWAP_ALGO=ttas keeps the former default" {
   verbose_each() {
     local a w l i=0 pols=(spin yield park)
     for a in $(algos); do
@@ -202,10 +198,8 @@ rejected() {
       done
     done
   }
-  untraced verbose_each
-}
-
-@test "defaults: algorithm auto, policy park; LOCKSWAP_ALGO=ttas keeps the former default" {
+  untraced verbose_each || return 1
+  # the defaults, as reported
   run_lib LOCKSWAP_VERBOSE=1 -- "$HELLO"
   assert_success
   [[ "$stderr" == *"algorithm=auto "* && "$stderr" == *park* ]] || { echo "$stderr"; return 1; }
@@ -213,3 +207,4 @@ rejected() {
   assert_success
   [[ "$stderr" == *"algorithm=ttas "* ]] || { echo "$stderr"; return 1; }
 }
+
