@@ -231,15 +231,21 @@ ends() {
 @test "under glibc's and two rwlock algorithms at 90% reads, and every spinlock algorithm: exclusion holds, the algorithm is reported" {
   [ -f "$LIB" ] && [ -x "$LOCKSWAP" ] || skip "the shim is not built yet"
   local a out failed=()
-  # shellcheck disable=SC2046
-  for a in pthread $(ends $(rwalgos lock)); do
-    out=$(under_rw "$a" -- "$LB" -t 4 -n 1000 -N 0 --read 0.9 --csv 2>&1) || { failed+=("$a: $out"); continue; }
-    [ "$(col algo "$out")" = "$a" ] || failed+=("$a: reported as $(col algo "$out")")
-  done
-  for a in $(spinalgos); do
-    out=$(under_family LOCKSWAP_SPINALGO "$a" -- "$LB" -t 4 -n 1000 -N 0 -L spin --csv 2>&1) || { failed+=("$a: $out"); continue; }
-    [ "$(col algo "$out")" = "$a" ] || failed+=("$a: reported as $(col algo "$out")")
-  done
+  # (untraced, as below)
+  family_each() {
+    # shellcheck disable=SC2046
+    for a in pthread $(ends $(rwalgos lock)); do
+      out=$(under_rw "$a" -- "$LB" -t 4 -n 1000 -N 0 --read 0.9 --csv 2>&1) || { failed+=("$a: $out"); continue; }
+      csv "$out"
+      [ "${C[algo]}" = "$a" ] || failed+=("$a: reported as ${C[algo]}")
+    done
+    for a in $(spinalgos); do
+      out=$(under_family LOCKSWAP_SPINALGO "$a" -- "$LB" -t 4 -n 1000 -N 0 -L spin --csv 2>&1) || { failed+=("$a: $out"); continue; }
+      csv "$out"
+      [ "${C[algo]}" = "$a" ] || failed+=("$a: reported as ${C[algo]}")
+    done
+  }
+  untraced family_each || true
   [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
 }
 
@@ -369,10 +375,15 @@ shim_algos() {
   local a out failed=()
   shim_algos
   # (30 ms: 15 periods of the scheduler, hundreds of timed acquisitions)
-  for a in $NAMES; do
-    out=$(under "$a" -- "$LB" -t 3 -d 0.03 -m timedlock -p 20 --preempt 0.34 --quantum 200 \
-      --period 2000 --csv 2>&1) || failed+=("$a: $out")
-  done
+  # (untraced: bats' DEBUG trap on each command of the loop; FAILED names
+  # each algorithm that failed, with its output)
+  timed_each() {
+    for a in $NAMES; do
+      out=$(under "$a" -- "$LB" -t 3 -d 0.03 -m timedlock -p 20 --preempt 0.34 --quantum 200 \
+        --period 2000 --csv 2>&1) || failed+=("$a: $out")
+    done
+  }
+  untraced timed_each || true
   [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
 }
 
