@@ -16,28 +16,36 @@ load helpers
 : "${STRESS_TIMEOUT:=60}"
 A="$UNIT/auto"
 
+# (the loops over regimes, policies and modes below run untraced, without
+# bats' run: its bookkeeping and the DEBUG trap on each command cost more
+# than the runs; each failure names its run, with the end of its output)
 @test "auto: a queued waiter is overtaken at most LOCKSWAP_AUTO_PASSES times, under every policy and in every regime" {
-  local w k r
-  for r in 0 1 2 3; do
-    for w in park yield spin; do
-      for k in 0 3; do
-        run timeout -k 2 60 "$A" passes -w "$w" -k "$k" -r "$r"
-        [ "$status" -eq 0 ] || { echo "passes -w $w -k $k -r $r: $output"; return 1; }
+  passes_each() {
+    local w k r out
+    for r in 0 1 2 3; do
+      for w in park yield spin; do
+        for k in 0 3; do
+          out=$(timeout -k 2 60 "$A" passes -w "$w" -k "$k" -r "$r" 2>&1) ||
+            { echo "passes -w $w -k $k -r $r: $out"; return 1; }
+        done
       done
     done
-  done
+  }
+  untraced passes_each || return 1
   run timeout -k 2 60 "$UNIT/auto-inject" passes -w park -k 2
   [ "$status" -eq 0 ] || { echo "inject: $output"; return 1; }
 }
 
 @test "auto: a queued waiter that has waited LOCKSWAP_AUTO_FAIR_NS gets the lock against a thread that re-takes it at once, in every regime" {
-  local w r
-  for r in 0 1 2 3; do
-    for w in park yield; do
-      run timeout -k 2 60 "$A" fair -w "$w" -r "$r"
-      [ "$status" -eq 0 ] || { echo "fair -w $w -r $r: $output"; return 1; }
+  fair_each() {
+    local w r out
+    for r in 0 1 2 3; do
+      for w in park yield; do
+        out=$(timeout -k 2 60 "$A" fair -w "$w" -r "$r" 2>&1) || { echo "fair -w $w -r $r: $out"; return 1; }
+      done
     done
-  done
+  }
+  untraced fair_each
 }
 
 @test "auto: in a child of fork(), waiters of threads that are gone are never handed the lock" {
@@ -47,16 +55,19 @@ A="$UNIT/auto"
 
 @test "auto: validator with a hand-off on every release, and with the time bound at 0, fault injection" {
   local e m w rc out failed=()
-  for e in LOCKSWAP_AUTO_PASSES=0 LOCKSWAP_AUTO_FAIR_NS=0; do
-    for m in lock mix; do
-      for w in park yield; do
-        rc=0
-        out=$(timeout -k 2 "$STRESS_TIMEOUT" env "$e" LOCKSWAP_INJECT=10 "$UNIT/stress-inject" -a auto \
-          -t 4 -n 600 -l 2 -m "$m" -w "$w" -p 5000 -q 2>&1) || rc=$?
-        [ $rc -eq 0 ] || { failed+=("$e/$m/$w"); echo "$e -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+  inject_each() {
+    for e in LOCKSWAP_AUTO_PASSES=0 LOCKSWAP_AUTO_FAIR_NS=0; do
+      for m in lock mix; do
+        for w in park yield; do
+          rc=0
+          out=$(timeout -k 2 "$STRESS_TIMEOUT" env "$e" LOCKSWAP_INJECT=10 "$UNIT/stress-inject" -a auto \
+            -t 4 -n 600 -l 2 -m "$m" -w "$w" -p 5000 -q 2>&1) || rc=$?
+          [ $rc -eq 0 ] || { failed+=("$e/$m/$w"); echo "$e -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+        done
       done
     done
-  done
+  }
+  untraced inject_each || true
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
 
@@ -81,7 +92,7 @@ A="$UNIT/auto"
   [ "$(grep -c '^auto_table: OK ' <<<"$output")" -eq 4 ] || { echo "$output"; return 1; }
 }
 
-@test "auto: SLEEP queues and sleeps at once, SPIN spins LOCKSWAP_SPIN steps and yields LOCKSWAP_YIELD times first (every policy)" {
+@test "auto: SLEEP queues and sleeps at once, SPIN spins LOCKSWAP_SPIN steps and yields LOCKSWAP_YIELD times first (every policy); BATCH's woken head naps, no release wakes it, and it takes a lock left free after its nap; a change to SPIN flushes the list: a waiter asleep in it arrives again and spins" {
   local c w
   for c in sleep spin; do
     for w in park yield spin; do
@@ -89,49 +100,53 @@ A="$UNIT/auto"
       [ "$status" -eq 0 ] || { echo "$c -w $w: $output"; return 1; }
     done
   done
+  for c in batch flush; do
+    run timeout -k 2 60 "$UNIT/auto_regime" "$c" -w park
+    [ "$status" -eq 0 ] || { echo "$c -w park: $output"; return 1; }
+  done
 }
 
-@test "auto: BATCH's woken head naps, no release wakes it, and it takes a lock left free after its nap" {
-  run timeout -k 2 60 "$UNIT/auto_regime" batch -w park
-  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
-}
-
-@test "auto: a change to SPIN flushes the list: a waiter asleep in it arrives again and spins" {
-  run timeout -k 2 60 "$UNIT/auto_regime" flush -w park
-  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
-}
-
-# 100 us windows: a run of 6 x 400 contended acquisitions spans many of
+# 100 us windows: a run of 6 x 200 contended acquisitions spans many of
 # them (each hand-over to a waiter that must be scheduled again takes tens
-# of microseconds at least), so the regime changes many times in each run;
-# the 18 runs of the loop make it change in every mode, policy and build.
+# of microseconds at least: 1,200 of them, tens of milliseconds, hundreds
+# of windows), so the regime changes many times in each run; the 18 runs
+# of the loop make it change in every mode, policy and build.
 @test "auto: validator while the choice changes regime every few windows (and flushes), every policy, fault injection" {
   local m w b rc out failed=()
-  for b in stress stress-inject; do
-    for m in lock mix timed; do
-      for w in park yield spin; do
-        rc=0
-        out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_WINDOW_NS=100000 LOCKSWAP_AUTO_EXPLORE=1 \
-          LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 400 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
-        [ $rc -eq 0 ] || { failed+=("$b/$m/$w"); echo "$b -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+  change_each() {
+    for b in stress stress-inject; do
+      for m in lock mix timed; do
+        for w in park yield spin; do
+          rc=0
+          out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_WINDOW_NS=100000 LOCKSWAP_AUTO_EXPLORE=1 \
+            LOCKSWAP_INJECT=5 "$UNIT/$b" -a auto -t 6 -n 200 -l 2 -m "$m" -w "$w" -p 20000 -q 2>&1) || rc=$?
+          [ $rc -eq 0 ] || { failed+=("$b/$m/$w"); echo "$b -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+        done
       done
     done
-  done
+  }
+  untraced change_each || true
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
 
+# 6 x 500 in each regime: 3,000 critical sections among more threads
+# than CPUs, overlapping many times over (the regime's own path; its
+# changes are the test above's)
 @test "auto: validator in each fixed regime (sleep, spin, batch with 20 us naps), every policy" {
   local r m w rc out failed=()
-  for r in 1 2 3; do
-    for m in lock mix; do
-      for w in park yield spin; do
-        rc=0
-        out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_REGIME=$r LOCKSWAP_AUTO_NAP_NS=20000 \
-          "$UNIT/stress" -a auto -t 6 -n 1000 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
-        [ $rc -eq 0 ] || { failed+=("$r/$m/$w"); echo "regime $r -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+  fixed_each() {
+    for r in 1 2 3; do
+      for m in lock mix; do
+        for w in park yield spin; do
+          rc=0
+          out=$(timeout -k 2 "$STRESS_TIMEOUT" env LOCKSWAP_AUTO_REGIME=$r LOCKSWAP_AUTO_NAP_NS=20000 \
+            "$UNIT/stress" -a auto -t 6 -n 500 -l 2 -m "$m" -w "$w" -q 2>&1) || rc=$?
+          [ $rc -eq 0 ] || { failed+=("$r/$m/$w"); echo "regime $r -m $m -w $w: exit $rc: $(tail -n 12 <<<"$out")"; }
+        done
       done
     done
-  done
+  }
+  untraced fixed_each || true
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
 

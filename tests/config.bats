@@ -48,7 +48,7 @@ rejected() {
   done
 }
 
-@test "unknown LOCKSWAP_ALGO: one line naming the variable, the value and every algorithm; exit 2 before main" {
+@test "unknown LOCKSWAP_ALGO: one line naming the variable, the value and every algorithm; exit 2 before main, even in a program that never uses a mutex; several bad variables still give one line and exit 2" {
   # shellcheck disable=SC2046
   run_lib LOCKSWAP_ALGO=foo -- "$HELLO"
   rejected LOCKSWAP_ALGO "'foo'" $(algos) || return 1
@@ -58,48 +58,68 @@ rejected() {
   rejected LOCKSWAP_ALGO "''" || return 1
   run_lib "LOCKSWAP_ALGO=mcs " -- "$HELLO"
   rejected LOCKSWAP_ALGO || return 1
+  # even in a program that never uses a mutex
+  run_lib LOCKSWAP_ALGO=foo -- /bin/true
+  rejected LOCKSWAP_ALGO || return 1
+  # several bad variables: still one line
+  run_lib LOCKSWAP_ALGO=foo LOCKSWAP_WAIT=bar LOCKSWAP_SPIN=x LOCKSWAP_FOO=1 -- "$HELLO"
+  rejected || return 1
 }
 
+# (the loops below run through untraced, with lib_quick: a failure names
+# its variable and value)
 @test "unknown LOCKSWAP_WAIT: one line naming the variable, the value and spin, yield, park; exit 2" {
-  for v in bogus Park "" spin,park; do
-    run_lib LOCKSWAP_ALGO=mcs LOCKSWAP_WAIT="$v" -- "$HELLO"
-    rejected LOCKSWAP_WAIT "'$v'" spin yield park || return 1
-  done
+  wait_each() {
+    for v in bogus Park "" spin,park; do
+      lib_quick LOCKSWAP_ALGO=mcs LOCKSWAP_WAIT="$v" -- "$HELLO"
+      rejected LOCKSWAP_WAIT "'$v'" spin yield park || { echo "(for '$v')"; return 1; }
+    done
+  }
+  untraced wait_each
 }
 
 @test "malformed LOCKSWAP_SPIN (not an unsigned integer, negative, overflowing, empty): exit 2" {
-  for v in abc -1 10x 1.5 99999999999999999999999 ""; do
-    run_lib LOCKSWAP_SPIN="$v" -- "$HELLO"
-    rejected LOCKSWAP_SPIN "'$v'" || return 1
-  done
+  spin_each() {
+    for v in abc -1 10x 1.5 99999999999999999999999 ""; do
+      lib_quick LOCKSWAP_SPIN="$v" -- "$HELLO"
+      rejected LOCKSWAP_SPIN "'$v'" || { echo "(for '$v')"; return 1; }
+    done
+  }
+  untraced spin_each
 }
 
 @test "LOCKSWAP_VERBOSE and LOCKSWAP_STATS accept only 0 and 1" {
-  for var in LOCKSWAP_VERBOSE LOCKSWAP_STATS; do
-    for v in 2 yes true ""; do
-      run_lib "$var=$v" -- "$HELLO"
-      rejected "$var" "'$v'" || return 1
+  flag_each() {
+    for var in LOCKSWAP_VERBOSE LOCKSWAP_STATS; do
+      for v in 2 yes true ""; do
+        lib_quick "$var=$v" -- "$HELLO"
+        rejected "$var" "'$v'" || { echo "(for $var='$v')"; return 1; }
+      done
     done
-  done
+  }
+  untraced flag_each
 }
 
 @test "an unknown LOCKSWAP_ variable: one line naming it and the nearest valid names (not all of them), and where all are listed; exit 2" {
-  local v
-  # near: the nearest, at most 3 (letter case aside)
-  for v in LOCKSWAP_ALG:LOCKSWAP_ALGO LOCKSWAP_algo:LOCKSWAP_ALGO LOCKSWAP_SPINALG:LOCKSWAP_SPINALGO \
-    LOCKSWAP_PROFILE_TP:LOCKSWAP_PROFILE_TOP LOCKSWAP_ALGOMAP:LOCKSWAP_ALGO_MAP; do
-    run_lib "${v%%:*}=1" -- "$HELLO"
-    rejected || return 1
-    [ "$stderr" = "lockswap: unknown variable ${v%%:*} (did you mean ${v#*:}? every variable is in lockswap(7), the tunables in lockswap --list --long)" ] ||
-      { echo "$stderr"; return 1; }
-  done
-  # nothing near: no guess
-  for v in LOCKSWAP_FOO LOCKSWAP_ LOCKSWAP_FROBNICATE; do
-    run_lib "$v=1" -- "$HELLO"
-    rejected || return 1
-    [ "$stderr" = "lockswap: unknown variable $v (no valid name is near it: every variable is in lockswap(7), the tunables in lockswap --list --long)" ] ||
-      { echo "$stderr"; return 1; }
-  done
+  near_each() {
+    local v
+    # near: the nearest, at most 3 (letter case aside)
+    for v in LOCKSWAP_ALG:LOCKSWAP_ALGO LOCKSWAP_algo:LOCKSWAP_ALGO LOCKSWAP_SPINALG:LOCKSWAP_SPINALGO \
+      LOCKSWAP_PROFILE_TP:LOCKSWAP_PROFILE_TOP LOCKSWAP_ALGOMAP:LOCKSWAP_ALGO_MAP; do
+      lib_quick "${v%%:*}=1" -- "$HELLO"
+      rejected || return 1
+      [ "$stderr" = "lockswap: unknown variable ${v%%:*} (did you mean ${v#*:}? every variable is in lockswap(7), the tunables in lockswap --list --long)" ] ||
+        { echo "$stderr"; return 1; }
+    done
+    # nothing near: no guess
+    for v in LOCKSWAP_FOO LOCKSWAP_ LOCKSWAP_FROBNICATE; do
+      lib_quick "$v=1" -- "$HELLO"
+      rejected || return 1
+      [ "$stderr" = "lockswap: unknown variable $v (no valid name is near it: every variable is in lockswap(7), the tunables in lockswap --list --long)" ] ||
+        { echo "$stderr"; return 1; }
+    done
+  }
+  untraced near_each || return 1
   # ties: each of the nearest, never more than 3, and the line stays short
   run_lib LOCKSWAP_X=1 -- "$HELLO"
   rejected || return 1
@@ -137,20 +157,16 @@ rejected() {
   untraced malformed_each
 }
 
-@test "several bad variables still give one line and exit 2" {
-  run_lib LOCKSWAP_ALGO=foo LOCKSWAP_WAIT=bar LOCKSWAP_SPIN=x LOCKSWAP_FOO=1 -- "$HELLO"
-  rejected || return 1
-}
-
-@test "the check happens even in a program that never uses a mutex" {
-  run_lib LOCKSWAP_ALGO=foo -- /bin/true
-  rejected LOCKSWAP_ALGO || return 1
-}
-
+# Nothing the library prints depends on the pair of algorithm and policy
+# (the configuration layer reports; an algorithm's own lines, the
+# hierarchical locks' topology, are LOCKSWAP_VERBOSE's): every algorithm,
+# each under one policy in turn (spin, yield, park, spin, ...), so that
+# every algorithm and every policy runs.
 @test "valid configurations print nothing at all: every algorithm, every policy, LOCKSWAP_SPIN, LOCKSWAP_VERBOSE=0, LOCKSWAP_STATS=0" {
   quiet_each() {
+    local a w i=0 pols=(spin yield park)
     for a in $(algos); do
-      for w in spin yield park; do
+      for w in ${pols[i++ % 3]}; do
         lib_quick LOCKSWAP_ALGO="$a" LOCKSWAP_WAIT="$w" -- "$HELLO"
         [ "$status" -eq 0 ] && [ "$output" = "main ran" ] && [ -z "$stderr" ] ||
           { echo "$a/$w: status $status, stdout '$output', stderr '$stderr'"; return 1; }
@@ -167,9 +183,8 @@ rejected() {
 
 # The report is the configuration layer's, one line format whatever the
 # pair: every algorithm, each under one policy in turn (spin, yield, park,
-# spin, ...), so that every algorithm and every policy is reported; the
-# test above runs every pair.
-@test "LOCKSWAP_VERBOSE=1 reports the algorithm and the waiting policy on stderr, lines prefixed 'lockswap: ' (every algorithm, every policy)" {
+# spin, ...), so that every algorithm and every policy is reported.
+@test "LOCKSWAP_VERBOSE=1 reports the algorithm and the waiting policy on stderr, lines prefixed 'lockswap: ' (every algorithm, every policy); defaults: algorithm auto, policy park; LOCKSWAP_ALGO=ttas keeps the former default" {
   verbose_each() {
     local a w l i=0 pols=(spin yield park)
     for a in $(algos); do
@@ -183,10 +198,8 @@ rejected() {
       done
     done
   }
-  untraced verbose_each
-}
-
-@test "defaults: algorithm auto, policy park; LOCKSWAP_ALGO=ttas keeps the former default" {
+  untraced verbose_each || return 1
+  # the defaults, as reported
   run_lib LOCKSWAP_VERBOSE=1 -- "$HELLO"
   assert_success
   [[ "$stderr" == *"algorithm=auto "* && "$stderr" == *park* ]] || { echo "$stderr"; return 1; }
@@ -194,3 +207,4 @@ rejected() {
   assert_success
   [[ "$stderr" == *"algorithm=ttas "* ]] || { echo "$stderr"; return 1; }
 }
+

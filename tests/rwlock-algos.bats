@@ -36,6 +36,19 @@ PATIENT=LOCKSWAP_CRWWP_PATIENCE=10000000
 
 order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
 
+# The loops over every rwlock below run untraced (helpers.bash: bats'
+# DEBUG trap on each of their commands cost more than the runs), without
+# bats' run; each failure names its algorithm and case, with the output.
+# each_wake_fail LABEL CMD...: CMD under a hang timeout; its output in OUT;
+# on a failure, LABEL and the output appended to FAILED.
+each_wake_fail() {
+  local label=$1
+  shift
+  OUT=$(timeout -k 5 "$TMO" env "$@" 2>&1) && return 0
+  FAILED+=("$label: exit $?: $OUT")
+  return 1
+}
+
 @test "every rwlock with capability fifo (mcs-rw) serves writers in arrival order and the readers between them together" {
   local a
   for a in $(rwalgos fifo); do
@@ -52,53 +65,68 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
 }
 
 @test "every rwlock under park, under its own policy and reader preference: a writer's release wakes the readers and the next writer only, the last reader's release the writer it lets in only (central woke every sleeper; pf-t's writers waiting for a ticket still all wake)" {
-  local a c k
-  for a in $(rwalgos lock); do
-    for k in own reader; do
-      for c in writer-out reader-out; do
-        # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
-        [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
-        # c-rw-wp under reader preference: the writers wait for the
-        # readers outside the writers' lock, each on an indicator, and the
-        # last reader out wakes them all (c_rw_wp.c, README)
-        [[ "$a" == c-rw-wp* && "$k" == reader && "$c" == reader-out ]] && continue
-        # NAME+bravo under reader preference: a writer that finds a biased
-        # reader revokes without the inner write lock and polls the slots
-        # (bravo.c: no reader may be kept out meanwhile), so the writers
-        # that came after it poll too and take the inner lock in any order
-        # once the reader is out; none of them sleeps to be woken
-        [[ "$a" == *+bravo && "$k" == reader && "$c" == reader-out ]] && continue
-        run order "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$(hang_timeout 50)" "$c"
-        assert_success
+  wake_each() {
+    local a c k
+    for a in $(rwalgos lock); do
+      for k in own reader; do
+        for c in writer-out reader-out; do
+          # pf-t: every writer waiting for its ticket sleeps on wout (pf_t.c)
+          [[ "$a" == pf-t* && "$c" == writer-out ]] && continue
+          # c-rw-wp under reader preference: the writers wait for the
+          # readers outside the writers' lock, each on an indicator, and the
+          # last reader out wakes them all (c_rw_wp.c, README)
+          [[ "$a" == c-rw-wp* && "$k" == reader && "$c" == reader-out ]] && continue
+          # NAME+bravo under reader preference: a writer that finds a biased
+          # reader revokes without the inner write lock and polls the slots
+          # (bravo.c: no reader may be kept out meanwhile), so the writers
+          # that came after it poll too and take the inner lock in any order
+          # once the reader is out; none of them sleeps to be woken
+          [[ "$a" == *+bravo && "$k" == reader && "$c" == reader-out ]] && continue
+          each_wake_fail "$a -k $k $c" "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$T50" "$c"
+        done
       done
     done
-  done
+  }
+  local TMO T50 FAILED=()
+  TMO=$(hang_timeout) T50=$(hang_timeout 50)
+  untraced wake_each || true # (FAILED says what failed)
+  [ ${#FAILED[@]} -eq 0 ] || { printf '%s\n' "${FAILED[@]}"; return 1; }
 }
 
 @test "every rwlock through its table (rw_prefer, park): the preference each acquisition asks for (reader, writer, own), and a native timed writer that keeps readers out as an untimed one, gets the lock, or gives up at its deadline letting in the reader it kept out and leaving nothing behind (issue 32; the mutex-serialised mode: the writer cases)" {
   # one process per algorithm, its every case in turn (all: the writer
   # cases alone for an exclusive one), each on a fresh lock, an OK line each
-  local a failed=() out excl n
-  excl=" $(rwalgos exclusive | tr '\n' ' ') "
-  for a in $(rwalgos); do
-    [ "$a" = pthread ] && continue
-    n=6
-    [[ "$excl" == *" $a "* ]] && n=2
-    out=$(timeout -k 5 "$(hang_timeout)" "$UNIT/rw_prefer" -a "$a" -T "$(hang_timeout 50)" all 2>&1) &&
-      [ "$(grep -c "^rw_prefer: OK algo=$a case=" <<<"$out")" -eq "$n" ] || failed+=("$a: $out")
-  done
-  [ ${#failed[@]} -eq 0 ] || { printf '%s\n' "${failed[@]}"; return 1; }
+  prefer_each() {
+    local a excl n
+    excl=" $(rwalgos exclusive | tr '\n' ' ') "
+    for a in $(rwalgos); do
+      [ "$a" = pthread ] && continue
+      n=6
+      [[ "$excl" == *" $a "* ]] && n=2
+      each_wake_fail "$a" "$UNIT/rw_prefer" -a "$a" -T "$T50" all || continue
+      [ "$(grep -c "^rw_prefer: OK algo=$a case=" <<<"$OUT")" -eq "$n" ] || FAILED+=("$a: not $n OK lines: $OUT")
+    done
+  }
+  local TMO T50 FAILED=()
+  TMO=$(hang_timeout) T50=$(hang_timeout 50)
+  untraced prefer_each || true # (FAILED says what failed)
+  [ ${#FAILED[@]} -eq 0 ] || { printf '%s\n' "${FAILED[@]}"; return 1; }
 }
 
 @test "every rwlock under park, every preference: a timed writer that gives up beside a sleeping writer takes nothing of its wake-up (c-rw-wp under reader preference cleared the bit that writer slept on, and it slept for ever)" {
-  local a k
-  for a in $(rwalgos lock); do
-    for k in own reader writer; do
-      run order "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$(hang_timeout 50)" timed-out
-      assert_success
-      assert_output "rw_wake: timed-out algo=$a"
+  timed_each() {
+    local a k
+    for a in $(rwalgos lock); do
+      for k in own reader writer; do
+        each_wake_fail "$a -k $k" "$PATIENT" "$WAKE" -a "$a" -k "$k" -T "$T50" timed-out || continue
+        [ "$OUT" = "rw_wake: timed-out algo=$a" ] || FAILED+=("$a -k $k: $OUT")
+      done
     done
-  done
+  }
+  local TMO T50 FAILED=()
+  TMO=$(hang_timeout) T50=$(hang_timeout 50)
+  untraced timed_each || true # (FAILED says what failed)
+  [ ${#FAILED[@]} -eq 0 ] || { printf '%s\n' "${FAILED[@]}"; return 1; }
 }
 
 @test "rw_wake and bravo_revoke: bad usage (an unknown case, glibc's own rwlock as the lock) is one line and exit 2" {
@@ -165,12 +193,17 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
 }
 
 @test "bravo over every lock: biased readers skip the inner lock; a writer revokes and waits for them; the bias returns after the inhibition" {
-  local inner
-  for inner in $(rwalgos lock | grep -v +); do
-    run timeout -k 5 "$(hang_timeout)" "$REVOKE" -i "$inner"
-    assert_success
-    assert_output --partial "bravo_revoke: OK inner=$inner"
-  done
+  revoke_each() {
+    local inner
+    for inner in $(rwalgos lock | grep -v +); do
+      each_wake_fail "$inner" "$REVOKE" -i "$inner" || continue
+      [[ "$OUT" == *"bravo_revoke: OK inner=$inner"* ]] || FAILED+=("$inner: $OUT")
+    done
+  }
+  local TMO FAILED=()
+  TMO=$(hang_timeout)
+  untraced revoke_each || true # (FAILED says what failed)
+  [ ${#FAILED[@]} -eq 0 ] || { printf '%s\n' "${FAILED[@]}"; return 1; }
 }
 
 @test "every rwlock with capability hier, with no address space left: no lines, the global ticket lock and one inline indicator, nothing waits for memory; lines again after destroy" {
