@@ -62,13 +62,14 @@ gone() {
 		[ "${st%% *}" = Z ] || return 1
 	done
 }
-# wait_for SECONDS CMD...: poll until CMD succeeds; fail after SECONDS
+# wait_for SECONDS CMD...: poll until CMD succeeds, every 0.1 s (every
+# WAIT_STEP s); fail after SECONDS
 wait_for() {
 	local end=$((SECONDS + $1))
 	shift
 	until "$@"; do
 		[ $SECONDS -lt $end ] || return 1
-		sleep 0.1
+		sleep "${WAIT_STEP:-0.1}"
 	done
 }
 
@@ -361,8 +362,9 @@ EOF
 	# killed by its backstop, timeout(1), 2 s after the time limit: waited
 	# for by its pids (the backstop and the app), then none left in its folder
 	wait_for 20 none_with "splash2-load[$OUTD]"
+	# (a wait of about 12 s: looked at twice a second)
 	# shellcheck disable=SC2086
-	wait_for 40 gone $app
+	WAIT_STEP=0.5 wait_for 40 gone $app
 	wait_for 5 none_in "$TREE/codes/apps/raytrace"
 	# its scratch folder is removed by the next run
 	local work
