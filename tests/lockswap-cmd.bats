@@ -31,17 +31,29 @@ ISSUE_ALGOS="pthread tas ttas backoff ticket alock clh mcs"
   for a in $ISSUE_ALGOS; do assert_line "$a"; done
 }
 
+# list_rows: ROW[NAME], the line of `lockswap --list` (in $output) whose
+# first word is NAME (the shell's own matching: no process per algorithm)
+list_rows() {
+  local l
+  declare -gA ROW=()
+  for l in "${lines[@]}"; do [[ "$l" =~ ^([a-z0-9+-]+)\ + ]] && ROW[${BASH_REMATCH[1]}]=$l; done
+  return 0
+}
+
 @test "--list: a row per algorithm with its capabilities and a description" {
+  local names a w
+  names=$("$LOCKSWAP" --names)
   run "$LOCKSWAP" --list
   assert_success
-  for a in $("$LOCKSWAP" --names); do
-    local row
-    row=$(grep -E "^$a +" <<<"$output") || { echo "no row for $a"; return 1; }
-    [ "$(wc -w <<<"$row")" -ge 3 ] || { echo "row too short: $row"; return 1; }
+  list_rows
+  for a in $names; do
+    [ -n "${ROW[$a]:-}" ] || { echo "no row for $a"; return 1; }
+    read -ra w <<<"${ROW[$a]}"
+    [ "${#w[@]}" -ge 3 ] || { echo "row too short: ${ROW[$a]}"; return 1; }
   done
-  grep -Eq '^pthread +passthrough' <<<"$output"
-  for a in ticket alock clh mcs; do grep -Eq "^$a +[a-z,]*fifo" <<<"$output" || { echo "$a not fifo"; return 1; }; done
-  for a in clh mcs; do grep -Eq "^$a +[a-z,]*qnode" <<<"$output" || { echo "$a not qnode"; return 1; }; done
+  [[ "${ROW[pthread]}" =~ ^pthread\ +passthrough ]]
+  for a in ticket alock clh mcs; do [[ "${ROW[$a]}" =~ ^$a\ +[a-z,]*fifo ]] || { echo "$a not fifo"; return 1; }; done
+  for a in clh mcs; do [[ "${ROW[$a]}" =~ ^$a\ +[a-z,]*qnode ]] || { echo "$a not qnode"; return 1; }; done
 }
 
 @test "--names --cap CAP lists exactly the algorithms whose --list row shows CAP" {
@@ -60,11 +72,13 @@ ISSUE_ALGOS="pthread tas ttas backoff ticket alock clh mcs"
   assert_success
   refute_line pthread
   [ "${#lines[@]}" -eq $(( $("$LOCKSWAP" --names | wc -l) - $("$LOCKSWAP" --names --cap passthrough | wc -l) )) ]
+  local fifo qnode a
+  fifo=$'\n'$("$LOCKSWAP" --names --cap fifo)$'\n'
+  qnode=$'\n'$("$LOCKSWAP" --names --cap qnode)$'\n'
   run "$LOCKSWAP" --names --cap fifo --cap qnode
   assert_success
   for a in "${lines[@]}"; do
-    "$LOCKSWAP" --names --cap fifo | grep -qx "$a" && "$LOCKSWAP" --names --cap qnode | grep -qx "$a" ||
-      { echo "$a is not in both"; return 1; }
+    [[ "$fifo" == *$'\n'"$a"$'\n'* && "$qnode" == *$'\n'"$a"$'\n'* ]] || { echo "$a is not in both"; return 1; }
   done
   assert_line mcs
   assert_line clh
@@ -73,16 +87,30 @@ ISSUE_ALGOS="pthread tas ttas backoff ticket alock clh mcs"
 }
 
 @test "-a ALGO -- PROG: every algorithm, the library really preloaded, arguments passed verbatim, PROG's exit status" {
+  # every run in one loop under one timeout (a hang fails the test): a
+  # process per run, each run's output, errors and status in files
+  local d=$BATS_TEST_TMPDIR/runs a l out err rc
+  mkdir "$d"
+  # shellcheck disable=SC2016
+  timeout 120 bash -c 'cmd=$1 d=$2 lib=$3 hello=$4; shift 4
+    for a in $("$cmd" --names); do
+      "$cmd" -a "$a" -- "$lib" >"$d/$a.lib" 2>&1; echo $? >"$d/$a.librc"
+      "$cmd" -a "$a" -- "$hello" "$@" >"$d/$a.out" 2>"$d/$a.err"; echo $? >"$d/$a.rc"
+    done' _ "$LOCKSWAP" "$d" "$PROGS/which_lib" "$HELLO" --exit 3 "two words" "" '$HOME' '*'
   for a in $("$LOCKSWAP" --names); do
-    run timeout 10 "$LOCKSWAP" -a "$a" -- "$PROGS/which_lib"
-    assert_success
-    for l in "${lines[@]}"; do
+    read -r rc <"$d/$a.librc" || { echo "$a: not run"; return 1; }
+    [ "$rc" -eq 0 ] || { echo "$a: which_lib: status $rc"; cat "$d/$a.lib"; return 1; }
+    mapfile -t out <"$d/$a.lib"
+    [ "${#out[@]}" -gt 0 ] || { echo "$a: which_lib printed nothing"; return 1; }
+    for l in "${out[@]}"; do
       [[ "$l" == *"/liblockswap.so" ]] || { echo "$a: $l"; return 1; }
     done
-    run --separate-stderr timeout 10 "$LOCKSWAP" -a "$a" -- "$HELLO" --exit 3 "two words" "" '$HOME' '*'
-    [ "$status" -eq 3 ] || { echo "$a: status $status"; return 1; }
-    [ "$output" = $'main ran\narg: two words\narg: \narg: $HOME\narg: *' ] || { echo "$a: $output"; return 1; }
-    [ -z "$stderr" ] || { echo "$a printed on stderr: $stderr"; return 1; }
+    read -r rc <"$d/$a.rc"
+    [ "$rc" -eq 3 ] || { echo "$a: status $rc"; return 1; }
+    IFS= read -r -d '' out <"$d/$a.out" || true
+    [ "$out" = $'main ran\narg: two words\narg: \narg: $HOME\narg: *\n' ] || { echo "$a: $out"; return 1; }
+    IFS= read -r -d '' err <"$d/$a.err" || true
+    [ -z "$err" ] || { echo "$a printed on stderr: $err"; return 1; }
   done
 }
 
@@ -194,15 +222,19 @@ bad() {
 }
 
 @test "--list fits 100 columns and names no file of the source tree; --list --long has every tunable with what it does, one line each" {
+  local names list l
+  names=$("$LOCKSWAP" --names)
   run "$LOCKSWAP" --list
   assert_success
-  local long
-  long=$(awk 'length > 100' <<<"$output")
-  [ -z "$long" ] || { echo "wider than 100 columns:"; echo "$long"; return 1; }
+  list=$output
+  for l in "${lines[@]}"; do
+    [ "${#l}" -le 100 ] || { echo "wider than 100 columns:"; echo "$l"; return 1; }
+  done
   ! grep -nE '[a-z_]+\.[ch]\b|locks/|interpose/|profile/|stack/|match/|scripts/' <<<"$output" || return 1
   # every algorithm's row, every tunable's name and default
   local a v
-  for a in $("$LOCKSWAP" --names); do grep -qE "^$a +" <<<"$output" || { echo "no row for $a"; return 1; }; done
+  list_rows
+  for a in $names; do [ -n "${ROW[$a]:-}" ] || { echo "no row for $a"; return 1; }; done
   run "$LOCKSWAP" --list --long
   assert_success
   ! grep -nE '[a-z_]+\.[ch]\b|locks/|interpose/|profile/|stack/|match/|scripts/' <<<"$output" || return 1
@@ -210,10 +242,10 @@ bad() {
   tunables=$(grep -oE '^ +LOCKSWAP_[A-Z0-9_]+=[0-9]+: .+' <<<"$output" | sed -E 's/^ +//; s/: .*//' | sort -u)
   [ -n "$tunables" ]
   for v in $tunables; do
-    "$LOCKSWAP" --list | grep -q -- "$v" || { echo "--list lacks $v"; return 1; }
+    [[ "$list" == *"$v"* ]] || { echo "--list lacks $v"; return 1; }
   done
   # and the same algorithms, with the same capabilities, in both
-  diff <("$LOCKSWAP" --list | grep -E '^[a-z+]' | awk '{ print $1, $2 }') <(grep -E '^[a-z+]' <<<"$output" | awk '{ print $1, $2 }')
+  diff <(grep -E '^[a-z+]' <<<"$list" | awk '{ print $1, $2 }') <(grep -E '^[a-z+]' <<<"$output" | awk '{ print $1, $2 }')
   run "$LOCKSWAP" --long
   [ "$status" -eq 2 ]
 }

@@ -27,6 +27,10 @@ setup() {
 # s2 ARGS...: the runner under a timeout (a hang of the runner fails the test).
 s2() { timeout -k 5 "${S2_TIMEOUT:-90}" "$RUNNER" "$@"; }
 # s2g ARGS...: the shared tree, glibc only, small inputs, output in $OUTD.
+# A run whose plots no assertion of its test reads passes --no-plot (gnuplot
+# was half of such a call's CPU): the plots are checked by the glibc matrix
+# and the --report tests, and drawn for every failing status by the crash
+# matrix (a plot that fails fails its exit status and last line).
 s2g() { s2 --splash2 "$TREE" --algos glibc --ray-res 32 --barnes-bodies 200 --out "$OUTD" -q "$@"; }
 fresh_tree() {
 	cp -r "$STANDIN" "$BATS_TEST_TMPDIR/fresh"
@@ -47,13 +51,25 @@ some_with() { [ -n "$(procs_with "$1")" ]; }
 none_with() { [ -z "$(procs_with "$1")" ]; }
 some_in() { [ -n "$(procs_in "$1")" ]; }
 none_in() { [ -z "$(procs_in "$1")" ]; }
-# wait_for SECONDS CMD...: poll until CMD succeeds; fail after SECONDS
+# gone PID...: none of them is alive (a zombie is gone: it holds no CPU, no
+# folder); read by the shell itself, a cheap poll where procs_in scans all
+# of /proc
+gone() {
+	local p st
+	for p; do
+		{ read -r st <"/proc/$p/stat"; } 2>/dev/null || continue
+		st=${st##*) }
+		[ "${st%% *}" = Z ] || return 1
+	done
+}
+# wait_for SECONDS CMD...: poll until CMD succeeds, every 0.1 s (every
+# WAIT_STEP s); fail after SECONDS
 wait_for() {
 	local end=$((SECONDS + $1))
 	shift
 	until "$@"; do
 		[ $SECONDS -lt $end ] || return 1
-		sleep 0.1
+		sleep "${WAIT_STEP:-0.1}"
 	done
 }
 
@@ -67,13 +83,10 @@ wait_for() {
 	assert_output --partial "wrong-image"
 }
 
-@test "without a checkout: one line saying how to give one, exit 2" {
+@test "without a checkout: one line saying how to give one, exit 2; a checkout that does not exist, or is not Splash-3-shaped, is named; SPLASH2_DIR gives the checkout; its codes/ folder is accepted too" {
 	run s2 --algos glibc
 	assert_failure 2
 	assert_output "splash2-run: no SPLASH-2 checkout: give --splash2 DIR or set SPLASH2_DIR (a Splash-3 checkout; see splash2-runner/README.md)"
-}
-
-@test "a checkout that does not exist, or is not Splash-3-shaped, is named" {
 	run s2 --algos glibc --splash2 "$BATS_TEST_TMPDIR/nothere"
 	assert_failure 2
 	assert_output "splash2-run: SPLASH-2 checkout '$BATS_TEST_TMPDIR/nothere' does not exist"
@@ -81,9 +94,6 @@ wait_for() {
 	run s2 --algos glibc --splash2 "$BATS_TEST_TMPDIR/empty"
 	assert_failure 2
 	assert_output "splash2-run: '$BATS_TEST_TMPDIR/empty' is not a Splash-3 checkout: it has no codes/apps/ folder"
-}
-
-@test "SPLASH2_DIR gives the checkout; its codes/ folder is accepted too" {
 	SPLASH2_DIR="$TREE" run s2 --algos glibc --dry-run
 	assert_success
 	assert_output --partial "cd $TREE/codes/apps/raytrace && ./RAYTRACE -p1"
@@ -92,7 +102,7 @@ wait_for() {
 	assert_output --partial "cd $TREE/codes/apps/barnes && ./BARNES <"
 }
 
-@test "missing m4 is reported before building anything" {
+@test "missing m4 is reported before building anything; a missing compiler is named as codes/Makefile.config names it; a build failure shows make's error and exits 1" {
 	local fresh bin
 	fresh=$(fresh_tree)
 	bin="$BATS_TEST_TMPDIR/bin"
@@ -104,19 +114,14 @@ wait_for() {
 	assert_output --partial "m4 not found ('m4', M4 in $fresh/codes/Makefile.config)"
 	[ ${#lines[@]} -eq 1 ]
 	[ ! -e "$fresh/codes/apps/raytrace/RAYTRACE" ]
-}
-
-@test "a missing compiler is named as codes/Makefile.config names it" {
-	local fresh
+	# (each case on a fresh copy of the stand-in)
+	rm -rf "$fresh"
 	fresh=$(fresh_tree)
 	sed -i 's/^CC := gcc$/CC := nosuch-gcc/' "$fresh/codes/Makefile.config"
 	run s2 --splash2 "$fresh" --algos glibc
 	assert_failure 2
 	assert_output "splash2-run: C compiler 'nosuch-gcc' not found (CC in $fresh/codes/Makefile.config): install it (Debian: apt-get install gcc) or set CC there"
-}
-
-@test "a build failure shows make's error and exits 1" {
-	local fresh
+	rm -rf "$fresh"
 	fresh=$(fresh_tree)
 	echo '#error standin-broken-on-purpose' >>"$fresh/codes/apps/barnes/barnes.c.in"
 	run s2 --splash2 "$fresh" --algos glibc --out "$OUTD" -q
@@ -146,7 +151,7 @@ wait_for() {
 	r1=$(stat -c %.9Y "$fresh/codes/apps/raytrace/RAYTRACE")
 	b1=$(stat -c %.9Y "$fresh/codes/apps/barnes/BARNES")
 	# the second reuses them
-	run s2 --splash2 "$fresh" --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 --out "$OUTD/2" -q
+	run s2 --no-plot --splash2 "$fresh" --algos glibc --configs 1 --reps 1 --ray-res 16 --barnes-bodies 50 --out "$OUTD/2" -q
 	assert_success
 	[ "$(stat -c %.9Y "$fresh/codes/apps/raytrace/RAYTRACE")" = "$r1" ]
 	[ "$(stat -c %.9Y "$fresh/codes/apps/barnes/BARNES")" = "$b1" ]
@@ -197,7 +202,7 @@ wait_for() {
 }
 
 @test "M.N runs N load processes beside the app, and none outlives the run" {
-	STANDIN_COUNT_PROCS="splash2-load[$OUTD]" run s2g --configs 1.3,2.0 --reps 1
+	STANDIN_COUNT_PROCS="splash2-load[$OUTD]" run s2g --no-plot --configs 1.3,2.0 --reps 1
 	assert_success
 	grep -q "standin: 3 processes match" "$OUTD/logs/raytrace-car-32x32-1.3-glibc-native-r1.out"
 	grep -q "standin: 3 processes match" "$OUTD/logs/barnes-plummer-200-1.3-glibc-native-r1.out"
@@ -208,14 +213,14 @@ wait_for() {
 @test "--fill adds load processes on the cores the app leaves idle, as in the paper" {
 	local n
 	n=$(nproc)
-	STANDIN_COUNT_PROCS="splash2-load[$OUTD]" run s2g --apps barnes --configs 1.1 --reps 1 --fill
+	STANDIN_COUNT_PROCS="splash2-load[$OUTD]" run s2g --no-plot --apps barnes --configs 1.1 --reps 1 --fill
 	assert_success
 	grep -q "standin: $n processes match" "$OUTD/logs/barnes-plummer-200-1.1-glibc-native-r1.out"
 	grep -q "^configs: 1.1 (fill: (nproc - M) + N load processes)" "$OUTD/meta.txt"
 }
 
 @test "a run still busy at the time limit is over-limit with its elapsed time, not a hang; later repetitions are skipped" {
-	STANDIN_SPIN=2 s2g --apps barnes --configs 1,2 --reps 2 --timeout 2 >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr"
+	STANDIN_SPIN=2 s2g --no-plot --apps barnes --configs 1,2 --reps 2 --timeout 2 >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr"
 	[ "$(rows barnes 1 0 ok)" -eq 2 ]
 	grep -qE '^barnes,plummer-200,glibc,-,2,0,1,[2-9]\.[0-9]{3},[0-9]+\.[0-9]{3},[0-9]+\.[0-9]{3},over-limit$' "$OUTD/results.csv"
 	grep -qx 'barnes,plummer-200,glibc,-,2,0,2,,,,skipped' "$OUTD/results.csv"
@@ -228,7 +233,7 @@ wait_for() {
 }
 
 @test "a run whose threads all sleep for ever is a hang, found long before the time limit, with no stray errors" {
-	STANDIN_HANG=2 s2g --configs 1,2 --reps 1 --hang 1 --timeout 120 >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr"
+	STANDIN_HANG=2 s2g --no-plot --configs 1,2 --reps 1 --hang 1 --timeout 120 >"$BATS_TEST_TMPDIR/stdout" 2>"$BATS_TEST_TMPDIR/stderr"
 	[ ! -s "$BATS_TEST_TMPDIR/stderr" ] || { cat "$BATS_TEST_TMPDIR/stderr"; return 1; }
 	grep -qx 'raytrace,car-32x32,glibc,-,2,0,1,,,,hang' "$OUTD/results.csv"
 	grep -qx 'barnes,plummer-200,glibc,-,2,0,1,,,,hang' "$OUTD/results.csv"
@@ -256,12 +261,12 @@ wait_for() {
 	[ "$(rows raytrace 5 0 no-image)" -eq 1 ]
 	[ "$(rows barnes 5 0 ok)" -eq 1 ]
 	# and without --strict, the same matrix is a success
-	STANDIN_FAIL=2 run s2g --apps barnes --configs 2 --reps 1 --out "$OUTD-2"
+	STANDIN_FAIL=2 run s2g --no-plot --apps barnes --configs 2 --reps 1 --out "$OUTD-2"
 	assert_success
 }
 
 @test "--no-image-check compares no image, and the summary says so" {
-	STANDIN_WRONG_IMAGE=2 run s2g --apps raytrace --configs 1,2 --reps 1 --no-image-check
+	STANDIN_WRONG_IMAGE=2 run s2g --no-plot --apps raytrace --configs 1,2 --reps 1 --no-image-check
 	assert_success
 	[ "$(rows raytrace 1 0 ok)" -eq 1 ]
 	[ "$(rows raytrace 2 0 ok)" -eq 1 ]
@@ -269,34 +274,31 @@ wait_for() {
 	assert_line "raytrace images: not checked (--no-image-check)"
 	grep -qx "raytrace images: not checked (--no-image-check)" "$OUTD/summary.txt"
 	grep -qx "raytrace images: not checked (--no-image-check)" "$OUTD/meta.txt"
-	run s2g --apps raytrace,barnes --configs 1 --reps 1 --out "$OUTD-2"
+	run s2g --no-plot --apps raytrace,barnes --configs 1 --reps 1 --out "$OUTD-2"
 	assert_line "raytrace images: compared with the image of a 1-thread glibc run of the same input"
 	assert_line "barnes output: not checked (Barnes prints no checksum): exit status and completion only"
 }
 
-@test "a failing reference run stops everything with exit 1, naming it" {
+@test "a failing reference run stops everything with exit 1, naming it; Raytrace gets the -m it is given (too small a one fails the reference run)" {
 	STANDIN_CRASH=1 run s2g --apps raytrace --configs 2 --reps 1
 	assert_failure 1
 	assert_output "splash2-run: reference run of raytrace car-32x32 (glibc, 1 thread) failed: crash:SIGSEGV; see $OUTD/logs/raytrace-car-32x32-reference.{out,err}"
+	run s2g --apps raytrace --ray-res 400 --ray-mem 15 --configs 1 --reps 1 --out "$OUTD-m"
+	assert_failure 1
+	grep -q -- "-m15 is too small for 400x400" "$OUTD-m/logs/raytrace-car-400x400-reference.err"
 }
 
 @test "inputs follow the options: scene, resolution, body count, a Barnes input file" {
 	printf '\n500\n7\n\n0.025\n0.05\n1.0\n2.0\n5.0\n0.05\n0.25\nNUMPROCS\n' >"$BATS_TEST_TMPDIR/myinput"
-	run s2g --ray-scene teapot --ray-res 48,24 --barnes-input "$BATS_TEST_TMPDIR/myinput" --configs 2 --reps 1
+	run s2g --no-plot --ray-scene teapot --ray-res 48,24 --barnes-input "$BATS_TEST_TMPDIR/myinput" --configs 2 --reps 1
 	assert_success
 	[ "$(cut -d, -f2 "$OUTD/results.csv" | sort -u | tr '\n' ' ')" = "input myinput teapot-24x24 teapot-48x48 " ]
 	[ "$(head -c 9 "$OUTD/reference/teapot-48x48/image.ppm")" = "$(printf 'P6\n48 48')" ]
 	grep -q "raytrace stand-in: 48x48, 2 threads" "$OUTD/logs/raytrace-teapot-48x48-2.0-glibc-native-r1.out"
 	grep -q "barnes stand-in: 500 bodies, 3 steps, 2 threads" "$OUTD/logs/barnes-myinput-2.0-glibc-native-r1.out"
-	run s2g --apps barnes --barnes-bodies 300 --configs 3 --reps 1 --out "$OUTD-2"
+	run s2g --no-plot --apps barnes --barnes-bodies 300 --configs 3 --reps 1 --out "$OUTD-2"
 	assert_success
 	grep -q "barnes stand-in: 300 bodies, 4 steps, 3 threads" "$OUTD-2/logs/barnes-plummer-300-3.0-glibc-native-r1.out"
-}
-
-@test "Raytrace gets the -m it is given" {
-	run s2g --apps raytrace --ray-res 400 --ray-mem 15 --configs 1 --reps 1
-	assert_failure 1
-	grep -q -- "-m15 is too small for 400x400" "$OUTD/logs/raytrace-car-400x400-reference.err"
 }
 
 @test "bad options and values: one line naming them, exit 2" {
@@ -353,16 +355,22 @@ EOF
 	local pid=$!
 	wait_for 20 some_with "splash2-load[$OUTD]"
 	wait_for 20 some_in "$TREE/codes/apps/raytrace"
+	local app
+	app=$(procs_in "$TREE/codes/apps/raytrace")
 	kill -KILL $pid
 	# load processes notice within a fraction of a second; the app is
-	# killed by its backstop, timeout(1), 2 s after the time limit
+	# killed by its backstop, timeout(1), 2 s after the time limit: waited
+	# for by its pids (the backstop and the app), then none left in its folder
 	wait_for 20 none_with "splash2-load[$OUTD]"
-	wait_for 40 none_in "$TREE/codes/apps/raytrace"
+	# (a wait of about 12 s: looked at twice a second)
+	# shellcheck disable=SC2086
+	WAIT_STEP=0.5 wait_for 40 gone $app
+	wait_for 5 none_in "$TREE/codes/apps/raytrace"
 	# its scratch folder is removed by the next run
 	local work
 	work=$(grep -l "^$pid\$" /tmp/splash2-run.*/owner | xargs dirname)
 	[ -d "$work" ]
-	run s2g --apps barnes --configs 1 --reps 1 --out "$OUTD-2"
+	run s2g --no-plot --apps barnes --configs 1 --reps 1 --out "$OUTD-2"
 	assert_success
 	[ ! -e "$work" ]
 }
@@ -469,7 +477,7 @@ EOF
 	local names n
 	names=$(algos lock)
 	n=$(($(wc -w <<<"$names") + 1))
-	run s2 --splash2 "$TREE" --algos pthread,locks --wait park --configs 2 --reps 1 --ray-res 32 \
+	run s2 --no-plot --splash2 "$TREE" --algos pthread,locks --wait park --configs 2 --reps 1 --ray-res 32 \
 		--barnes-bodies 200 --out "$OUTD" -q --timeout 30 --hang 5
 	assert_success
 	[ "$(rows raytrace 2 0 ok)" -eq $n ] || { cat "$OUTD/results.csv"; return 1; }
@@ -481,7 +489,7 @@ EOF
 	grep -q "^lockswap: $LOCKSWAP" "$OUTD/meta.txt"
 }
 
-@test "--algos all is glibc, pthread and every algorithm; NAME/WAIT picks a policy" {
+@test "--algos all is glibc, pthread and every algorithm; NAME/WAIT picks a policy; the default algorithms are glibc, pthread and those of the paper's that lockswap has; an unknown algorithm is named with the valid ones, exit 2" {
 	need_lockswap
 	run s2 --splash2 "$TREE" --algos all --configs 1 --reps 1 --dry-run
 	assert_success
@@ -492,10 +500,7 @@ EOF
 	a=$(algos lock | head -n 1)
 	run s2 --splash2 "$TREE" --algos "$a/yield" --configs 1 --reps 1 --dry-run
 	assert_output --partial "&& $LOCKSWAP -a $a -w yield -- ./RAYTRACE -p1"
-}
-
-@test "the default algorithms are glibc, pthread and those of the paper's that lockswap has" {
-	need_lockswap
+	# the defaults
 	run s2 --splash2 "$TREE" --configs 1 --reps 1 --apps barnes --dry-run
 	assert_success
 	assert_output --partial "# barnes plummer-262144 1.0 glibc wait=- rep 1/1"
@@ -508,10 +513,7 @@ EOF
 		fi
 	done
 	if algos | grep -qx tas; then assert_output --partial "-a tas -w yield -- ./BARNES"; fi
-}
-
-@test "an unknown algorithm is named with the valid ones, exit 2" {
-	need_lockswap
+	# unknown names
 	run s2 --splash2 "$TREE" --algos glibc,nosuchlock
 	assert_failure 2
 	assert_output "splash2-run: --algos: unknown algorithm 'nosuchlock' (valid: glibc, $(algos | paste -sd, | sed 's/,/, /g'), all, locks)"
