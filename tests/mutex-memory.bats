@@ -64,37 +64,50 @@ CASES="copy reuse many many-held nested threads"
 # and last of the others, whose init the shim makes alike (the mutex
 # zeroed, then the algorithm's init); the rwlocks the same way (the shim's
 # rwlock init for the inline ones).
-# names_with_memory FAMILY LISTFN: those of LISTFN lock whose state the
-# shim keeps out of line or that keep per-cluster lines, and the first and
-# the last of the others
-names_with_memory() {
-  local family=$1 listfn=$2 var=LOCKSWAP_ALGO a others=() lines
-  [ "$family" = rwlock ] && var=LOCKSWAP_RWALGO
+# with_memory: MUTEXES and RWLOCKS = those of each family (algos lock,
+# rwalgos lock) whose state the shim keeps out of line or that keep
+# per-cluster lines, and the first and the last of the others; one
+# LOCKSWAP_VERBOSE run for a mutex algorithm and an rwlock one at once
+with_memory() {
+  local m=() r=() i out lines re nl=$'\n' mx=() mo=() rx=() ro=()
   lines=" $(algos_with_code 'ls_hier_attach\(&' | tr '\n' ' ') "
-  for a in $($listfn lock); do
-    if [[ "$lines" == *" ${a%%+*} "* ]] ||
-      env LD_PRELOAD="$LIB" "$var=$a" LOCKSWAP_VERBOSE=1 /bin/true 2>&1 | grep -q "^lockswap: ${family#mutex}.*algorithm=$a .*state=out-of-line"; then
-      echo "$a"
-    else
-      others+=("$a")
+  read -ra m <<<"$(algos lock | tr '\n' ' ')"
+  read -ra r <<<"$(rwalgos lock | tr '\n' ' ')"
+  for ((i = 0; i < ${#m[@]} || i < ${#r[@]}; i++)); do
+    out=$(env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="${m[i]:-auto}" LOCKSWAP_RWALGO="${r[i]:-pthread}" LOCKSWAP_VERBOSE=1 /bin/true 2>&1)
+    if [ -n "${m[i]:-}" ]; then
+      re="lockswap: algorithm=${m[i]} [^$nl]*state=out-of-line"
+      if [[ "$lines" == *" ${m[i]} "* || "$out" =~ $re ]]; then
+        mx+=("${m[i]}")
+      else
+        mo+=("${m[i]}")
+      fi
+    fi
+    if [ -n "${r[i]:-}" ]; then
+      re="lockswap: rwlock algorithm=${r[i]//+/[+]} [^$nl]*state=out-of-line"
+      if [[ "$lines" == *" ${r[i]%%+*} "* || "$out" =~ $re ]]; then
+        rx+=("${r[i]}")
+      else
+        ro+=("${r[i]}")
+      fi
     fi
   done
-  printf '%s\n' "${others[0]}" "${others[@]: -1}"
+  MUTEXES="${mx[*]} ${mo[0]} ${mo[*]: -1}"
+  RWLOCKS="${rx[*]} ${ro[0]} ${ro[*]: -1}"
 }
 @test "a mutex initialised over an abandoned rwlock, and the reverse, takes none of its out-of-line state" {
   native_passes "$PROGS/reuse_kinds" || return 1
-  local rw mx mutexes rwlocks out
-  mutexes=$(names_with_memory mutex algos | tr '\n' ' ')
-  rwlocks=$(names_with_memory rwlock rwalgos | tr '\n' ' ')
+  local rw mx out MUTEXES RWLOCKS
+  with_memory
   # both cases in one process (each starts from zeroed memory)
   for rw in c-rw-wp mcs-rw+bravo c-rw-wp+bravo; do
-    for mx in $mutexes; do
+    for mx in $MUTEXES; do
       out=$(LOCKSWAP_RWALGO=$rw under "$mx" -- "$PROGS/reuse_kinds" rwlock-then-mutex mutex-then-rwlock 2>&1) ||
         { echo "mutex $mx over rwlock $rw: $out"; return 1; }
     done
   done
   for mx in alock clh-tp; do
-    for rw in $rwlocks; do
+    for rw in $RWLOCKS; do
       out=$(LOCKSWAP_ALGO=$mx under_rw "$rw" -- "$PROGS/reuse_kinds" rwlock-then-mutex mutex-then-rwlock 2>&1) ||
         { echo "rwlock $rw over mutex $mx: $out"; return 1; }
     done

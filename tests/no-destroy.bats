@@ -102,6 +102,15 @@ per_lock_and_two() {
   echo "$own" "${others[0]}" "${others[@]: -1}" "$@" | tr ' ' '\n' | awk 'NF && !seen[$0]++'
 }
 
+# clh-tp (out of line), hmcs (per-cluster lines), and the first and the last
+# of the algorithms whose state is in the lock
+state_kinds() {
+  local a own others=()
+  own=" $(listed out-of-line | tr '\n' ' ') $(listed lines | tr '\n' ' ') "
+  for a in $(algos lock); do [[ "$own" == *" $a "* ]] || others+=("$a"); done
+  echo clh-tp hmcs "${others[0]}" "${others[@]: -1}"
+}
+
 @test "glibc itself passes every cxx_churn kind (the specification)" {
   local k
   for k in $("$P" 2>&1 | sed -n 's/^cases://p'); do
@@ -121,15 +130,21 @@ per_lock_and_two() {
 #                    fallback (trylock, then lock: interpose/mutex.c)
 #   recursive-mutex  the shim's owner and count, in the mutex for every
 #   condvar          algorithm; the condvar is the shim's (mutex_cond.c),
-#                    calling the algorithm's lock and unlock
-# so each kind runs the algorithms with memory of the pool's per lock (out
-# of line, per-cluster lines), and the first and the last of the others
-# (for timed-mutex, with every one with a timed path of its own).
-@test "std::timed_mutex (timed-out waiters: every algorithm with a timed path of its own), std::recursive_mutex, std::condition_variable: the algorithms with memory per lock and two with none, RSS within 1 MB of glibc's" {
+#                    calling the algorithm's lock and unlock: no memory of
+#                    their own, whatever the algorithm
+# so timed-mutex runs the algorithms with memory of the pool's per lock
+# (out of line, per-cluster lines), every one with a timed path of its
+# own, and the first and the last of the others; recursive-mutex and
+# condvar one algorithm of each kind of state: the shim's out-of-line
+# block (clh-tp), hier.c's per-cluster lines (hmcs), and the first and the
+# last of those with their state in the lock.
+@test "std::timed_mutex (timed-out waiters: every algorithm with a timed path of its own, and those with memory per lock), std::recursive_mutex and std::condition_variable (one algorithm of each kind of state): RSS within 1 MB of glibc's" {
   # shellcheck disable=SC2046
   within LOCKSWAP_ALGO "$(per_lock_and_two $(algos timeout))" timed-mutex || return 1
-  within LOCKSWAP_ALGO "$(per_lock_and_two)" recursive-mutex || return 1
-  within LOCKSWAP_ALGO "$(per_lock_and_two)" condvar
+  local kinds
+  kinds=$(state_kinds)
+  within LOCKSWAP_ALGO "$kinds" recursive-mutex || return 1
+  within LOCKSWAP_ALGO "$kinds" condvar
 }
 
 # Under yield an algorithm's code differs from park's only where it reads the
