@@ -12,20 +12,27 @@ P="$PROGS/aslimit"
 
 # Per algorithm, once for the file (setup_file): its address-space size at
 # start (aslimit size) and whether its state lives outside the mutex (the
-# same run's LOCKSWAP_VERBOSE report): "ALGO SIZE_KB inline|out-of-line"
+# same run's LOCKSWAP_VERBOSE report), kept as shell assignments that each
+# test reads (setup): SIZE[ALGO] in KiB, EXT[ALGO]=1 if out of line. No
+# process per lookup: a process costs more here than many a run.
 setup_file() {
   untraced probe_algos >"$BATS_FILE_TMPDIR/algos"
 }
 probe_algos() {
-  local a out
+  local a size verbose re nl=$'\n'
   for a in $(algos lock); do
-    out=$(LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_VERBOSE=1 "$P" size 2>"$BATS_FILE_TMPDIR/verbose")
-    if grep -q 'state=out-of-line' "$BATS_FILE_TMPDIR/verbose"; then
-      echo "$a $out out-of-line"
-    else
-      echo "$a $out inline"
-    fi
+    size=$(LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_VERBOSE=1 "$P" size 2>"$BATS_FILE_TMPDIR/verbose")
+    read -rd '' verbose <"$BATS_FILE_TMPDIR/verbose" || true
+    echo "SIZE[$a]=$size"
+    re="lockswap: algorithm=$a [^$nl]* state=out-of-line"
+    [[ "$verbose" =~ $re ]] && echo "EXT[$a]=1"
   done
+  return 0
+}
+setup() {
+  declare -gA SIZE=() EXT=()
+  # shellcheck disable=SC1091
+  source "$BATS_FILE_TMPDIR/algos"
 }
 
 # expect_each "ALGOS" WANT CASE: the case prints exactly WANT (WANT_EXT for
@@ -35,11 +42,11 @@ expect_each() {
   untraced expect_each_untraced "$@"
 }
 expect_each_untraced() {
-  local algos=$1 want=$2 c=$3 a w out failed=() size kind
+  local algos=$1 want=$2 c=$3 a w out failed=() size
   for a in $algos; do
-    read -r _ size kind < <(grep "^$a " "$BATS_FILE_TMPDIR/algos")
+    size=${SIZE[$a]}
     w=$want
-    [ -n "${WANT_EXT:-}" ] && [ "$kind" = out-of-line ] && w=$WANT_EXT
+    [ -n "${WANT_EXT:-}" ] && [ -n "${EXT[$a]:-}" ] && w=$WANT_EXT
     if [ "$c" = exec ]; then
       out=$(ulimit -v $((size + 2048)) && under "$a" -- "$P" exec 2>&1) || true
     else
@@ -75,7 +82,7 @@ expect_each_untraced() {
 
 @test "more queue nodes held at once than the reserve holds: a lock waits for memory and goes on once another thread gives its nodes back" {
   local a inline=()
-  for a in $(algos qnode); do grep -q "^$a .* inline$" "$BATS_FILE_TMPDIR/algos" && inline+=("$a"); done
+  for a in $(algos qnode); do [ -n "${EXT[$a]:-}" ] || inline+=("$a"); done
   [ ${#inline[@]} -gt 0 ] || { echo "no queue lock with inline state"; return 1; }
   expect_each "${inline[*]}" "aslimit: ok" hold-many
 }
