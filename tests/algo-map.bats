@@ -221,15 +221,15 @@ e2e_mapped() {
 # the first), plus the few instructions of the round's own loop (76 here):
 # lock_pair_cost KIND (mutex, rd, wr) VAR=VALUE...
 lock_pair_cost() {
-  local kind=$1 t s
+  local kind=$1 cg l s=
   shift
-  t=$(mktemp -d)
-  env LD_PRELOAD="$LIB" LOCKSWAP_CLUSTER=thread:1 "$@" valgrind --tool=callgrind --callgrind-out-file="$t/cg" \
-    --dump-after=pairs "$B/bench-pairs" --lock "$kind" 100000 2 >/dev/null 2>&1 || { rm -rf "$t"; return 1; }
-  s=$(sed -n 's/^summary: //p' "$t/cg.2")
-  rm -rf "$t"
+  cg="$BATS_TEST_TMPDIR/cg.$kind.$RANDOM$RANDOM"
+  env LD_PRELOAD="$LIB" LOCKSWAP_CLUSTER=thread:1 "$@" valgrind --tool=callgrind --callgrind-out-file="$cg" \
+    --dump-after=pairs "$B/bench-pairs" --lock "$kind" 100000 2 >/dev/null 2>&1 || return 1
+  # (read by bash: a sed is a process, and the test's directory goes with it)
+  while read -r l; do [[ "$l" == "summary: "* ]] && s=${l#summary: }; done <"$cg.2"
   [ -n "$s" ] || return 1
-  echo $(( (s + 50000) / 100000 ))
+  echo $(((s + 50000) / 100000))
 }
 
 pair_cost() {
