@@ -13,28 +13,59 @@
 load helpers
 A="$UNIT/after_release"
 
-# every line "after_release: OK algo=A wait=W runs=N", one per algo and policy
-all_ok() {
-  local n=$1
-  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
-  [ "$(grep -c '^after_release: OK ' <<<"$output")" -eq "$n" ] || { echo "$output"; return 1; }
-  ! grep -qv '^after_release: OK ' <<<"$output" || { echo "$output"; return 1; }
+# The lists, worked out once for the file (setup_file) and read by each
+# test as shell assignments (a process here costs more than many a run):
+#   MUTEX_N      every lock of the mutex family (not pthread)
+#   OWN_LIST     park for every lock; spin and yield for the locks whose own
+#                code reads the policy, and WAIT_C_REPS for wait.c's path,
+#                the same for every other lock (helpers.bash
+#                policy_own_pick), comma-separated; OWN_N of them
+#   RW_PLAIN     the plain rwlocks, comma-separated; RW_PLAIN_N
+#   RW_OWN       the rwlocks (and compositions) whose waiting path is their
+#                own, and two whose waiting is wait.c's (own_wait_rwalgos)
+#   RW_WRAPPED   the NAME+WRAPPER compositions
+#   SPIN_N       every spinlock
+setup_file() {
+  untraced lists >"$BATS_FILE_TMPDIR/lists"
+}
+lists() {
+  local own
+  # shellcheck disable=SC2046
+  own=$(policy_own_pick $(algos lock))
+  echo "MUTEX_N=$(algos lock | wc -l)"
+  echo "OWN_LIST=$(paste -sd, - <<<"$own")"
+  echo "OWN_N=$(wc -l <<<"$own")"
+  own=$(rwalgos lock | grep -v +)
+  echo "RW_PLAIN=$(paste -sd, - <<<"$own")"
+  echo "RW_PLAIN_N=$(wc -l <<<"$own")"
+  echo "RW_OWN=' $(own_wait_rwalgos lock | tr '\n' ' ') '"
+  echo "RW_WRAPPED='$(rwalgos lock wrapper | tr '\n' ' ')'"
+  echo "SPIN_N=$(spinalgos lock | wc -l)"
+}
+setup() {
+  # shellcheck disable=SC1091
+  source "$BATS_FILE_TMPDIR/lists"
 }
 
-# Every lock under park, whose release may wake a sleeper after the store;
-# under spin and yield the locks whose own code reads the policy, and
-# WAIT_C_REPS for wait.c's path, the same for every other lock.
-policy_own_list() {
-  policy_own_pick $(algos lock) | paste -sd,
+# all_ok N: the run succeeded and printed N lines "after_release: OK
+# algo=A wait=W runs=N" (one per algo and policy) and nothing else
+all_ok() {
+  local n=$1 l ok=0
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  for l in "${lines[@]}"; do
+    [[ "$l" == "after_release: OK "* ]] || { echo "$output"; return 1; }
+    ok=$((ok + 1))
+  done
+  [ "$ok" -eq "$n" ] || { echo "$output"; return 1; }
 }
 
 @test "every lock under park, every policy for the locks with a waiting path of their own and wait.c's: an unlocker stopped right after its release writes and reads nothing of the lock once it is destroyed and unmapped or reused" {
   run timeout -k 5 300 "$A" -a all -w park -W 120
-  all_ok $(algos | grep -cvx pthread) || return 1
+  all_ok "$MUTEX_N" || return 1
   local w
   for w in spin yield; do
-    run timeout -k 5 300 "$A" -a "$(policy_own_list)" -w $w -W 120
-    all_ok "$(policy_own_list | tr ',' '\n' | wc -l)" || return 1
+    run timeout -k 5 300 "$A" -a "$OWN_LIST" -w $w -W 120
+    all_ok "$OWN_N" || return 1
   done
 }
 
@@ -45,21 +76,19 @@ policy_own_list() {
 # in one process; a composition in a process of its own (one composition
 # per wrapper in a process).
 rw_after_release() {
-  local own a w plain
-  own=" $(own_wait_rwalgos lock | tr '\n' ' ') "
-  plain=$(rwalgos lock | grep -v + | paste -sd, -)
-  run timeout -k 5 300 "$A" -f rwlock -a "$plain" -w park -W 120 "$@"
-  all_ok "$(tr ',' '\n' <<<"$plain" | wc -l)" || return 1
-  for a in $own; do
+  local a w
+  run timeout -k 5 300 "$A" -f rwlock -a "$RW_PLAIN" -w park -W 120 "$@"
+  all_ok "$RW_PLAIN_N" || return 1
+  for a in $RW_OWN; do
     [[ "$a" == *+* ]] && continue
     for w in spin yield; do
       run timeout -k 5 300 "$A" -f rwlock -a "$a" -w $w -W 120 "$@"
       all_ok 1 || return 1
     done
   done
-  for a in $(rwalgos lock wrapper); do
+  for a in $RW_WRAPPED; do
     w=park
-    [[ "$own" == *" $a "* ]] && w=all
+    [[ "$RW_OWN" == *" $a "* ]] && w=all
     run timeout -k 5 120 "$A" -f rwlock -a "$a" -w "$w" -W 60 "$@"
     all_ok "$([ "$w" = all ] && echo 3 || echo 1)" || return 1
   done
@@ -71,7 +100,7 @@ rw_after_release() {
 
 @test "every spinlock, every policy: the same (tas, ttas, backoff, ticket16 in a pthread_spinlock_t's 4 bytes)" {
   run timeout -k 5 120 "$A" -a spin -W 60
-  all_ok $(($(spinalgos lock | wc -l) * 3))
+  all_ok $((SPIN_N * 3))
 }
 
 # Without destroy (issue 30: C++'s std::mutex never calls it): the page is
@@ -80,18 +109,18 @@ rw_after_release() {
 # after its release (its destroy waited for it): it faulted here.
 @test "every lock under park, every policy for those with their own waiting path and wait.c's, no destroy: an unlocker stopped right after its release touches nothing of the lock once its page is unmapped and its block or lines reclaimed by the pool and reused" {
   run timeout -k 5 300 "$A" -a all -w park -W 120 -N
-  all_ok $(algos | grep -cvx pthread) || return 1
+  all_ok "$MUTEX_N" || return 1
   local w
   for w in spin yield; do
-    run timeout -k 5 300 "$A" -a "$(policy_own_list)" -w $w -W 120 -N
-    all_ok "$(policy_own_list | tr ',' '\n' | wc -l)" || return 1
+    run timeout -k 5 300 "$A" -a "$OWN_LIST" -w $w -W 120 -N
+    all_ok "$OWN_N" || return 1
   done
 }
 
 @test "every rwlock and NAME+bravo composition (as above), every spinlock, every policy, no destroy: the same" {
   rw_after_release -N || return 1
   run timeout -k 5 120 "$A" -a spin -W 60 -N
-  all_ok $(($(spinalgos lock | wc -l) * 3))
+  all_ok $((SPIN_N * 3))
 }
 
 @test "trylock of a free lock while its last unlocker has not returned: never EBUSY (hmcs, hclh: no fast-path flag; shfl: no-steal bit)" {

@@ -23,9 +23,19 @@ CASES="copy reuse many many-held nested threads"
   assert_success
 }
 
-@test "a mutex copied by value while unlocked: copy and original are independent mutexes of the same type; freed (or overwritten) and the memory reused for another mutex without destroy, 1000 times; 100,000 mutexes, swept by 4 threads in different orders; 100,000 mutexes all held by one thread at once; 4 threads each holding 500 mutexes at once, queued behind each other (park; yield where its path is not wait.c's shared one); 405 threads created and exited (some detached), each locking a shared and an own mutex" {
+# Every algorithm runs every case with a fifth of the repetitions
+# (TEST_ITERS_PERCENT=20, mutex_memory.c: reuse 200 rounds, 20,000 mutexes,
+# 81 threads): each round, mutex and thread takes the same steps as the
+# others, so the size is how often, not what. clh-tp runs them in full: its
+# state is out of line and a waiter's node is published per lock, so it
+# grows both of the pool's kinds of memory, blocks and queue nodes, to
+# 100,000 at once (the pool's chunks grow to their largest with it).
+@test "every algorithm, with a fifth of the repetitions (clh-tp, whose every mutex has a block and a node, in full): a mutex copied by value while unlocked: copy and original are independent mutexes of the same type; freed (or overwritten) and the memory reused for another mutex without destroy, 1000 times; 100,000 mutexes, swept by 4 threads in different orders; 100,000 mutexes all held by one thread at once; 4 threads each holding 500 mutexes at once, queued behind each other (park; yield where its path is not wait.c's shared one); 405 threads created and exited (some detached), each locking a shared and an own mutex" {
   # shellcheck disable=SC2086
-  each_algo "" -- "$P" $CASES || return 1
+  TEST_ITERS_PERCENT=20 each_algo "" -- "$P" $CASES || return 1
+  local out
+  # shellcheck disable=SC2086
+  out=$(under clh-tp -- "$P" $CASES 2>&1) || { echo "clh-tp, in full: $out"; return 1; }
   each_own_wait "" yield -- "$P" nested
 }
 
@@ -46,17 +56,60 @@ CASES="copy reuse many many-held nested threads"
 
 # Memory that held one kind of lock, never destroyed, initialised as the
 # other kind (a review found init adopting the other kind's out-of-line
-# block: a write past its end, and a free into the wrong size class):
-# every mutex algorithm over reader-writer locks with out-of-line or
-# per-cluster state, and every rwlock algorithm over an out-of-line mutex.
+# block: a write past its end, and a free into the wrong size class).
+# A mutex over reader-writer locks with out-of-line or per-cluster state,
+# and an rwlock over an out-of-line mutex. The mutex algorithms whose
+# memory is the pool's (their state out of line: the shim's init looks at
+# the old block; per-cluster lines: hier.c's attach does), and the first
+# and last of the others, whose init the shim makes alike (the mutex
+# zeroed, then the algorithm's init); the rwlocks the same way (the shim's
+# rwlock init for the inline ones).
+# with_memory: MUTEXES and RWLOCKS = those of each family (algos lock,
+# rwalgos lock) whose state the shim keeps out of line or that keep
+# per-cluster lines, and the first and the last of the others; one
+# LOCKSWAP_VERBOSE run for a mutex algorithm and an rwlock one at once
+with_memory() {
+  local m=() r=() i out lines re nl=$'\n' mx=() mo=() rx=() ro=()
+  lines=" $(algos_with_code 'ls_hier_attach\(&' | tr '\n' ' ') "
+  read -ra m <<<"$(algos lock | tr '\n' ' ')"
+  read -ra r <<<"$(rwalgos lock | tr '\n' ' ')"
+  for ((i = 0; i < ${#m[@]} || i < ${#r[@]}; i++)); do
+    out=$(env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="${m[i]:-auto}" LOCKSWAP_RWALGO="${r[i]:-pthread}" LOCKSWAP_VERBOSE=1 /bin/true 2>&1)
+    if [ -n "${m[i]:-}" ]; then
+      re="lockswap: algorithm=${m[i]} [^$nl]*state=out-of-line"
+      if [[ "$lines" == *" ${m[i]} "* || "$out" =~ $re ]]; then
+        mx+=("${m[i]}")
+      else
+        mo+=("${m[i]}")
+      fi
+    fi
+    if [ -n "${r[i]:-}" ]; then
+      re="lockswap: rwlock algorithm=${r[i]//+/[+]} [^$nl]*state=out-of-line"
+      if [[ "$lines" == *" ${r[i]%%+*} "* || "$out" =~ $re ]]; then
+        rx+=("${r[i]}")
+      else
+        ro+=("${r[i]}")
+      fi
+    fi
+  done
+  MUTEXES="${mx[*]} ${mo[0]} ${mo[*]: -1}"
+  RWLOCKS="${rx[*]} ${ro[0]} ${ro[*]: -1}"
+}
 @test "a mutex initialised over an abandoned rwlock, and the reverse, takes none of its out-of-line state" {
   native_passes "$PROGS/reuse_kinds" || return 1
-  local rw
+  local rw mx out MUTEXES RWLOCKS
+  with_memory
   # both cases in one process (each starts from zeroed memory)
   for rw in c-rw-wp mcs-rw+bravo c-rw-wp+bravo; do
-    LOCKSWAP_RWALGO=$rw each_algo "" -- "$PROGS/reuse_kinds" rwlock-then-mutex mutex-then-rwlock || return 1
+    for mx in $MUTEXES; do
+      out=$(LOCKSWAP_RWALGO=$rw under "$mx" -- "$PROGS/reuse_kinds" rwlock-then-mutex mutex-then-rwlock 2>&1) ||
+        { echo "mutex $mx over rwlock $rw: $out"; return 1; }
+    done
   done
   for mx in alock clh-tp; do
-    LOCKSWAP_ALGO=$mx each_rwalgo "" -- "$PROGS/reuse_kinds" rwlock-then-mutex mutex-then-rwlock || return 1
+    for rw in $RWLOCKS; do
+      out=$(LOCKSWAP_ALGO=$mx under_rw "$rw" -- "$PROGS/reuse_kinds" rwlock-then-mutex mutex-then-rwlock 2>&1) ||
+        { echo "rwlock $rw over mutex $mx: $out"; return 1; }
+    done
   done
 }

@@ -12,10 +12,9 @@ TEST_TIMEOUT=20
 P="$PROGS/mutex_types"
 
 @test "glibc itself passes every mutex_types case (the specification)" {
-  for c in $("$P" 2>&1 | sed -n 's/^cases://p'); do
-    run timeout 20 "$P" "$c"
-    [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
-  done
+  # shellcheck disable=SC2046
+  run timeout 60 "$P" $("$P" 2>&1 | sed -n 's/^cases://p')
+  assert_success
 }
 
 @test "the type checks fail on a lock that does nothing" {
@@ -25,12 +24,15 @@ P="$PROGS/mutex_types"
   done
 }
 
+# The dynamic linker binds the entry points, before any algorithm is
+# chosen: one run under the default algorithm and one under pthread (every
+# mutex glibc's, behind the shim) say it for all
 @test "every pthread_mutex_* and pthread_cond_* entry point, at its default version, resolves to liblockswap" {
   run "$PROGS/which_lib"
   assert_success
   assert_equal "${#lines[@]}" 14
   for l in "${lines[@]}"; do [[ "$l" == *"/libc.so.6" ]] || { echo "native: $l"; return 1; }; done
-  for a in $(algos); do
+  for a in auto pthread; do
     run under "$a" -- "$PROGS/which_lib"
     assert_success
     assert_equal "${#lines[@]}" 14

@@ -15,7 +15,9 @@ P="$PROGS/misuse"
 U="$UNIT/unlock_misuse"
 
 @test "glibc itself passes every misuse case (the specification)" {
-  native_passes "$P"
+  # shellcheck disable=SC2046
+  run timeout 60 "$P" $("$P" 2>&1 | sed -n 's/^cases://p')
+  assert_success
 }
 
 # park for every lock; spin and yield where its path is not wait.c's shared

@@ -4,6 +4,12 @@
  * without pthread_mutex_destroy, 100,000 of them, a thread holding hundreds
  * at once, hundreds of threads created and exited. (Use before the
  * library's constructor is early.c.)
+ *
+ * The repetitions are sized() (check.h, TEST_ITERS_PERCENT; all of them
+ * when it is unset): reuse's 1,000 rounds (and 20 on a stack buffer), the
+ * 100,000 mutexes of many and many-held, the 400 threads of threads (and
+ * their detached ones). Every case takes all its kinds of step at any
+ * size; the size is how often.
  */
 #include "check.h"
 
@@ -79,7 +85,8 @@ static void copy(void)
  * for other data, then for a new mutex of another type. */
 static void reuse(void)
 {
-	for (int i = 0; i < 1000; i++) {
+	int rounds = sized(1000);
+	for (int i = 0; i < rounds; i++) {
 		int type = types[i % 4];
 		pthread_mutex_t *m = malloc(sizeof *m);
 		switch (i % 3) {
@@ -118,9 +125,12 @@ static void reuse(void)
 		free(junk);
 	}
 
-	/* The same on a stack buffer, mutexes at varying offsets. */
+	/* The same on a stack buffer, mutexes at varying offsets: 20 rounds
+	 * (sized with the rounds above, at least 4: every offset then holds
+	 * a mutex of each type in turn). */
 	_Alignas(64) unsigned char buf[64 * sizeof(pthread_mutex_t)];
-	for (int round = 0; round < 20; round++) {
+	int brounds = rounds / 50 < 4 ? 4 : rounds / 50;
+	for (int round = 0; round < brounds; round++) {
 		memset(buf, round * 37, sizeof buf);
 		for (int k = 0; k < 60; k++) {
 			pthread_mutex_t *m =
@@ -137,20 +147,21 @@ static void reuse(void)
 }
 
 enum { MANY = 100000 };
+static int many_n = MANY; /* sized(MANY); 7919, the sweeps' stride, is prime: a permutation */
 static pthread_mutex_t *many_m;
 static int many_count[MANY];
 static void *many_busy_fn(void *p)
 {
 	(void)p;
-	for (int i = 0; i < MANY; i++)
+	for (int i = 0; i < many_n; i++)
 		CHECK_RC(pthread_mutex_trylock(&many_m[i]), EBUSY);
 	return NULL;
 }
 static void *many_sweep_fn(void *p)
 {
 	int off = (int)(intptr_t)p;
-	for (int k = 0; k < MANY; k++) {
-		int i = (k * 7919 + off) % MANY;
+	for (int k = 0; k < many_n; k++) {
+		int i = (k * 7919 + off) % many_n;
 		CHECK_RC(pthread_mutex_lock(&many_m[i]), 0);
 		many_count[i]++;
 		CHECK_RC(pthread_mutex_unlock(&many_m[i]), 0);
@@ -159,14 +170,15 @@ static void *many_sweep_fn(void *p)
 }
 static void many_init(void)
 {
+	many_n = sized(MANY);
 	memset(many_count, 0, sizeof many_count); /* many and many-held run in one process too */
-	many_m = calloc(MANY, sizeof *many_m);	  /* odd ones stay zeroed */
-	for (int i = 0; i < MANY; i += 2)
+	many_m = calloc(many_n, sizeof *many_m);  /* odd ones stay zeroed */
+	for (int i = 0; i < many_n; i += 2)
 		init_type(&many_m[i], i % 4 ? PTHREAD_MUTEX_NORMAL : PTHREAD_MUTEX_ERRORCHECK);
 }
 static void many_fini(int per_mutex)
 {
-	for (int i = 0; i < MANY; i++) {
+	for (int i = 0; i < many_n; i++) {
 		CHECK_EQ(many_count[i], per_mutex);
 		CHECK_RC(pthread_mutex_destroy(&many_m[i]), 0);
 	}
@@ -185,7 +197,7 @@ static void many_sweep(void)
 static void many(void)
 {
 	many_init();
-	for (int i = 0; i < MANY; i++) {
+	for (int i = 0; i < many_n; i++) {
 		CHECK_RC(pthread_mutex_lock(&many_m[i]), 0);
 		CHECK_RC(pthread_mutex_unlock(&many_m[i]), 0);
 	}
@@ -197,10 +209,10 @@ static void many(void)
 static void many_held(void)
 {
 	many_init();
-	for (int i = 0; i < MANY; i++)
+	for (int i = 0; i < many_n; i++)
 		CHECK_RC(pthread_mutex_lock(&many_m[i]), 0);
 	join(spawn(many_busy_fn, NULL));
-	for (int i = 0; i < MANY; i++)
+	for (int i = 0; i < many_n; i++)
 		CHECK_RC(pthread_mutex_unlock(&many_m[i]), 0);
 	many_sweep();
 	many_fini(4);
@@ -244,9 +256,10 @@ static void nested(void)
  * shared mutex under contention and one of its own; some detached. From
  * the second batch on, every thread runs on a stack and TLS block glibc
  * kept from an exited one, and every lock's per-thread state is set up
- * and torn down again: 50 batches (405 threads) do that 50 times over;
- * the 250 of before took five times the processor time for the same paths. */
-enum { BATCH = 8, BATCHES = 50, PER_THREAD = 20 };
+ * and torn down again: 50 batches (405 threads, sized(400) in batches of
+ * 8 and one detached in ten batches) do that 50 times over; the 250 of
+ * before took five times the processor time for the same paths. */
+enum { BATCH = 8, THREADS = 400, PER_THREAD = 20 };
 static pthread_mutex_t shared_m = PTHREAD_MUTEX_INITIALIZER;
 static long shared_count;
 static atomic_int detached_done;
@@ -267,8 +280,8 @@ static void *churn_fn(void *p)
 }
 static void threads(void)
 {
-	int detached = 0;
-	for (int b = 0; b < BATCHES; b++) {
+	int detached = 0, batches = sized(THREADS) / BATCH;
+	for (int b = 0; b < batches; b++) {
 		pthread_t t[BATCH];
 		for (int k = 0; k < BATCH; k++)
 			t[k] = spawn(churn_fn, NULL);
@@ -282,7 +295,7 @@ static void threads(void)
 	}
 	await_at_least(&detached_done, detached);
 	CHECK_RC(pthread_mutex_lock(&shared_m), 0);
-	CHECK_EQ(shared_count, (long)(BATCH * BATCHES + detached) * PER_THREAD);
+	CHECK_EQ(shared_count, (long)(BATCH * batches + detached) * PER_THREAD);
 	CHECK_RC(pthread_mutex_unlock(&shared_m), 0);
 }
 
