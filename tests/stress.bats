@@ -34,16 +34,18 @@
 #                        already at load 15, results/glibc/)
 #   STRESS=PATH          the harness to run (default build/unit/stress)
 load helpers
+load validate
 : "${STRESS_TIMEOUT:=120}"
 : "${STRESS:=$UNIT/stress}"
 S=$STRESS
 
-# stress_all "SEEDS" ARGS... : the harness over every lock and every seed;
-# fails naming each algorithm/seed that failed, with the end of its output.
+# stress_all "SEEDS" ARGS... : the harness over every lock and every seed,
+# a process for every lock whose run is sized alike (validate.bash); fails
+# naming each algorithm/seed that failed, with its FAIL lines.
 stress_all() {
   local seeds=$1
   shift
-  validate_each "${STRESS_ALGOS:-$(algos lock)}" "$seeds" "$@"
+  validate_lists "${STRESS_ALGOS:-$(algos lock)}" "$seeds" "$@"
 }
 
 # --- the validator catches what it claims to catch ---------------------------
@@ -141,8 +143,8 @@ node_algos() {
   done
   [ -n "$names" ] || [ -z "${STRESS_ALGOS:-}" ] || skip "no lock of STRESS_ALGOS takes queue nodes"
   [[ "$names " == *" mcs "* || -n "${STRESS_ALGOS:-}" ]] || { echo "node_algos misses mcs: $names"; return 1; }
-  STRESS_COUNT_NODES=0 validate_each "$names" 9 "$S" -w park -t 6 -n 400 -m mix -l 3
-  STRESS_COUNT_NODES=0 validate_each "$names" 10 "$S-inject" -w park -t 6 -n 200 -m mix -l 3
+  STRESS_COUNT_NODES=0 validate_lists "$names" 9 "$S" -w park -t 6 -n 400 -m mix -l 3
+  STRESS_COUNT_NODES=0 validate_lists "$names" 10 "$S-inject" -w park -t 6 -n 200 -m mix -l 3
 }
 
 @test "every lock, park with no spinning and no yielding (every waiter sleeps), 6 threads, mix" {
