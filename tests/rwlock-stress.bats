@@ -19,14 +19,17 @@
 #   RW_ALGOS="a b"      run only these algorithms
 #   STRESS_TIMEOUT=S    seconds per run (default 120: a hang detector)
 load helpers
+load validate
 : "${STRESS_TIMEOUT:=120}"
 S="$UNIT/rwstress"
 
-# rw_all "SEEDS" ARGS...: the validator over every rwlock algorithm.
+# rw_all "SEEDS" ARGS...: the validator over every rwlock algorithm, one
+# process for the algorithms whose run is sized alike (validate.bash; each
+# run in a child of its own).
 rw_all() {
   local seeds=$1
   shift
-  validate_each "$(rwalgos lock)" "$seeds" "$@"
+  validate_lists "$(rwalgos lock)" "$seeds" "$@"
 }
 
 @test "rwstress catches a writer beside readers, a timed-out writer's leftover claim, a leaked node" {
