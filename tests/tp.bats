@@ -18,16 +18,18 @@
 # -inject build's tiny patience or removals make the interleavings rare
 # (spin, park), one where the run repeats another's path.
 load helpers
+load validate
 : "${STRESS_TIMEOUT:=60}"
 S="$UNIT/stress"
 P="$UNIT/tp_preempt"
 TP="mcs-tp clh-tp"
 
-# run_all "SEEDS" ARGS... : the stress harness for both locks and each seed.
+# run_all "SEEDS" ARGS... : the stress harness for both locks and each seed,
+# one process (validate.bash: each run in a child of its own).
 run_all() {
   local seeds=$1
   shift
-  validate_each "$TP" "$seeds" "$@"
+  validate_lists "$TP" "$seeds" "$@"
 }
 
 # --- time source -------------------------------------------------------------
@@ -136,13 +138,17 @@ preempt() {
   preempt timeouts spin yield park
 }
 
+# The watchdog is what fails them: 1 s for each phase (-T) is enough, every
+# phase before the one checked waits for an event milliseconds away, and
+# the one checked never ends for these locks (its spinners burn both CPUs
+# meanwhile: 3 s a run was 13 s of CPU for the four).
 @test "preemption: the same tests fail for plain MCS and CLH (they cannot pass a stopped waiter, never yield)" {
   local a
   for a in mcs clh; do
-    run timeout 30 "$P" -a "$a" -w spin -T 3 stopped-waiter
+    run timeout 30 "$P" -a "$a" -w spin -T 1 stopped-waiter
     [ "$status" -eq 1 ] || { echo "$a: $output"; return 1; }
     [[ "$output" == *"watchdog fired in phase: runners making 1000 acquisitions"* ]]
-    run timeout 30 "$P" -a "$a" -w spin -T 3 holder-yields
+    run timeout 30 "$P" -a "$a" -w spin -T 1 holder-yields
     [ "$status" -eq 1 ] || { echo "$a: $output"; return 1; }
     [[ "$output" == *"watchdog fired in phase: each waiter yielding"* ]]
   done
