@@ -170,11 +170,14 @@ gcr_e2e_untraced() {
   if [ "$wait" = park ]; then
     names=$(gcr_names)
     every+=("cross_unlock semaphore chain" "exclusion mixed $t 200")
-    rep+=("cross_unlock simple")
+    # a representative base's cross_unlock and exclusion cases in one
+    # process each (exclusion's list form sizes each run as the tests do,
+    # check.h sized(): 2000 at TEST_ITERS_PERCENT=10 is the 200 above)
+    rep+=("cross_unlock simple semaphore chain" "exclusion mixed:$t:2000 recursive:$t:2000")
     for p in mutex_types condvar static_init cancel async_cancel mutex_errors cond_users cxx_sync; do
       rep+=("$p $(cases "$p")")
     done
-    rep+=("fork atfork" "exclusion recursive $t 200")
+    rep+=("fork atfork")
     data+=("fork held owner busy" "mutex_memory reuse threads" "mutex_memory many-held" "mutex_memory copy many nested")
   else
     # shellcheck disable=SC2046
@@ -200,7 +203,7 @@ gcr_e2e_untraced() {
   }
   for a in $names; do
     local jobs=("${every[@]}")
-    [[ "$reps" == *" $a "* ]] && jobs+=("${rep[@]}")
+    [ ${#rep[@]} -eq 0 ] || [[ "$reps" != *" $a "* ]] || jobs=("${rep[@]}")
     [[ "$datas" == *" $a "* ]] && jobs+=("${data[@]}")
     for j in "${jobs[@]}"; do
       n=$((n + 1))
