@@ -46,7 +46,14 @@ rw_all() {
   [[ "$output" == *"200 queue node(s) still in use"* ]]
 }
 
-@test "rwstress: bad usage is one line and exit 2; a correct run one OK line" {
+@test "rwstress: bad usage is one line and exit 2; a correct run one OK line; -a and -s take lists (each run a child of its own: two compositions of one wrapper too), a failed run named with its seed" {
+  run timeout 60 "$S" -a selftest-rw-nowait,central -s 3,4 -t 4 -n 500 -r 50 -q
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"FAIL algo=selftest-rw-nowait seed=3"* && "$output" == *"FAIL algo=selftest-rw-nowait seed=4"* ]] || { echo "$output"; return 1; }
+  [[ "$output" != *"algo=central"* ]] || { echo "$output"; return 1; }
+  run timeout 60 "$S" -a pf-t+bravo,central+bravo -s 3,4 -t 3 -n 200
+  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 4 ] || { echo "$output"; return 1; }
+  [[ "${lines[3]}" == "rwstress: OK algo=central+bravo "*" seed=4 "* ]] || { echo "$output"; return 1; }
   run "$S" -a nosuch
   [ "$status" -eq 2 ]
   [ "${#lines[@]}" -eq 1 ]
