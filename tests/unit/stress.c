@@ -806,7 +806,9 @@ int main(int argc, char **argv)
 	if (na == 1 && ns == 1) {
 		seed = seedn[0];
 		alarm(watchdog);
-		return run_one(given[0]);
+		int r = run_one(given[0]);
+		free(names);
+		return r;
 	}
 	/* Several runs: each in a child of its own (a fork: the pool's nodes,
 	 * type-stable, keep what the last algorithm left in them, and its
@@ -827,8 +829,7 @@ int main(int argc, char **argv)
 				seed = seedn[k];
 				alarm(watchdog);
 				int r = run_one(given[i]);
-				fflush(NULL);
-				_exit(r);
+				exit(r); /* the sanitizers' checks at exit too */
 			}
 			int st;
 			while (waitpid(pid, &st, 0) < 0)
