@@ -29,30 +29,24 @@
 # Seeds and iterations are sized by what a run checks (issue 35, item 3):
 # the races are in the timeout paths, which 1-2 us patience takes on nearly
 # every attempt, so more seeds where the -inject build shuffles them (park:
-# 4), one where a run repeats another's path (ASan's park, the plain build).
+# 4), one where a run repeats another's path (ASan's park, the plain build);
+# where the path is wait.c's, the same for every one of these locks (none
+# reads the policy: helpers.bash own_wait_pick), two of them: the -inject
+# yield run, the non-blocking property under spin and yield. Each
+# validator command runs every lock and seed in one process (validate.bash).
 load helpers
+load validate
 : "${AB_TIMEOUT:=60}"
 S=$UNIT/stress
 ABORTABLE="clh-try mcs-try clh-nb mcs-nb cal cal-fp"
 NONBLOCKING="clh-nb mcs-nb cal cal-fp"
 
-# ab_stress "ALGOS" "SEEDS" CMD ARGS... : CMD -a ALGO -s SEED ARGS for each;
-# fails naming every algorithm/seed that failed, with the end of its output.
+# ab_stress "ALGOS" "SEEDS" CMD ARGS... : CMD -a ALGO -s SEED ARGS for each,
+# every algorithm and seed in one process (validate.bash: each run a child
+# of its own, AB_TIMEOUT seconds each); fails naming every algorithm/seed
+# that failed, with its FAIL lines.
 ab_stress() {
-  local names=$1 seeds=$2 a s rc out failed=()
-  shift 2
-  for a in $names; do
-    for s in $seeds; do
-      rc=0
-      out=$(timeout -k 2 "$AB_TIMEOUT" "$@" -a "$a" -s "$s" -q 2>&1) || rc=$?
-      if [ "$rc" -ne 0 ]; then
-        failed+=("$a(seed $s)")
-        [ "$rc" -eq 124 ] && out+=$'\n(killed after '"$AB_TIMEOUT"' s: deadlock or lost token?)'
-        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "$*" "$rc" "$(tail -n 12 <<<"$out")"
-      fi
-    done
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+  STRESS_TIMEOUT=$AB_TIMEOUT validate_lists "$@"
 }
 
 @test "abortable locks: registered, FIFO where the papers say so, with native timeout" {
@@ -104,9 +98,12 @@ ab_stress() {
   ab_stress "$ABORTABLE" "21 22 23 24" "$S-inject" -w park -t 5 -n 600 -l 2 -m mix -p 1000
 }
 
-# (a yield is wait.c's step for these locks: two seeds; park runs four)
-@test "abortable, -inject, yield, 5 threads, timedlock only with 2 us patience, 2 seeds" {
-  ab_stress "$ABORTABLE" "31 32" "$S-inject" -w yield -t 5 -n 150 -m timed -p 2000
+# (a yield is wait.c's step for these locks, one path for all six, none of
+# whose own code reads the policy (helpers.bash own_wait_pick): the first
+# and the last, two seeds; park and spin run every one)
+@test "abortable, -inject, yield, 5 threads, timedlock only with 2 us patience, 2 seeds, two of the locks (wait.c's yield)" {
+  # shellcheck disable=SC2086
+  ab_stress "$(own_wait_pick $ABORTABLE)" "31 32" "$S-inject" -w yield -t 5 -n 150 -m timed -p 2000
 }
 
 @test "abortable, -inject, spin, 3 threads, mix with 2 us patience, 2 seeds" {
@@ -118,8 +115,11 @@ ab_stress() {
   LOCKSWAP_YIELD=0 ab_stress "$ABORTABLE" "52" "$S-inject" -w park -S 0 -t 5 -n 400 -l 2 -m mix -p 2000
 }
 
+# 8 x 300 critical sections over 3 locks, most attempts timing out: every
+# hand-over and timeout path many times over (the races are the -inject
+# runs' to find)
 @test "abortable, plain build, park, 8 threads on 2 cores, 3 locks, mix with 5 us patience" {
-  ab_stress "$ABORTABLE" "61" "$S" -w park -t 8 -n 500 -l 3 -m mix -p 5000
+  ab_stress "$ABORTABLE" "61" "$S" -w park -t 8 -n 300 -l 3 -m mix -p 5000
 }
 
 @test "cal and cal-fp: the last thread finishes alone (an aborted node at the tail naming a released one)" {
@@ -147,17 +147,23 @@ ab_stress() {
 # --- the non-blocking property -------------------------------------------------
 
 nbtest() { # ALGO WAIT ARGS...
-  local a=$1 w=$2
+  local a=$1 w=$2 out="$BATS_TEST_TMPDIR/nb" rc=0
   shift 2
-  run timeout -k 2 120 "$@" -a "$a" -w "$w" -W 60
-  [ "$status" -eq 0 ] || { echo "$a wait=$w: $output"; return 1; }
-  [[ "$output" == "abortable_nbtimeout: OK algo=$a "* ]] || { echo "$a: $output"; return 1; }
+  timeout -k 2 120 "$@" -a "$a" -w "$w" -W 60 >"$out" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { echo "$a wait=$w: exit $rc: $(cat "$out")"; return 1; }
+  [[ "$(<"$out")" == "abortable_nbtimeout: OK algo=$a "* ]] || { echo "$a: $(cat "$out")"; return 1; }
 }
 
-@test "non-blocking timeout: behind a stopped waiter and a neighbour stopped mid-attempt, every policy" {
-  local a w
+# Under spin and yield, where these locks wait through wait.c alone (none
+# reads the policy), the first and the last of them (own_wait_pick); park
+# runs every one.
+@test "non-blocking timeout: behind a stopped waiter and a neighbour stopped mid-attempt, every lock under park, two (wait.c's spin and yield) under spin and yield" {
+  local a w two
+  # shellcheck disable=SC2086
+  two=" $(own_wait_pick $NONBLOCKING | tr '\n' ' ') "
   for a in $NONBLOCKING; do
     for w in spin yield park; do
+      [ "$w" = park ] || [[ "$two" == *" $a "* ]] || continue
       nbtest "$a" "$w" "$UNIT/abortable_nbtimeout" -p 200000 -t 3 -r 60 -s 1 || return 1
     done
   done

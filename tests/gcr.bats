@@ -8,6 +8,7 @@
 # cases per process and several processes at once, to stay within the time
 # the suite allows. Yield runs are sized by iters_for (helpers.bash).
 load helpers
+load validate
 G="$UNIT/gcr"
 
 gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
@@ -103,23 +104,18 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 # code reads the policy and two that wait through wait.c (helpers.bash
 # own_wait_pick); park runs every composition.
 @test "the generic validator under NAME+gcr, every algorithm under park, the bases with a waiting path of their own and two of wait.c's under yield and spin (6 threads, mix of lock, trylock, timedlock, two locks, cross unlocks; 3 threads under spin)" {
-  local a w out failed=() reps
+  local reps rc=0
   # shellcheck disable=SC2046
-  reps=" $(own_wait_pick $(gcr_names) | tr '\n' ' ') "
-  for a in $(gcr_names); do
-    for w in park yield spin; do
-      [ "$w" = park ] || [[ "$reps" == *" $a "* ]] || continue
-      local t=6; [ "$w" = spin ] && t=3
-      out=$(timeout -k 2 60 "$UNIT/stress" -a "$a" -w "$w" -t "$t" -n "$(iters_for "$w" "$a" 300)" -m mix -l 2 -p 5000 -s 7 -q 2>&1) ||
-        { failed+=("$a/$w"); echo "=== $a $w: $(tail -n 5 <<<"$out")"; }
-    done
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
+  reps=$(own_wait_pick $(gcr_names))
+  STRESS_TIMEOUT=60 validate_lists "$(gcr_names)" 7 "$UNIT/stress" -w park -t 6 -n 300 -m mix -l 2 -p 5000 || rc=1
+  STRESS_TIMEOUT=60 validate_lists "$reps" 7 "$UNIT/stress" -w yield -t 6 -n @300@ -m mix -l 2 -p 5000 || rc=1
+  STRESS_TIMEOUT=60 validate_lists "$reps" 7 "$UNIT/stress" -w spin -t 3 -n 300 -m mix -l 2 -p 5000 || rc=1
+  return "$rc"
 }
 
 # What a base changes under the wrapper is how its lock, trylock, timedlock
 # and unlock hand the lock over: the exclusion programs and the cross-thread
-# unlocks, which run for every composition. The shim's semantics around it
+# unlocks' hand-overs, which run for every composition. The shim's semantics around it
 # (types, errors, condvars, cancellation, static initialisers, fork, memory)
 # pass through the wrapper's one path whatever the base: they run for the
 # bases with a waiting path of their own (helpers.bash: own_policy_algos) and
@@ -136,64 +132,91 @@ gcr_rep_names() {
 
 # gcr_e2e WAIT: the end-to-end programs under NAME+gcr, under WAIT. Under
 # park, for every composition the hand-over programs whose every case is a
-# base's hand-over: the cross-thread unlocks and exclusion's mixed case
-# (lock, trylock, timedlock, short deadlines, a holder preempted inside:
-# exclusion's normal, timedlock-short and preempted cases in turn); for the
-# representative ones every other program (the shim's semantics around the
-# wrapper) and exclusion's recursive case; the programs that churn threads,
-# forks and freed memory (mutex_memory's reuse, threads and many-held,
-# fork's held, owner and busy: thousands of thread and process starts) for
-# the bases whose lock data differs (GCR_DATA_BASES: one word, the pool's
-# queue nodes, per-cluster blocks, per-thread published nodes), since what
-# they check is that data's life, not a wait. Under yield and spin, where a
+# base's hand-over: the cross-thread unlocks' hand-overs (cross_unlock's
+# semaphore and chain: every unlock by a thread that did not lock) and
+# exclusion's mixed case (lock, trylock, timedlock, short deadlines, a
+# holder preempted inside: exclusion's normal, timedlock-short and
+# preempted cases in turn); for the representative ones every other
+# program (the shim's semantics around the wrapper: cross_unlock's simple
+# case, the mutex types and a locker that has exited, 1,200 thread starts,
+# among them) and exclusion's recursive case; the programs that churn
+# threads, forks and memory (mutex_memory's every case: copies, reuse
+# without destroy, 100,000 mutexes, many held, threads; fork's held, owner
+# and busy: thousands of thread and process starts) for the three places a
+# composition keeps a lock's data (GCR_DATA_BASES: the wrapper's word
+# before an inline state, tas; before an out-of-line block behind its
+# header line, cal; an inline state with per-cluster blocks attached under
+# contention, hmcs), since what they check is that data's life, not a
+# wait. What else a base keeps (the pool's queue nodes, per-thread
+# published nodes) is per thread and the base's own, the same with the
+# wrapper as without: fork.bats and mutex-memory.bats run every base. Under yield and spin, where a
 # yield or a spin step is the policy's shared code and the wrapper's
 # passive queue the same whatever the base, exclusion's mixed case for the
 # bases whose own code reads the policy and two that wait through wait.c
 # (helpers.bash own_wait_pick). The cases of a program run in one process
-# (two for fork's and mutex_memory's, whose cases share process state), 8
+# (two for fork's and mutex_memory's, whose cases share process state), 4
 # processes at a time (under spin as many as there are CPUs: a spinner
 # beside another process's descheduled holder only burns its slice).
-GCR_DATA_BASES="tas mcs hmcs clh-tp"
+GCR_DATA_BASES="tas cal hmcs"
 gcr_e2e() {
-  local wait=$1 a p dir="$BATS_TEST_TMPDIR/e2e-$1" t=4 par=8
+  untraced gcr_e2e_untraced "$@"
+}
+gcr_e2e_untraced() {
+  local wait=$1 a p dir="$BATS_TEST_TMPDIR/e2e-$1" t=4 par=4
   mkdir -p "$dir"
   [ "$wait" = spin ] && t=3 && par=$(nproc)
   cases() { "$PROGS/$1" 2>&1 | sed -n 's/^cases://p'; }
   local every=() rep=() data=() names
   if [ "$wait" = park ]; then
     names=$(gcr_names)
-    every+=("cross_unlock $(cases cross_unlock)" "exclusion mixed $t 200")
+    every+=("cross_unlock semaphore chain" "exclusion mixed $t 200")
+    # a representative base's cross_unlock and exclusion cases in one
+    # process each (exclusion's list form sizes each run as the tests do,
+    # check.h sized(): 2000 at TEST_ITERS_PERCENT=10 is the 200 above)
+    rep+=("cross_unlock simple semaphore chain" "exclusion mixed:$t:2000 recursive:$t:2000")
     for p in mutex_types condvar static_init cancel async_cancel mutex_errors cond_users cxx_sync; do
       rep+=("$p $(cases "$p")")
     done
-    rep+=("fork atfork" "mutex_memory copy many nested" "exclusion recursive $t 200")
-    data+=("fork held owner busy" "mutex_memory reuse threads" "mutex_memory many-held")
+    rep+=("fork atfork")
+    data+=("fork held owner busy" "mutex_memory reuse threads" "mutex_memory many-held" "mutex_memory copy many nested")
   else
     # shellcheck disable=SC2046
     names=$(own_wait_pick $(gcr_names))
     every+=("exclusion mixed $t 200")
   fi
-  local n=0 j reps datas=" "
+  local n=0 j reps datas=" " running=0 failed=0 pid rc limit=$((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5}))
+  local -A what=()
   reps=" $(gcr_rep_names | tr '\n' ' ') "
   for a in $GCR_DATA_BASES; do datas+="$a+gcr "; done
+  # reap: wait for one job; a failure is kept with the end of its output.
+  # Each job is one fork of this shell (timeout, env, the program): a
+  # process start costs ~10 ms of CPU here, so no subshell is added.
+  reap() {
+    rc=0
+    wait -n -p pid || rc=$?
+    running=$((running - 1))
+    if [ "$rc" -ne 0 ]; then
+      failed=1
+      printf '=== %s: exit %d\n' "${what[$pid]% *}" "$rc"
+      tail -n 5 "$dir/out.${what[$pid]##* }"
+    fi
+  }
   for a in $names; do
     local jobs=("${every[@]}")
-    [[ "$reps" == *" $a "* ]] && jobs+=("${rep[@]}")
+    [ ${#rep[@]} -eq 0 ] || [[ "$reps" != *" $a "* ]] || jobs=("${rep[@]}")
     [[ "$datas" == *" $a "* ]] && jobs+=("${data[@]}")
     for j in "${jobs[@]}"; do
       n=$((n + 1))
-      (
-        # shellcheck disable=SC2086
-        out=$(under "$a" "$wait" -- "$PROGS"/$j 2>&1) || printf '=== %s (%s) %s: exit %d\n%s\n' "$a" "$wait" "$j" $? "$(tail -n 5 <<<"$out")" >"$dir/fail.$n"
-      ) &
-      while [ "$(jobs -pr | wc -l)" -ge "$par" ]; do wait -n || true; done
+      # shellcheck disable=SC2086
+      timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_WAIT="$wait" \
+        TEST_ITERS_PERCENT="$TEST_ITERS_PERCENT" "$PROGS"/$j >"$dir/out.$n" 2>&1 &
+      what[$!]="$a ($wait) $j $n"
+      running=$((running + 1))
+      [ "$running" -lt "$par" ] || reap
     done
   done
-  wait
-  if compgen -G "$dir/fail.*" >/dev/null; then
-    cat "$dir"/fail.*
-    return 1
-  fi
+  while [ "$running" -gt 0 ]; do reap; done
+  [ "$failed" -eq 0 ]
 }
 
 @test "gcr_rep_names: every base with its own waiting path and one of each family, all composed with +gcr; GCR_DATA_BASES among them" {
@@ -207,7 +230,7 @@ gcr_e2e() {
 # The wrapper's path is the same whatever the base: the programs' hand-over
 # loops (check.h: sized()) make a tenth of their turns here, under every
 # policy; each base runs them in full in its own suites.
-@test "end-to-end programs under NAME+gcr, park (the default): the cross-thread unlocks and exclusion's mixed case for every algorithm, every program for GCR_REP_BASES and the bases with a waiting path of their own (thread, fork and memory churn for GCR_DATA_BASES)" {
+@test "end-to-end programs under NAME+gcr, park (the default): the cross-thread unlocks' hand-overs and exclusion's mixed case for every algorithm, every program for GCR_REP_BASES and the bases with a waiting path of their own (thread, fork and memory churn for GCR_DATA_BASES, the three places a composition keeps a lock's data)" {
   TEST_ITERS_PERCENT=10 TEST_TIMEOUT=60 gcr_e2e park
 }
 

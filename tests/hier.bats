@@ -14,6 +14,7 @@
 # (6 threads x 600) that every cluster hands over to itself and to the
 # others many times over.
 load helpers
+load validate
 TEST_TIMEOUT=60
 HELLO="$PROGS/hello"
 ORDER="$UNIT/hier_order"
@@ -76,25 +77,39 @@ hier_algos() { algos hier; }
 }
 
 @test "every level name is accepted; LOCKSWAP_VERBOSE reports the level in use" {
+  untraced level_names
+}
+# (one program start a run, no subshell: a start costs ~10 ms of CPU)
+level_names() {
+  local l rc text f="$BATS_TEST_TMPDIR/level" limit=$((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5}))
   for l in auto numa package l3 l2 core thread:1 thread:64 thread:6/3; do
-    run under hmcs -- env LOCKSWAP_CLUSTER=$l LOCKSWAP_VERBOSE=1 "$HELLO"
-    assert_success
-    assert_line --partial "lockswap: clusters "
-    assert_line "main ran"
+    rc=0
+    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=hmcs LOCKSWAP_CLUSTER=$l LOCKSWAP_VERBOSE=1 "$HELLO" >"$f" 2>&1 || rc=$?
+    read -r -d '' text <"$f" || true
+    [ "$rc" -eq 0 ] || { echo "$l: exit $rc: $text"; return 1; }
+    [[ $'\n'"$text" == *$'\n'"lockswap: clusters "* ]] || { echo "$l: no clusters line: $text"; return 1; }
+    [[ $'\n'"$text"$'\n' == *$'\n'"main ran"$'\n'* ]] || { echo "$l: main did not run: $text"; return 1; }
   done
-  run under mcs -- env LOCKSWAP_VERBOSE=1 "$HELLO"
-  refute_output --partial "clusters"
+  timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs LOCKSWAP_VERBOSE=1 "$HELLO" >"$f" 2>&1 || true
+  read -r -d '' text <"$f" || true
+  [[ "$text" != *clusters* ]] || { echo "mcs reports clusters: $text"; return 1; }
 }
 
-# rejected VAR=VALUE ALGO EXPECTED: one line naming it, exit 2, main never runs
+# rejected VAR VALUE ALGO EXPECTED: one line naming it, exit 2, main never
+# runs (one program start, no subshell: a start costs ~10 ms of CPU)
 rejected() {
-  run under "$3" -- env "$1=$2" "$HELLO"
-  [ "$status" -eq 2 ] || { echo "$1='$2' under $3: status $status"; return 1; }
-  [ "${#lines[@]}" -eq 1 ] || { echo "$1='$2': ${#lines[@]} lines: $output"; return 1; }
-  [[ "$output" == "lockswap: $1"*"$4"* ]] || { echo "$1='$2': $output"; return 1; }
+  local f="$BATS_TEST_TMPDIR/rejected" rc=0 out=()
+  timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$3" "$1=$2" "$HELLO" >"$f" 2>&1 || rc=$?
+  mapfile -t out <"$f"
+  [ "$rc" -eq 2 ] || { echo "$1='$2' under $3: status $rc"; return 1; }
+  [ "${#out[@]}" -eq 1 ] || { echo "$1='$2': ${#out[@]} lines: ${out[*]}"; return 1; }
+  [[ "${out[0]}" == "lockswap: $1"*"$4"* ]] || { echo "$1='$2': ${out[0]}"; return 1; }
 }
 
 @test "bad LOCKSWAP_CLUSTER and LOCKSWAP_TOPOLOGY: one line, exit 2 before main" {
+  untraced bad_values
+}
+bad_values() {
   local v='valid: auto, numa, package, l3, l2, core, thread:N, thread:N/G'
   for bad in foo "" thread: thread:0 thread:65 thread:x thread:4/4 thread:4/1 L3 pu; do
     rejected LOCKSWAP_CLUSTER "$bad" c-tkt-tkt "$v" || return 1
@@ -112,21 +127,36 @@ rejected() {
   rejected LOCKSWAP_TOPOLOGY "$junk" cna "hwloc cannot load" || return 1
 }
 
-@test "a run with any other algorithm never maps libhwloc; a hierarchical one loads it (and closes it)" {
-  local a out
+# hwloc_runs: the test below, one program start a run (no subshell, one
+# env, no grep: a start costs ~10 ms of CPU), untraced (bats' DEBUG trap
+# on every command of 30 runs)
+hwloc_runs() {
+  local a hier limit text f="$BATS_TEST_TMPDIR/maps" rc
+  local fini=$'calling fini: [^\n]*libhwloc\\.so\\.15'
+  limit=$(hang_timeout)
+  hier=" $(hier_algos | tr '\n' ' ') "
   for a in $(algos lock); do
-    case " $(hier_algos | tr '\n' ' ') " in *" $a "*) continue ;; esac
-    out=$(under "$a" -- env LD_DEBUG=files cat /proc/self/maps 2>&1) || { echo "$a: $out"; return 1; }
-    if grep -q hwloc <<<"$out"; then echo "$a maps or loads hwloc"; return 1; fi
+    [[ "$hier" != *" $a "* ]] || continue
+    rc=0
+    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files cat /proc/self/maps >"$f" 2>&1 || rc=$?
+    read -r -d '' text <"$f" || true
+    [ "$rc" -eq 0 ] || { echo "$a: exit $rc: $text"; return 1; }
+    [[ "$text" != *hwloc* ]] || { echo "$a maps or loads hwloc"; return 1; }
   done
   for a in $(hier_algos); do
-    out=$(under "$a" -- env LD_DEBUG=files "$HELLO" 2>&1)
-    grep -q 'file=libhwloc.so.15 \[0\];  dynamically loaded by' <<<"$out" || { echo "$a: no hwloc"; return 1; }
-    grep -q 'calling fini: .*libhwloc.so.15' <<<"$out" || { echo "$a: hwloc not closed"; return 1; }
+    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files "$HELLO" >"$f" 2>&1 || true
+    read -r -d '' text <"$f" || true
+    [[ "$text" == *'file=libhwloc.so.15 [0];  dynamically loaded by'* ]] || { echo "$a: no hwloc"; return 1; }
+    [[ "$text" =~ $fini ]] || { echo "$a: hwloc not closed"; return 1; }
     # thread:N needs no topology
-    out=$(under "$a" -- env LD_DEBUG=files LOCKSWAP_CLUSTER=thread:3 "$HELLO" 2>&1)
-    if grep -q hwloc <<<"$out"; then echo "$a with thread:3 loads hwloc"; return 1; fi
+    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files LOCKSWAP_CLUSTER=thread:3 "$HELLO" >"$f" 2>&1 || true
+    read -r -d '' text <"$f" || true
+    [[ "$text" != *hwloc* ]] || { echo "$a with thread:3 loads hwloc"; return 1; }
   done
+}
+
+@test "a run with any other algorithm never maps libhwloc; a hierarchical one loads it (and closes it)" {
+  untraced hwloc_runs
 }
 
 @test "thread:N: lockswap and lockbench give every thread the same cluster" {
@@ -163,11 +193,12 @@ rejected() {
 }
 
 # order_all "ALGOS" HIER_ORDER_OPTIONS...: hier_order for each algorithm
+# (each run one program start, no subshell: a start costs ~10 ms of CPU)
 order_all() {
-  local names=$1 a out failed=()
+  local names=$1 a out="$BATS_TEST_TMPDIR/order" failed=()
   shift
   for a in $names; do
-    out=$(timeout -k 2 60 "$ORDER" -a "$a" "$@" 2>&1) || { failed+=("$a"); echo "== $a: $out"; }
+    timeout -k 2 60 "$ORDER" -a "$a" "$@" >"$out" 2>&1 || { failed+=("$a"); echo "== $a: $(cat "$out")"; }
   done
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
@@ -209,17 +240,18 @@ order_all() {
   assert_output --partial "hand-offs to another cluster (at most 1 expected)"
 }
 
-# stress_hier ENV... : the validator for every hierarchical lock
+# stress_hier ENV... : the validator for every hierarchical lock, one
+# process per command (validate.bash: each run a child of its own)
 stress_hier() {
-  local a w failed=()
-  for a in $(hier_algos); do
-    for w in park yield; do
-      env "$@" timeout -k 2 60 "$UNIT/stress-inject" -a "$a" -w "$w" -t 6 -n "$(iters_for "$w" "$a" 600)" -m mix -l 3 -q ||
-        failed+=("$a/$w")
-    done
-    env "$@" timeout -k 2 60 "$UNIT/stress" -a "$a" -w spin -t 2 -n 800 -m mix -l 2 -q || failed+=("$a/spin")
-  done
-  [ ${#failed[@]} -eq 0 ] || { echo "failed ($*): ${failed[*]}"; return 1; }
+  (
+    export "$@" STRESS_TIMEOUT=60
+    local names rc=0
+    names=$(hier_algos)
+    validate_lists "$names" 1 "$UNIT/stress-inject" -w park -t 6 -n 600 -m mix -l 3 || rc=1
+    validate_lists "$names" 1 "$UNIT/stress-inject" -w yield -t 6 -n @600@ -m mix -l 3 || rc=1
+    validate_lists "$names" 1 "$UNIT/stress" -w spin -t 2 -n 800 -m mix -l 2 || rc=1
+    [ "$rc" -eq 0 ] || { echo "failed ($*)"; return 1; }
+  )
 }
 
 @test "stress, fault injection: 4 clusters for 6 threads, pass bound 1" {
@@ -238,7 +270,10 @@ stress_hier() {
   local a w failed=()
   for a in c-bo-mcs c-tkt-tkt hclh hmcs; do
     for w in park yield; do
-      LOCKSWAP_INJECT=10 timeout -k 2 60 "$UNIT/hier_nomem-inject" -a "$a" -w "$w" -t 6 -n "$(iters_for "$w" "$a" 1000)" ||
+      # iters_for without its subshell (a process start is ~10 ms of CPU)
+      iters_percent "$w" "$a"
+      sized_n 1000
+      LOCKSWAP_INJECT=10 timeout -k 2 60 "$UNIT/hier_nomem-inject" -a "$a" -w "$w" -t 6 -n "$SIZED_N" ||
         failed+=("$a/$w")
     done
     timeout -k 2 60 "$UNIT/hier_nomem" -a "$a" -w spin -t 2 -n 1000 || failed+=("$a/spin")
@@ -255,12 +290,13 @@ stress_hier() {
   [ ${#failed[@]} -eq 0 ] || { echo "failed under: ${failed[*]}"; return 1; }
 }
 
-# (no hierarchical lock reads the policy: under yield, wait.c's shared path
-# runs for two of them, helpers.bash each_own_wait)
+# (no hierarchical lock reads the policy: under yield and spin, wait.c's
+# shared path runs for two of them, helpers.bash each_own_wait; park, the
+# policy that also checks each release's wake-up, for all six)
 @test "end to end under thread:3: exclusion, condvars, trylock and timed locks, every policy" {
   each_algo hier park -- env LOCKSWAP_CLUSTER=thread:3 "$PROGS/exclusion" mixed 6 500 || return 1
   each_own_wait hier yield -- env LOCKSWAP_CLUSTER=thread:3 LOCKSWAP_HIER_FASTPATH=0 "$PROGS/exclusion" mixed 6 @500@ || return 1
-  each_algo hier spin -- env LOCKSWAP_CLUSTER=thread:3 "$PROGS/exclusion" normal 2 300 || return 1
+  each_own_wait hier spin -- env LOCKSWAP_CLUSTER=thread:3 "$PROGS/exclusion" normal 2 300 || return 1
   each_algo hier -- env LOCKSWAP_CLUSTER=thread:2 "$PROGS/condvar" no-lost-wakeup || return 1
   each_own_wait hier yield -- env LOCKSWAP_CLUSTER=thread:2 "$PROGS/condvar" broadcast-exclusion || return 1
 }

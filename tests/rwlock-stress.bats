@@ -19,21 +19,26 @@
 #   RW_ALGOS="a b"      run only these algorithms
 #   STRESS_TIMEOUT=S    seconds per run (default 120: a hang detector)
 load helpers
+load validate
 : "${STRESS_TIMEOUT:=120}"
 S="$UNIT/rwstress"
 
-# rw_all "SEEDS" ARGS...: the validator over every rwlock algorithm.
+# rw_all "SEEDS" ARGS...: the validator over every rwlock algorithm, one
+# process for the algorithms whose run is sized alike (validate.bash; each
+# run in a child of its own).
 rw_all() {
   local seeds=$1
   shift
-  validate_each "$(rwalgos lock)" "$seeds" "$@"
+  validate_lists "$(rwalgos lock)" "$seeds" "$@"
 }
 
 @test "rwstress catches a writer beside readers, a timed-out writer's leftover claim, a leaked node" {
   run timeout 30 "$S" -a selftest-rw-nowait -t 4 -n 2000 -r 50
   [ "$status" -eq 1 ]
   [[ "$output" == *"a writer entered beside"*"reader(s)"* ]]
-  run timeout -s TERM 5 "$S" -a selftest-rw-stuck -t 4 -n 100000 -m timed -r 50 -p 1000
+  # its readers yield in a loop once stuck: a second of it is enough (the
+  # first timed-out writer leaves its claim within milliseconds)
+  run timeout -s TERM 1 "$S" -a selftest-rw-stuck -t 4 -n 100000 -m timed -r 50 -p 1000
   [ "$status" -eq 124 ]
   [[ "$output" == *"stopped by a timeout"*"acquiring (read) lock 0"* ]]
   run timeout 30 "$S" -a selftest-rw-leak -t 2 -n 100 -r 100
@@ -41,7 +46,14 @@ rw_all() {
   [[ "$output" == *"200 queue node(s) still in use"* ]]
 }
 
-@test "rwstress: bad usage is one line and exit 2; a correct run one OK line" {
+@test "rwstress: bad usage is one line and exit 2; a correct run one OK line; -a and -s take lists (each run a child of its own: two compositions of one wrapper too), a failed run named with its seed" {
+  run timeout 60 "$S" -a selftest-rw-nowait,central -s 3,4 -t 4 -n 500 -r 50 -q
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"FAIL algo=selftest-rw-nowait seed=3"* && "$output" == *"FAIL algo=selftest-rw-nowait seed=4"* ]] || { echo "$output"; return 1; }
+  [[ "$output" != *"algo=central"* ]] || { echo "$output"; return 1; }
+  run timeout 60 "$S" -a pf-t+bravo,central+bravo -s 3,4 -t 3 -n 200
+  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 4 ] || { echo "$output"; return 1; }
+  [[ "${lines[3]}" == "rwstress: OK algo=central+bravo "*" seed=4 "* ]] || { echo "$output"; return 1; }
   run "$S" -a nosuch
   [ "$status" -eq 2 ]
   [ "${#lines[@]}" -eq 1 ]

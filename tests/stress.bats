@@ -34,37 +34,46 @@
 #                        already at load 15, results/glibc/)
 #   STRESS=PATH          the harness to run (default build/unit/stress)
 load helpers
+load validate
 : "${STRESS_TIMEOUT:=120}"
 : "${STRESS:=$UNIT/stress}"
 S=$STRESS
 
-# stress_all "SEEDS" ARGS... : the harness over every lock and every seed;
-# fails naming each algorithm/seed that failed, with the end of its output.
+# stress_all "SEEDS" ARGS... : the harness over every lock and every seed,
+# a process for every lock whose run is sized alike (validate.bash); fails
+# naming each algorithm/seed that failed, with its FAIL lines.
 stress_all() {
   local seeds=$1
   shift
-  validate_each "${STRESS_ALGOS:-$(algos lock)}" "$seeds" "$@"
+  validate_lists "${STRESS_ALGOS:-$(algos lock)}" "$seeds" "$@"
 }
 
 # --- the validator catches what it claims to catch ---------------------------
 
-@test "stress harness: a lock without mutual exclusion fails (occupant and counter checks)" {
+@test "stress harness: a lock without mutual exclusion fails (occupant and counter checks); so do a leaked queue node and ETIMEDOUT before the deadline" {
   run timeout 30 "$S" -a selftest-nolock -t 4 -n 2000
   [ "$status" -eq 1 ]
   [[ "$output" == *"mutual exclusion"* ]]
   [[ "$output" == *"lost updates"* ]]
-}
-
-@test "stress harness: a leaked queue node fails" {
   run timeout 30 "$S" -a selftest-leak -t 2 -n 100
   [ "$status" -eq 1 ]
   [[ "$output" == *"200 queue node(s) still in use"* ]]
-}
-
-@test "stress harness: ETIMEDOUT before the deadline fails" {
   run timeout 30 "$S" -a selftest-early -t 2 -n 100 -m timed -p 1000000000
   [ "$status" -eq 1 ]
   [[ "$output" == *"ETIMEDOUT"*"before its deadline"* ]]
+}
+
+# several algorithms and seeds in one process, each run a child of its own
+# (validate.bash): each failed run is named, the others still run
+@test "stress harness: -a and -s take lists, every run checked, a failed run named with its seed" {
+  run timeout 60 "$S" -a selftest-nolock,mcs,selftest-leak -s 3,4 -t 2 -n 200 -q
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"FAIL algo=selftest-nolock"*"seed=3"* && "$output" == *"FAIL algo=selftest-nolock"*"seed=4"* ]] || { echo "$output"; return 1; }
+  [[ "$output" == *"FAIL algo=selftest-leak seed=4: 400 queue node(s) still in use"* ]] || { echo "$output"; return 1; }
+  [[ "$output" != *"algo=mcs"* ]] || { echo "$output"; return 1; }
+  run timeout 60 "$S" -a ticket16,mcs -s 3,4 -t 2 -n 200
+  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 4 ] || { echo "$output"; return 1; }
+  [[ "${lines[3]}" == "stress: OK algo=mcs "*" seed=4 "* ]] || { echo "$output"; return 1; }
 }
 
 @test "stress harness: stopped by timeout, it says where each thread is and fails" {
@@ -141,8 +150,8 @@ node_algos() {
   done
   [ -n "$names" ] || [ -z "${STRESS_ALGOS:-}" ] || skip "no lock of STRESS_ALGOS takes queue nodes"
   [[ "$names " == *" mcs "* || -n "${STRESS_ALGOS:-}" ]] || { echo "node_algos misses mcs: $names"; return 1; }
-  STRESS_COUNT_NODES=0 validate_each "$names" 9 "$S" -w park -t 6 -n 400 -m mix -l 3
-  STRESS_COUNT_NODES=0 validate_each "$names" 10 "$S-inject" -w park -t 6 -n 200 -m mix -l 3
+  STRESS_COUNT_NODES=0 validate_lists "$names" 9 "$S" -w park -t 6 -n 400 -m mix -l 3
+  STRESS_COUNT_NODES=0 validate_lists "$names" 10 "$S-inject" -w park -t 6 -n 200 -m mix -l 3
 }
 
 @test "every lock, park with no spinning and no yielding (every waiter sleeps), 6 threads, mix" {

@@ -2,9 +2,10 @@
  * rwstress.c - the generic validator every reader-writer lock algorithm is
  * run through (the rwlock family's build/unit/stress).
  *
- *   rwstress -a RWALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]
+ *   rwstress -a RWALGO[,RWALGO...] [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]
  *            [-r READ_PERCENT(80)] [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]
- *            [-k reader|writer|own] [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]
+ *            [-k reader|writer|own] [-w spin|yield|park] [-S SPIN]
+ *            [-s SEED(1)[,SEED...]] [-T SECONDS(0)] [-q]
  *
  * Links build/liblocks.a directly (no LD_PRELOAD): RWALGO is any name
  * `lockswap --names rwlock` prints (NAME+WRAPPER compositions too); `mutex`
@@ -47,6 +48,13 @@
  * line, exit 2. On SIGTERM/SIGALRM (a hang): where each thread is, exit 1.
  * The -inject build (rwstress-inject) reads LOCKSWAP_INJECT and
  * LOCKSWAP_SEED (default -s).
+ *
+ * Several algorithms and seeds: each algorithm with each seed, each run in
+ * a child process of its own (a fork: a process composes a wrapper once;
+ * far cheaper than a program start, the suite's main cost: issue 35), one
+ * after the other; a failed run's lines name algorithm and seed, and the
+ * others still run (exit 1 if any failed, 2 at once on bad usage).
+ * -T SECONDS: a watchdog per run (as a SIGALRM: where each thread is).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -59,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hier/topo.h"
@@ -124,7 +133,7 @@ static void fail(bool always, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "rwstress: FAIL algo=%s: %s\n", algo ? algo->name : "?", msg);
+	fprintf(stderr, "rwstress: FAIL algo=%s seed=%" PRIu64 ": %s\n", algo ? algo->name : "?", seed, msg);
 }
 
 static uint64_t rnd(struct thr *t)
@@ -380,6 +389,8 @@ static void on_signal(int sig)
 	(void)sig;
 	put("rwstress: FAIL algo=");
 	put(algo ? algo->name : "?");
+	put(" seed=");
+	put_u(seed);
 	put(": stopped by a timeout (deadlock, lost wake-up, or a lock left held?)\n");
 	for (unsigned i = 0; thr && i < nthreads; i++) {
 		int ph = atomic_load_explicit(&thr[i].phase, memory_order_relaxed);
@@ -574,68 +585,11 @@ static void rw_params(const struct ls_param *p)
 	}
 }
 
-int main(int argc, char **argv)
+/* One run of the algorithm named `name` with `seed`, in this process: 0
+ * passed, 1 failed (its lines say why); bad usage exits 2. */
+static int run_rw(const char *name)
 {
-	const char *name = NULL;
-	int c;
-	ls_wait_cfg.policy = LS_WAIT_PARK;
-	while ((c = getopt(argc, argv, "a:t:n:l:r:m:p:k:w:S:s:qh")) != -1) {
-		switch (c) {
-		case 'a':
-			name = optarg;
-			break;
-		case 't':
-			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
-			break;
-		case 'n':
-			iters = opt_number("n", optarg, 1, 100000000);
-			break;
-		case 'l':
-			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
-			break;
-		case 'r':
-			read_pct = (unsigned)opt_number("r", optarg, 0, 100);
-			break;
-		case 'm':
-			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
-			break;
-		case 'p':
-			patience = opt_number("p", optarg, 0, 100000000000ul);
-			break;
-		case 'k':
-			kind = (unsigned)opt_choose("k", "kind", optarg, kind_names, 3);
-			how = kind_how[kind];
-			break;
-		case 'w':
-			opt_policy(optarg);
-			break;
-		case 'S':
-			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
-			break;
-		case 's':
-			seed = opt_number("s", optarg, 0, ~0ul);
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			printf("usage: rwstress -a RWALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)] [-r "
-			       "READ_PCT(80)]\n"
-			       "                [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)] [-k "
-			       "reader|writer|own]\n"
-			       "                [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]\n");
-			return 0;
-		default:
-			opt_error("usage: rwstress -a RWALGO [-t N] [-n N] [-l N] [-r PCT] [-m MODE] [-p "
-				  "NS] [-k KIND] "
-				  "[-w WAIT] [-S SPIN] [-s SEED] [-q]");
-		}
-	}
-	if (optind != argc)
-		opt_error("unexpected argument '%s'", argv[optind]);
 	char err[1400];
-	if (!name)
-		opt_error("-a RWALGO is required (valid: %s)", ls_rwalgo_names(err, sizeof err));
 	algo = ls_rwalgo_lookup(name, err, sizeof err);
 	if (!algo)
 		opt_error("-a: %s", err);
@@ -661,11 +615,6 @@ int main(int argc, char **argv)
 	snprintf(sbuf, sizeof sbuf, "%" PRIu64, seed);
 	setenv("LOCKSWAP_SEED", sbuf, 0);
 	ls_node_counting = true;
-
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
 
 	size_t ssize = (algo->state_size + LS_CACHELINE - 1) / LS_CACHELINE * LS_CACHELINE;
 	locks = aligned_alloc(LS_CACHELINE, sizeof *locks * nlocks);
@@ -757,4 +706,147 @@ int main(int argc, char **argv)
 		       "nodes_max_in_use=%ld\n",
 		       conf, reads, writes, timeouts, busy, maxr, ns.max_in_use);
 	return 0;
+}
+
+/* Comma-separated values of option -opt into out[0..max-1]; their count. */
+static unsigned split_list(const char *opt, char *s, char **out, unsigned max)
+{
+	unsigned n = 0;
+	char *save = NULL;
+	for (char *v = strtok_r(s, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			opt_error("-%s: more than %u values", opt, max);
+		out[n++] = v;
+	}
+	if (!n)
+		opt_error("-%s: no value", opt);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	char *name = NULL, *seeds = NULL;
+	unsigned watchdog = 0;
+	int c;
+	ls_wait_cfg.policy = LS_WAIT_PARK;
+	while ((c = getopt(argc, argv, "a:t:n:l:r:m:p:k:w:S:s:T:qh")) != -1) {
+		switch (c) {
+		case 'a':
+			name = optarg;
+			break;
+		case 't':
+			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
+			break;
+		case 'n':
+			iters = opt_number("n", optarg, 1, 100000000);
+			break;
+		case 'l':
+			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
+			break;
+		case 'r':
+			read_pct = (unsigned)opt_number("r", optarg, 0, 100);
+			break;
+		case 'm':
+			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
+			break;
+		case 'p':
+			patience = opt_number("p", optarg, 0, 100000000000ul);
+			break;
+		case 'k':
+			kind = (unsigned)opt_choose("k", "kind", optarg, kind_names, 3);
+			how = kind_how[kind];
+			break;
+		case 'w':
+			opt_policy(optarg);
+			break;
+		case 'S':
+			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
+			break;
+		case 's':
+			seeds = optarg;
+			break;
+		case 'T':
+			watchdog = (unsigned)opt_number("T", optarg, 0, 86400);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("usage: rwstress -a RWALGO[,RWALGO...] [-t THREADS(4)] [-n ITERS(2000)] [-l "
+			       "LOCKS(1)]\n"
+			       "                [-r READ_PCT(80)] [-m lock|try|timed|mix] [-p "
+			       "PATIENCE_NS(20000)]\n"
+			       "                [-k reader|writer|own] [-w spin|yield|park] [-S SPIN]\n"
+			       "                [-s SEED(1)[,SEED...]] [-T SECONDS(0: none)] [-q]\n");
+			return 0;
+		default:
+			opt_error(
+			    "usage: rwstress -a RWALGO[,RWALGO...] [-t N] [-n N] [-l N] [-r PCT] [-m "
+			    "MODE] [-p NS] [-k KIND] [-w WAIT] [-S SPIN] [-s SEED[,SEED...]] [-T SECONDS] "
+			    "[-q]");
+		}
+	}
+	if (optind != argc)
+		opt_error("unexpected argument '%s'", argv[optind]);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	char err[1400], one[128];
+	if (!name)
+		opt_error("-a RWALGO is required (valid: %s)", ls_rwalgo_names(err, sizeof err));
+	enum { MAX_ALGOS = 128, MAX_SEEDS = 64 };
+	char *given[MAX_ALGOS], *seedv[MAX_SEEDS];
+	uint64_t seedn[MAX_SEEDS] = {seed};
+	unsigned na = split_list("a", name, given, MAX_ALGOS),
+		 ns = seeds ? split_list("s", seeds, seedv, MAX_SEEDS) : 1;
+	for (unsigned i = 0; seeds && i < ns; i++)
+		seedn[i] = opt_number("s", seedv[i], 0, ~0ul);
+	if (na == 1 && ns == 1) {
+		seed = seedn[0];
+		alarm(watchdog);
+		return run_rw(given[0]);
+	}
+	/* Several runs: each in a child of its own (fork: a process composes
+	 * a wrapper with one inner lock, rwlock.h; the pool's counts, the
+	 * -inject build's seed and every lock's tunables start afresh), the
+	 * names checked first without composing any. */
+	for (unsigned i = 0; i < na; i++) {
+		bool known = false;
+		for (size_t k = 0; !known && ls_rwalgo_selectable(k, one, sizeof one); k++)
+			known = !strcmp(one, given[i]);
+		if (!known) {
+			if (!ls_rwalgo_lookup(given[i], err, sizeof err))
+				opt_error("-a: %s", err);
+			opt_error("-a: unknown algorithm '%s'", given[i]);
+		}
+	}
+	int failed = 0;
+	for (unsigned i = 0; i < na; i++)
+		for (unsigned k = 0; k < ns; k++) {
+			fflush(NULL);
+			pid_t pid = fork();
+			if (pid < 0)
+				opt_error("fork failed");
+			if (pid == 0) {
+				seed = seedn[k];
+				alarm(watchdog);
+				int r = run_rw(given[i]);
+				exit(r); /* the sanitizers' checks at exit too */
+			}
+			int st;
+			while (waitpid(pid, &st, 0) < 0)
+				;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+				return 2;
+			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+				failed = 1;
+				if (!WIFEXITED(st))
+					fprintf(stderr,
+						"rwstress: FAIL algo=%s seed=%" PRIu64
+						": killed by signal %d\n",
+						given[i], seedn[k], WTERMSIG(st));
+			}
+		}
+	return failed;
 }

@@ -2,9 +2,10 @@
  * stress.c - the generic validator every lock algorithm is run through
  * (in the spirit of Concurrency Kit's regressions/ck_spinlock/validate).
  *
- *   stress -a ALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]
+ *   stress -a ALGO[,ALGO...] [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]
  *          [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]
- *          [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]
+ *          [-w spin|yield|park] [-S SPIN] [-s SEED(1)[,SEED...]]
+ *          [-T SECONDS(0)] [-q]
  *
  * Links build/liblocks.a directly (no LD_PRELOAD). THREADS threads each make
  * ITERS acquisitions of one of LOCKS locks (chosen at random), by
@@ -27,6 +28,14 @@
  * queue node is still in use (ls_node_stats, counting enabled here). Also:
  * ETIMEDOUT never comes before the deadline, trylock returns only 0/EBUSY,
  * timedlock only 0/ETIMEDOUT.
+ *
+ * Several algorithms and seeds: each algorithm with each seed, each run in
+ * a child process of its own (a fork: far cheaper than a program start,
+ * the suite's main cost, issue 35; and the pool's type-stable nodes keep
+ * what an algorithm left in them, which another must not inherit), one
+ * after the other; a failed run's lines name algorithm and seed, and the
+ * others still run (exit 1 if any failed, 2 at once on bad usage).
+ * -T SECONDS: a watchdog per run (as a SIGALRM: where each thread is).
  *
  * STRESS_STALLS=1 adds a line "stress: stalls longest_ms=... timeouts_in_it=...
  * seconds=...": the longest stretch in which no thread acquired (sampled
@@ -66,6 +75,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lock.h"
@@ -123,7 +133,7 @@ static void vfail(bool always, const char *fmt, va_list ap)
 		return;
 	char msg[512];
 	vsnprintf(msg, sizeof msg, fmt, ap);
-	fprintf(stderr, "stress: FAIL algo=%s: %s\n", algo->name, msg);
+	fprintf(stderr, "stress: FAIL algo=%s seed=%" PRIu64 ": %s\n", algo->name, seed, msg);
 }
 
 static void fail(const char *fmt, ...)
@@ -422,6 +432,8 @@ static void on_signal(int sig)
 {
 	put("stress: FAIL algo=");
 	put(algo ? algo->name : "?");
+	put(" seed=");
+	put_u(seed);
 	put(sig == SIGALRM || sig == SIGTERM ? ": stopped by a timeout (deadlock or lost wake-up?)\n"
 					     : ": interrupted\n");
 	/* Deadlock or just slow? Look again 200 ms later. */
@@ -570,55 +582,18 @@ static void state_free(void *p)
 	opt_state_free(algo, p);
 }
 
-int main(int argc, char **argv)
+/* a spin-only algorithm (locks/spin/spinlock.h) is a lock.h lock too */
+static const struct ls_algo *find_algo(const char *name)
 {
-	const char *name = NULL;
-	int c;
-	ls_wait_cfg.policy = LS_WAIT_PARK;
-	ls_wait_cfg.spin = LS_WAIT_SPIN_DEFAULT;
-	while ((c = getopt(argc, argv, "a:t:n:l:m:p:w:S:s:qh")) != -1) {
-		if (opt_algo_wait(c, optarg, &name))
-			continue;
-		switch (c) {
-		case 't':
-			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
-			break;
-		case 'n':
-			iters = opt_number("n", optarg, 1, 100000000);
-			break;
-		case 'l':
-			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
-			break;
-		case 'm':
-			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
-			break;
-		case 'p':
-			patience = opt_number("p", optarg, 0, 100000000000ul);
-			break;
-		case 'S':
-			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
-			break;
-		case 's':
-			seed = opt_number("s", optarg, 0, ~0ul);
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			printf("usage: stress -a ALGO [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]\n"
-			       "              [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]\n"
-			       "              [-w spin|yield|park] [-S SPIN] [-s SEED(1)] [-q]\n");
-			return 0;
-		default:
-			opt_error("usage: stress -a ALGO [-t N] [-n N] [-l N] [-m MODE] [-p NS] [-w WAIT] "
-				  "[-S SPIN] [-s SEED] [-q]");
-		}
-	}
-	if (optind != argc)
-		opt_error("unexpected argument '%s'", argv[optind]);
-	/* a spin-only algorithm (locks/spin/spinlock.h) is a lock.h lock too */
-	algo =
-	    name && !ls_algo_find(name) && ls_spinalgo_find(name) ? ls_spinalgo_find(name) : opt_algo(name);
+	return name && !ls_algo_find(name) && ls_spinalgo_find(name) ? ls_spinalgo_find(name)
+								     : opt_algo(name);
+}
+
+/* One run of the algorithm named `name` with `seed`, in this process: 0
+ * passed, 1 failed (its lines say why); bad usage exits 2. */
+static int run_one(const char *name)
+{
+	algo = find_algo(name);
 	opt_params(algo);
 	if (algo->caps & LS_CAP_HIER) {
 		char err[1024];
@@ -640,16 +615,11 @@ int main(int argc, char **argv)
 	const char *cn = getenv("STRESS_COUNT_NODES");
 	bool counting = !cn || strcmp(cn, "0") != 0;
 	ls_node_counting = counting;
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
-
 	slots = aligned_alloc(LS_CACHELINE, sizeof *slots * nlocks);
 	thr = aligned_alloc(LS_CACHELINE, sizeof *thr * nthreads);
 	if (!slots || !thr) {
 		perror("stress: aligned_alloc");
-		return 2;
+		exit(2);
 	}
 	memset(slots, 0, sizeof *slots * nlocks);
 	memset(thr, 0, sizeof *thr * nthreads);
@@ -660,14 +630,14 @@ int main(int argc, char **argv)
 	}
 	if (mode == M_MIX && pthread_create(&helper_tid, NULL, helper, NULL)) {
 		perror("stress: pthread_create");
-		return 2;
+		exit(2);
 	}
 	for (unsigned i = 0; i < nthreads; i++) {
 		thr[i].id = i;
 		thr[i].rng = seed_stream(seed, i);
 		if (pthread_create(&thr[i].tid, NULL, worker, &thr[i])) {
 			perror("stress: pthread_create");
-			return 2;
+			exit(2);
 		}
 	}
 	const char *st = getenv("STRESS_STALLS");
@@ -675,7 +645,7 @@ int main(int argc, char **argv)
 	pthread_t sampler;
 	if (stalls && pthread_create(&sampler, NULL, stall_sampler, NULL)) {
 		perror("stress: pthread_create");
-		return 2;
+		exit(2);
 	}
 	long acq = 0, timeouts = 0, busy = 0, cross = 0;
 	for (unsigned i = 0; i < nthreads; i++) {
@@ -750,4 +720,131 @@ int main(int argc, char **argv)
 		printf("stress: stalls longest_ms=%.1f timeouts_in_it=%ld seconds=%.2f\n",
 		       stall_worst_ns / 1e6, stall_worst_timeouts, stall_run_ns / 1e9);
 	return 0;
+}
+
+/* Comma-separated values of option -opt into out[0..max-1]; their count. */
+static unsigned split_list(const char *opt, char *s, char **out, unsigned max)
+{
+	unsigned n = 0;
+	char *save = NULL;
+	for (char *v = strtok_r(s, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			opt_error("-%s: more than %u values", opt, max);
+		out[n++] = v;
+	}
+	if (!n)
+		opt_error("-%s: no value", opt);
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = NULL;
+	char *seeds = NULL;
+	unsigned watchdog = 0;
+	int c;
+	ls_wait_cfg.policy = LS_WAIT_PARK;
+	ls_wait_cfg.spin = LS_WAIT_SPIN_DEFAULT;
+	while ((c = getopt(argc, argv, "a:t:n:l:m:p:w:S:s:T:qh")) != -1) {
+		if (opt_algo_wait(c, optarg, &name))
+			continue;
+		switch (c) {
+		case 't':
+			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
+			break;
+		case 'n':
+			iters = opt_number("n", optarg, 1, 100000000);
+			break;
+		case 'l':
+			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
+			break;
+		case 'm':
+			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
+			break;
+		case 'p':
+			patience = opt_number("p", optarg, 0, 100000000000ul);
+			break;
+		case 'S':
+			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
+			break;
+		case 's':
+			seeds = optarg;
+			break;
+		case 'T':
+			watchdog = (unsigned)opt_number("T", optarg, 0, 86400);
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf(
+			    "usage: stress -a ALGO[,ALGO...] [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]\n"
+			    "              [-m lock|try|timed|mix] [-p PATIENCE_NS(20000)]\n"
+			    "              [-w spin|yield|park] [-S SPIN] [-s SEED(1)[,SEED...]]\n"
+			    "              [-T SECONDS(0: none)] [-q]\n");
+			return 0;
+		default:
+			opt_error("usage: stress -a ALGO[,ALGO...] [-t N] [-n N] [-l N] [-m MODE] [-p NS] "
+				  "[-w WAIT] [-S SPIN] [-s SEED[,SEED...]] [-T SECONDS] [-q]");
+		}
+	}
+	if (optind != argc)
+		opt_error("unexpected argument '%s'", argv[optind]);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
+	enum { MAX_ALGOS = 128, MAX_SEEDS = 64 };
+	char *given[MAX_ALGOS], *seedv[MAX_SEEDS], *names = name ? strdup(name) : NULL;
+	uint64_t seedn[MAX_SEEDS] = {seed};
+	unsigned na = names ? split_list("a", names, given, MAX_ALGOS) : 1,
+		 ns = seeds ? split_list("s", seeds, seedv, MAX_SEEDS) : 1;
+	if (!names)
+		given[0] = NULL; /* opt_algo's error */
+	for (unsigned i = 0; seeds && i < ns; i++)
+		seedn[i] = opt_number("s", seedv[i], 0, ~0ul);
+	if (na == 1 && ns == 1) {
+		seed = seedn[0];
+		alarm(watchdog);
+		int r = run_one(given[0]);
+		free(names);
+		return r;
+	}
+	/* Several runs: each in a child of its own (a fork: the pool's nodes,
+	 * type-stable, keep what the last algorithm left in them, and its
+	 * counts; the -inject build reads its seed once), the names checked
+	 * first. */
+	for (unsigned i = 0; i < na; i++)
+		find_algo(given[i]);
+	int failed = 0;
+	for (unsigned i = 0; i < na; i++)
+		for (unsigned k = 0; k < ns; k++) {
+			fflush(NULL);
+			pid_t pid = fork();
+			if (pid < 0) {
+				perror("stress: fork");
+				return 2;
+			}
+			if (pid == 0) {
+				seed = seedn[k];
+				alarm(watchdog);
+				int r = run_one(given[i]);
+				exit(r); /* the sanitizers' checks at exit too */
+			}
+			int st;
+			while (waitpid(pid, &st, 0) < 0)
+				;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+				return 2;
+			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+				failed = 1;
+				if (!WIFEXITED(st))
+					fprintf(stderr,
+						"stress: FAIL algo=%s seed=%" PRIu64
+						": killed by signal %d\n",
+						given[i], seedn[k], WTERMSIG(st));
+			}
+		}
+	free(names);
+	return failed;
 }

@@ -57,7 +57,8 @@
  * thread stays stopped until the others have done what is checked; waits
  * for staleness are sleeps of at least the threshold (the threshold is in
  * wall time, and a stopped thread cannot publish); every wait for progress
- * is bounded only by the watchdog (default 60 s, SIGALRM: prints the phase
+ * is bounded only by the watchdog (-T, default 60 s for each phase: it starts
+ * again as a phase begins; SIGALRM: prints the phase
  * and exits 1). Each test also checks mutual exclusion (a counter updated
  * with a plain read and write) and that every queue node was given back.
  *
@@ -97,6 +98,14 @@
 static const struct ls_algo *algo;
 static void *L;
 static const char *volatile phase = "start";
+static unsigned watchdog = 60; /* -T: seconds for each phase */
+
+/* The phase the watchdog names, and its limit starts again (alarm(2)). */
+static void set_phase(const char *what)
+{
+	phase = what;
+	alarm(watchdog);
+}
 
 /* ---- sched_yield, counted per thread (the locks call this one: the test
  * links liblocks.a statically, so the executable's definition wins) ---- */
@@ -152,7 +161,7 @@ static void msleep(unsigned ms)
 /* Waits (bounded by the watchdog) for *flag to become at least v. */
 static void await(_Atomic long *flag, long v, const char *what)
 {
-	phase = what;
+	set_phase(what);
 	while (atomic_load(flag) < v)
 		msleep(1);
 }
@@ -202,7 +211,7 @@ static void stop_thread(int id)
 {
 	atomic_store(&resume[id], 0);
 	pthread_kill(th[id].t, SIGUSR1);
-	phase = "waiting for a thread to stop in its signal handler";
+	set_phase("waiting for a thread to stop in its signal handler");
 	while (!atomic_load(&stopped[id]))
 		msleep(1);
 }
@@ -251,11 +260,11 @@ static uint64_t word(int i)
 /* W is in the queue behind H's node (see the header). */
 static void await_queued(uint64_t tail_before)
 {
-	phase = "waiting for the waiter to queue";
+	set_phase("waiting for the waiter to queue");
 	while (word(0) == tail_before)
 		msleep(1);
 	if (!strcmp(algo->name, "mcs-tp")) {
-		phase = "waiting for the waiter to link behind the previous tail (mcs-tp)";
+		set_phase("waiting for the waiter to link behind the previous tail (mcs-tp)");
 		while (!atomic_load((_Atomic uint64_t *)(uintptr_t)(tail_before + 16)))
 			msleep(1);
 	}
@@ -263,7 +272,7 @@ static void await_queued(uint64_t tail_before)
 
 static void finish_checks(void)
 {
-	phase = "joining";
+	set_phase("joining");
 	for (int i = 0; i < MAXT; i++)
 		if (th[i].t)
 			pthread_join(th[i].t, NULL);
@@ -304,7 +313,7 @@ static void t_stopped_waiter(void)
 	ls_tp_max_cs_ns = 600000000000ull;
 	uint64_t tail_w = holder_and_waiter();
 	if (ls_wait_cfg.policy == LS_WAIT_PARK) {
-		phase = "waiting for the queued waiter to fall asleep in futex(2)";
+		set_phase("waiting for the queued waiter to fall asleep in futex(2)");
 		while (!proctask_in_futex(atomic_load(&th[1].ktid)))
 			msleep(1);
 		/* The runners stay live (they never spend their budget): the
@@ -319,7 +328,7 @@ static void t_stopped_waiter(void)
 	await(&th[3].started, 1, "runner starting");
 	await_queued(tail_w);	    /* a runner waits behind W */
 	atomic_store(&th[0].go, 1); /* H releases */
-	phase = "runners making 1000 acquisitions while the waiter is stopped";
+	set_phase("runners making 1000 acquisitions while the waiter is stopped");
 	while (atomic_load(&th[2].count) + atomic_load(&th[3].count) < 1000)
 		msleep(1);
 	if (!atomic_load(&stopped[1]) || atomic_load(&th[1].held))
@@ -348,7 +357,7 @@ static void t_holder(bool expect_yields)
 	await(&th[2].started, 1, "waiter starting");
 	unsigned long y1, y2;
 	if (expect_yields) {
-		phase = "each waiter yielding 3 times while the holder is stopped";
+		set_phase("each waiter yielding 3 times while the holder is stopped");
 		while (atomic_load(&yields[1]) < 3 || atomic_load(&yields[2]) < 3)
 			msleep(1);
 	} else {
@@ -388,7 +397,7 @@ static void t_grantee(void)
 	atomic_store(&th[0].go, 1);
 	await(&th[0].done, 1, "the holder's unlock returning");
 	unsigned long y0 = atomic_load(&yields[2]);
-	phase = "the waiter behind the stopped grantee yielding 3 times";
+	set_phase("the waiter behind the stopped grantee yielding 3 times");
 	while (atomic_load(&yields[2]) < y0 + 3)
 		msleep(1);
 	if (atomic_load(&th[1].held) || atomic_load(&th[2].held))
@@ -420,7 +429,7 @@ static void t_spin_factor(void)
 	await(&th[0].held, 1, "holder taking the lock");
 	start(1, waiter_once);
 	await(&th[1].started, 1, "waiter starting");
-	phase = "the waiter (factor 65536) spending 100 ms of CPU time";
+	set_phase("the waiter (factor 65536) spending 100 ms of CPU time");
 	while (cpu_ns(1) < 100000000u && !atomic_load(&yields[1]))
 		msleep(1);
 	unsigned long y1 = atomic_load(&yields[1]);
@@ -433,7 +442,7 @@ static void t_spin_factor(void)
 	}
 	ls_tp_spin_factor = 1; /* read by each step: thread 2 spins the policy's budget only */
 	start(2, waiter_once);
-	phase = "the control waiter (factor 1) yielding after 65536 spin steps";
+	set_phase("the control waiter (factor 1) yielding after 65536 spin steps");
 	while (!atomic_load(&yields[2]))
 		msleep(1);
 	unsigned long ms = (unsigned long)(cpu_ns(1) / 1000000);
@@ -530,7 +539,6 @@ static void usage(const char *why)
 int main(int argc, char **argv)
 {
 	const char *name = NULL, *test = NULL;
-	unsigned watchdog = 60;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	int c;
 	opterr = 0;
