@@ -536,12 +536,16 @@ static void spin3(void)
 
 /* ---- held by another thread at fork ---- */
 
+/* The deadline of a timed lock that must time out (ETIMEDOUT is what is
+ * checked, not how long it took): short, for a timed wait may poll. */
+#define SHORT_MS 5
+
 static pthread_mutex_t other_free;
 static void *trylock_in_child(void *p)
 {
 	(void)p;
 	CHECK_RC(pthread_mutex_trylock(&mx), EBUSY);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_mutex_timedlock(&mx, &dl), ETIMEDOUT);
 	return NULL;
 }
@@ -591,7 +595,7 @@ static void *rd_holder(void *p)
 static void child_rdother(void)
 {
 	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
 }
 static void rdother(void)
@@ -626,7 +630,7 @@ static void child_rdfastother(void)
 	}
 	CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
 	CHECK_RC(pthread_rwlock_unlock(rw), 0);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
 	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
 	CHECK_RC(pthread_rwlock_unlock(rw), 0);
@@ -659,7 +663,7 @@ static void rdfastother(void)
 static void child_slowother(void)
 {
 	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
 }
 static void rdslowother(void)
