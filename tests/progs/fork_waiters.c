@@ -785,7 +785,9 @@ static void forks(void)
 			parent_first = resident_pages();
 			child_first = r;
 		}
-		if (i >= 9 && r > child_max)
+		/* (a child with 2 threads more has their stacks and arenas:
+		 * compared are the children like the first) */
+		if (i >= 9 && i % 50 != 0 && r > child_max)
 			child_max = r;
 	}
 	long parent_last = resident_pages();
@@ -794,12 +796,14 @@ static void forks(void)
 		join(t[i]);
 	if (FORKS <= 10)
 		return; /* forks while threads contend, no memory to compare */
-	/* 256 pages (1 MiB): far below what a leak of one page per fork would
-	 * add over 990 forks (a node per fork, 64 bytes, is too small to see
-	 * here: tests/fork.bats counts the parent's nodes, LOCKSWAP_STATS) */
-	if (parent_last - parent_first > 256)
+	/* 64 pages (256 KiB): four times what the allocators settle by (16
+	 * pages in the parent, 7 in a child, measured), below what a leak of
+	 * one page per fork would add over 90 forks (FORKS=100, the suite's;
+	 * a node per fork, 64 bytes, is too small to see here: tests/fork.bats
+	 * counts the parent's nodes, LOCKSWAP_STATS) */
+	if (parent_last - parent_first > 64)
 		FAIL("the parent grew by %ld pages over %d forks", parent_last - parent_first, FORKS - 10);
-	if (child_max - child_first > 256)
+	if (child_max - child_first > 64)
 		FAIL("the children grew by %ld pages over %d forks", child_max - child_first, FORKS - 10);
 }
 
