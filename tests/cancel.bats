@@ -23,10 +23,6 @@ both_policies() {
 # The cases in one process per algorithm and policy (run_case runs the
 # cases named in order; a failure names its file:line): each case makes its
 # own threads, mutexes and condvars and joins its threads before the next.
-@test "cancel in wait, timedwait, clockwait (both clocks, both condvar clocks) and in timedwait on a CLOCK_MONOTONIC condvar: mutex re-acquired before the cleanup handler, busy for others while it runs; a cancel racing with the start of the wait: the handler always finds the mutex held (60 rounds); a waiter cancelled while a signal is sent does not consume it: the other waiter wakes (40 rounds)" {
-  both_policies "$P" in-wait in-wait-monotonic racing signal-not-consumed
-}
-
-@test "mutex lock, timedlock and clocklock are not cancellation points: the lock is taken, the cancel acts later; with a cancel pending, a thread's first and later lock, unlock, trylock, timed locks, init, destroy, signal, broadcast all complete and testcancel acts; with cancellation disabled a cancel does not end the wait, it acts once enabled again" {
-  both_policies "$P" lock-not-cancellation-point pending disabled
+@test "cancel in wait, timedwait, clockwait (both clocks, both condvar clocks) and in timedwait on a CLOCK_MONOTONIC condvar: mutex re-acquired before the cleanup handler, busy for others while it runs; a cancel racing with the start of the wait: the handler always finds the mutex held (60 rounds); a waiter cancelled while a signal is sent does not consume it: the other waiter wakes (40 rounds); mutex lock, timedlock and clocklock are not cancellation points: the lock is taken, the cancel acts later; with a cancel pending, a thread's first and later lock, unlock, trylock, timed locks, init, destroy, signal, broadcast all complete and testcancel acts; with cancellation disabled a cancel does not end the wait, it acts once enabled again" {
+  both_policies "$P" in-wait in-wait-monotonic racing signal-not-consumed lock-not-cancellation-point pending disabled
 }

@@ -21,15 +21,25 @@ handoff_all() {
 }
 
 @test "handoff checks fail for locks without the behaviour: a herd, a late wake-up, no wake-ahead, a releaser that always wakes" {
+  # the two whose watchdog must fire, at once: their 2 s run out together
+  local late shfl
+  timeout 30 "$H" -a selftest-late -T 2 prewake >"$BATS_TEST_TMPDIR/late" 2>&1 &
+  late=$!
+  timeout 30 env LOCKSWAP_SHFL_AWAKE=0 "$H" -a shfl -T 2 awake >"$BATS_TEST_TMPDIR/shfl" 2>&1 &
+  shfl=$!
   run timeout 30 "$H" -a selftest-herd -T 5 only-next
   [ "$status" -eq 1 ]
   [[ "$output" == *"two places behind the new holder: woken"* ]]
-  run timeout 30 "$H" -a selftest-late -T 2 prewake
-  [ "$status" -eq 1 ]
-  [[ "$output" == *"watchdog fired in phase: the next waiter being woken"* ]]
-  run timeout 30 env LOCKSWAP_SHFL_AWAKE=0 "$H" -a shfl -T 2 awake
-  [ "$status" -eq 1 ]
-  [[ "$output" == *"watchdog fired in phase: the waiters behind the holder being kept awake"* ]]
+  local st=0
+  wait "$late" || st=$?
+  [ "$st" -eq 1 ] || { echo "selftest-late prewake: exit $st"; cat "$BATS_TEST_TMPDIR/late"; return 1; }
+  grep -q "watchdog fired in phase: the next waiter being woken" "$BATS_TEST_TMPDIR/late" ||
+    { cat "$BATS_TEST_TMPDIR/late"; return 1; }
+  st=0
+  wait "$shfl" || st=$?
+  [ "$st" -eq 1 ] || { echo "shfl awake, LOCKSWAP_SHFL_AWAKE=0: exit $st"; cat "$BATS_TEST_TMPDIR/shfl"; return 1; }
+  grep -q "watchdog fired in phase: the waiters behind the holder being kept awake" "$BATS_TEST_TMPDIR/shfl" ||
+    { cat "$BATS_TEST_TMPDIR/shfl"; return 1; }
   # ttas wakes the sleeper at every release: the check sees it woken, or
   # (under load) the woken sleeper spins (the policy is spin by then) and
   # takes the lock before the spinner, which never gets it

@@ -80,11 +80,11 @@
  *			(rdfastother)
  *	spin1, spin3	a spinlock held by the forking thread with 1 or 3
  *			waiters; the child handler unlocks it
- *	forks		1,000 forks (FORKS: another count, at least 10) while
+ *	forks		1,000 forks (FORKS: another count, at least 1) while
  *			4 threads contend for a mutex the atfork handlers lock
  *			and unlock; each child uses it, one in 50 with 2
- *			threads; memory (resident pages) stays flat in the
- *			parent and the children
+ *			threads; past the first 10 forks, memory (resident
+ *			pages) stays flat in the parent and the children
  */
 #include "check.h"
 
@@ -536,12 +536,16 @@ static void spin3(void)
 
 /* ---- held by another thread at fork ---- */
 
+/* The deadline of a timed lock that must time out (ETIMEDOUT is what is
+ * checked, not how long it took): short, for a timed wait may poll. */
+#define SHORT_MS 5
+
 static pthread_mutex_t other_free;
 static void *trylock_in_child(void *p)
 {
 	(void)p;
 	CHECK_RC(pthread_mutex_trylock(&mx), EBUSY);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_mutex_timedlock(&mx, &dl), ETIMEDOUT);
 	return NULL;
 }
@@ -591,7 +595,7 @@ static void *rd_holder(void *p)
 static void child_rdother(void)
 {
 	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
 }
 static void rdother(void)
@@ -626,7 +630,7 @@ static void child_rdfastother(void)
 	}
 	CHECK_RC(pthread_rwlock_tryrdlock(rw), 0);
 	CHECK_RC(pthread_rwlock_unlock(rw), 0);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
 	CHECK_RC(pthread_rwlock_rdlock(rw), 0);
 	CHECK_RC(pthread_rwlock_unlock(rw), 0);
@@ -659,7 +663,7 @@ static void rdfastother(void)
 static void child_slowother(void)
 {
 	CHECK_RC(pthread_rwlock_trywrlock(rw), EBUSY);
-	struct timespec dl = deadline_in(CLOCK_REALTIME, 50 * MS);
+	struct timespec dl = deadline_in(CLOCK_REALTIME, SHORT_MS * MS);
 	CHECK_RC(pthread_rwlock_timedwrlock(rw, &dl), ETIMEDOUT);
 }
 static void rdslowother(void)
@@ -781,19 +785,25 @@ static void forks(void)
 			parent_first = resident_pages();
 			child_first = r;
 		}
-		if (i >= 9 && r > child_max)
+		/* (a child with 2 threads more has their stacks and arenas:
+		 * compared are the children like the first) */
+		if (i >= 9 && i % 50 != 0 && r > child_max)
 			child_max = r;
 	}
 	long parent_last = resident_pages();
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 4; i++)
 		join(t[i]);
-	/* 256 pages (1 MiB): far below what a leak of one page per fork would
-	 * add over 990 forks (a node per fork, 64 bytes, is too small to see
-	 * here: tests/fork.bats counts the parent's nodes, LOCKSWAP_STATS) */
-	if (parent_last - parent_first > 256)
+	if (FORKS <= 10)
+		return; /* forks while threads contend, no memory to compare */
+	/* 64 pages (256 KiB): four times what the allocators settle by (16
+	 * pages in the parent, 7 in a child, measured), below what a leak of
+	 * one page per fork would add over 90 forks (FORKS=100, the suite's;
+	 * a node per fork, 64 bytes, is too small to see here: tests/fork.bats
+	 * counts the parent's nodes, LOCKSWAP_STATS) */
+	if (parent_last - parent_first > 64)
 		FAIL("the parent grew by %ld pages over %d forks", parent_last - parent_first, FORKS - 10);
-	if (child_max - child_first > 256)
+	if (child_max - child_first > 64)
 		FAIL("the children grew by %ld pages over %d forks", child_max - child_first, FORKS - 10);
 }
 
