@@ -208,4 +208,68 @@ static inline void opt_state_free(const struct ls_algo *a, void *p)
 		free((char *)p - OPT_STATE_AT);
 }
 
+/* ---- lists of algorithms and seeds (stress, rwstress: -a A,B -s 1,2) ---- */
+
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The comma-separated values of option -opt, s cut in place, into
+ * out[0..max-1]; their count (at least 1, or a bad option). */
+static unsigned opt_list(const char *opt, char *s, char **out, unsigned max) __attribute__((unused));
+static unsigned opt_list(const char *opt, char *s, char **out, unsigned max)
+{
+	unsigned n = 0;
+	char *save = NULL;
+	for (char *v = strtok_r(s, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			opt_error("-%s: more than %u values", opt, max);
+		out[n++] = v;
+	}
+	if (!n)
+		opt_error("-%s: no value", opt);
+	return n;
+}
+
+/* Every name with every seed, each run in a child of its own (a fork, far
+ * cheaper than a program start: the pool's nodes, type-stable, keep what
+ * the last algorithm left in them, a process composes a wrapper with one
+ * inner lock, the -inject build reads its seed once), each under a
+ * watchdog of `watchdog` seconds (0: none; SIGALRM, which the caller
+ * handles). run(name, seed) is one run: 0, 1 (failed), 2 (bad usage: the
+ * whole command stops with 2). Returns 0 if every run passed, else 1; a
+ * child killed by a signal is named on stderr. */
+static int opt_run_lists(char **names, unsigned na, const uint64_t *seeds, unsigned ns, unsigned watchdog,
+			 int (*run)(const char *name, uint64_t seed)) __attribute__((unused));
+static int opt_run_lists(char **names, unsigned na, const uint64_t *seeds, unsigned ns, unsigned watchdog,
+			 int (*run)(const char *name, uint64_t seed))
+{
+	int failed = 0;
+	for (unsigned i = 0; i < na; i++)
+		for (unsigned k = 0; k < ns; k++) {
+			fflush(NULL);
+			pid_t pid = fork();
+			if (pid < 0)
+				opt_error("fork failed");
+			if (pid == 0) {
+				alarm(watchdog);
+				exit(run(names[i], seeds[k])); /* the sanitizers' checks at exit too */
+			}
+			int st;
+			while (waitpid(pid, &st, 0) < 0)
+				;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+				return 2;
+			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+				failed = 1;
+				if (!WIFEXITED(st))
+					fprintf(stderr,
+						"%s: FAIL algo=%s seed=%" PRIu64 ": killed by signal %d\n",
+						OPT_PROG, names[i], seeds[k], WTERMSIG(st));
+			}
+		}
+	return failed;
+}
+
 #endif

@@ -708,19 +708,11 @@ static int run_rw(const char *name)
 	return 0;
 }
 
-/* Comma-separated values of option -opt into out[0..max-1]; their count. */
-static unsigned split_list(const char *opt, char *s, char **out, unsigned max)
+/* One run of opt_run_lists. */
+static int run_seeded(const char *name, uint64_t s)
 {
-	unsigned n = 0;
-	char *save = NULL;
-	for (char *v = strtok_r(s, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-		if (n == max)
-			opt_error("-%s: more than %u values", opt, max);
-		out[n++] = v;
-	}
-	if (!n)
-		opt_error("-%s: no value", opt);
-	return n;
+	seed = s;
+	return run_rw(name);
 }
 
 int main(int argc, char **argv)
@@ -798,8 +790,8 @@ int main(int argc, char **argv)
 	enum { MAX_ALGOS = 128, MAX_SEEDS = 64 };
 	char *given[MAX_ALGOS], *seedv[MAX_SEEDS];
 	uint64_t seedn[MAX_SEEDS] = {seed};
-	unsigned na = split_list("a", name, given, MAX_ALGOS),
-		 ns = seeds ? split_list("s", seeds, seedv, MAX_SEEDS) : 1;
+	unsigned na = opt_list("a", name, given, MAX_ALGOS),
+		 ns = seeds ? opt_list("s", seeds, seedv, MAX_SEEDS) : 1;
 	for (unsigned i = 0; seeds && i < ns; i++)
 		seedn[i] = opt_number("s", seedv[i], 0, ~0ul);
 	if (na == 1 && ns == 1) {
@@ -821,32 +813,5 @@ int main(int argc, char **argv)
 			opt_error("-a: unknown algorithm '%s'", given[i]);
 		}
 	}
-	int failed = 0;
-	for (unsigned i = 0; i < na; i++)
-		for (unsigned k = 0; k < ns; k++) {
-			fflush(NULL);
-			pid_t pid = fork();
-			if (pid < 0)
-				opt_error("fork failed");
-			if (pid == 0) {
-				seed = seedn[k];
-				alarm(watchdog);
-				int r = run_rw(given[i]);
-				exit(r); /* the sanitizers' checks at exit too */
-			}
-			int st;
-			while (waitpid(pid, &st, 0) < 0)
-				;
-			if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-				return 2;
-			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-				failed = 1;
-				if (!WIFEXITED(st))
-					fprintf(stderr,
-						"rwstress: FAIL algo=%s seed=%" PRIu64
-						": killed by signal %d\n",
-						given[i], seedn[k], WTERMSIG(st));
-			}
-		}
-	return failed;
+	return opt_run_lists(given, na, seedn, ns, watchdog, run_seeded);
 }

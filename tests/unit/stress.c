@@ -722,19 +722,11 @@ static int run_one(const char *name)
 	return 0;
 }
 
-/* Comma-separated values of option -opt into out[0..max-1]; their count. */
-static unsigned split_list(const char *opt, char *s, char **out, unsigned max)
+/* One run of opt_run_lists. */
+static int run_seeded(const char *name, uint64_t s)
 {
-	unsigned n = 0;
-	char *save = NULL;
-	for (char *v = strtok_r(s, ",", &save); v; v = strtok_r(NULL, ",", &save)) {
-		if (n == max)
-			opt_error("-%s: more than %u values", opt, max);
-		out[n++] = v;
-	}
-	if (!n)
-		opt_error("-%s: no value", opt);
-	return n;
+	seed = s;
+	return run_one(name);
 }
 
 int main(int argc, char **argv)
@@ -797,8 +789,8 @@ int main(int argc, char **argv)
 	enum { MAX_ALGOS = 128, MAX_SEEDS = 64 };
 	char *given[MAX_ALGOS], *seedv[MAX_SEEDS], *names = name ? strdup(name) : NULL;
 	uint64_t seedn[MAX_SEEDS] = {seed};
-	unsigned na = names ? split_list("a", names, given, MAX_ALGOS) : 1,
-		 ns = seeds ? split_list("s", seeds, seedv, MAX_SEEDS) : 1;
+	unsigned na = names ? opt_list("a", names, given, MAX_ALGOS) : 1,
+		 ns = seeds ? opt_list("s", seeds, seedv, MAX_SEEDS) : 1;
 	if (!names)
 		given[0] = NULL; /* opt_algo's error */
 	for (unsigned i = 0; seeds && i < ns; i++)
@@ -810,41 +802,11 @@ int main(int argc, char **argv)
 		free(names);
 		return r;
 	}
-	/* Several runs: each in a child of its own (a fork: the pool's nodes,
-	 * type-stable, keep what the last algorithm left in them, and its
-	 * counts; the -inject build reads its seed once), the names checked
-	 * first. */
+	/* Several runs: each in a child of its own (opt_run_lists), the names
+	 * checked first. */
 	for (unsigned i = 0; i < na; i++)
 		find_algo(given[i]);
-	int failed = 0;
-	for (unsigned i = 0; i < na; i++)
-		for (unsigned k = 0; k < ns; k++) {
-			fflush(NULL);
-			pid_t pid = fork();
-			if (pid < 0) {
-				perror("stress: fork");
-				return 2;
-			}
-			if (pid == 0) {
-				seed = seedn[k];
-				alarm(watchdog);
-				int r = run_one(given[i]);
-				exit(r); /* the sanitizers' checks at exit too */
-			}
-			int st;
-			while (waitpid(pid, &st, 0) < 0)
-				;
-			if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-				return 2;
-			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-				failed = 1;
-				if (!WIFEXITED(st))
-					fprintf(stderr,
-						"stress: FAIL algo=%s seed=%" PRIu64
-						": killed by signal %d\n",
-						given[i], seedn[k], WTERMSIG(st));
-			}
-		}
+	int failed = opt_run_lists(given, na, seedn, ns, watchdog, run_seeded);
 	free(names);
 	return failed;
 }
