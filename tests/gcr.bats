@@ -14,14 +14,14 @@ G="$UNIT/gcr"
 gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 
 @test "the active set is bounded: at most LOCKSWAP_GCR_ACTIVE threads inside the underlying lock, every algorithm; without the wrapper 6 are" {
-  run timeout -k 2 120 "$G" -a all bound
+  run timeout -k 2 "$(hang_timeout)" "$G" -a all bound
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
   run timeout -k 2 60 "$G" -a mcs -x bound
   [ "$status" -eq 1 ] && [[ "$output" == *"6 threads inside the underlying lock"* ]] || { echo "$output"; return 1; }
 }
 
 @test "passive threads are re-admitted in FIFO order, the k-th after exactly k x PERIOD releases of a lock whose active set never drains; with approvals off (PERIOD=0) the first starves" {
-  run timeout -k 2 120 "$G" -a all readmit
+  run timeout -k 2 "$(hang_timeout)" "$G" -a all readmit
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
   run timeout -k 2 120 "$G" -a ticket -p 7 readmit
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
@@ -30,9 +30,9 @@ gcr_names() { "$LOCKSWAP" --names --wrap gcr; }
 }
 
 @test "timed waiters in the passive queue (the head or behind it) and inside the underlying lock time out on time with the lock held throughout; trylock never waits passive" {
-  run timeout -k 2 120 "$G" -a all timeout
+  run timeout -k 2 "$(hang_timeout)" "$G" -a all timeout
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
-  run timeout -k 2 120 "$G" -a all trylock
+  run timeout -k 2 "$(hang_timeout)" "$G" -a all trylock
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
 }
 

@@ -72,9 +72,21 @@ static void *attempt_fn(void *p)
 	return NULL;
 }
 
+/* Sleeps ns, whatever signals arrive. */
+static void pause_ns(int64_t ns)
+{
+	struct timespec until = deadline_in(CLOCK_MONOTONIC, ns);
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 /* The caller takes m; another thread attempts `how`. A blocking attempt is
- * let through only once that thread sleeps inside it: its first attempt
- * found m held. Returns the other thread's result. */
+ * let through 2 ms after that thread is seen asleep inside it (its first
+ * attempt found m held), so its wait is at least 2 ms however the threads
+ * are scheduled: the profiler's clock started before it slept. (A timed
+ * attempt's wait is not bounded below: the thread may be preempted between
+ * reading the clock for its deadline and entering the call.) Returns the
+ * other thread's result. */
 static int while_held(pthread_mutex_t *m, int how)
 {
 	bool blocking = how == DO_LOCK || how == DO_TIMED_FAR;
@@ -85,6 +97,7 @@ static int while_held(pthread_mutex_t *m, int how)
 		await_at_least(&a.started, 1);
 		if (!await_sleeping(atomic_load(&a.tid), 60000))
 			FAIL("the waiter never slept in its attempt");
+		pause_ns(2 * MS);
 	} else {
 		join(t);
 	}
@@ -205,6 +218,7 @@ static void counts(void)
 	await_at_least(&w.started, 1);
 	if (!await_sleeping(atomic_load(&w.tid), 60000))
 		FAIL("the condvar waiter never slept");
+	pause_ns(1 * MS); /* its wait: at least 1 ms, however scheduled */
 	CHECK_RC(pthread_mutex_lock(&D), 0);
 	pred = 1;
 	CHECK_RC(pthread_mutex_unlock(&D), 0);
@@ -250,7 +264,7 @@ static void counts(void)
 	/* acquirers: main x11, waiter, main x4, timed waiter */
 	expect(0, &A, 1, "handoffs", "=", 3);
 	expect(0, &A, 1, "max_waiters", "=", 1);
-	expect(0, &A, 1, "wait_ns", ">=", 2 * MS); /* the 2 ms timeout waited */
+	expect(0, &A, 1, "wait_ns", ">=", 2 * MS); /* the blocked waiter's */
 	expect(0, &A, 1, "hold_max_ns", ">=", 2 * MS);
 	expect_has(&A, 1, "origin", "first-use");
 	expect_has(&A, 1, "stack", "counts");
@@ -548,9 +562,9 @@ static void *rw_attempt_fn(void *p)
 }
 
 /* The caller holds l (for reading if `read`, else for writing); another
- * thread attempts `how`. A blocking attempt is let through only once that
- * thread sleeps inside it: its first try found l held. Returns the other
- * thread's result. */
+ * thread attempts `how`. A blocking attempt is let through 2 ms after that
+ * thread is seen asleep inside it (its first try found l held), as in
+ * while_held. Returns the other thread's result. */
 static int rw_while_held(pthread_rwlock_t *l, bool read, int how)
 {
 	struct rw_attempt a = {.l = l, .how = how};
@@ -560,6 +574,7 @@ static int rw_while_held(pthread_rwlock_t *l, bool read, int how)
 		await_at_least(&a.started, 1);
 		if (!await_sleeping(atomic_load(&a.tid), 60000))
 			FAIL("the waiter never slept in its attempt");
+		pause_ns(2 * MS);
 	} else {
 		join(t);
 	}
@@ -686,8 +701,8 @@ static void rwlock_case(void)
 	expect(0, &RW, 1, "max_waiters", "=", 1);
 	expect(0, &RW, 1, "site_contended", "=", 2);
 	expect_has(&RW, 1, "site_stack", "rw_attempt_fn");
-	expect(0, &RW, 1, "read_wait_ns", ">=", 2 * MS); /* the 2 ms read timeout */
-	expect(0, &RW, 1, "wait_ns", ">=", 4 * MS);	 /* and the write one */
+	expect(0, &RW, 1, "read_wait_ns", ">=", 2 * MS); /* the blocked reader's */
+	expect(0, &RW, 1, "wait_ns", ">=", 4 * MS);	 /* and the blocked writer's */
 	expect(0, &RW, 1, "read_hold_ns", ">=", 2 * MS); /* held while the write timed out */
 	expect(0, &RW, 1, "hold_ns", ">=", 4 * MS);
 	expect_has(&RW, 1, "type", "rwlock");

@@ -568,6 +568,11 @@ static uint64_t *param(const struct ls_algo *a, const char *env)
 
 /* The test on one algorithm, on a fresh state with the wrapper word before
  * it (as the shim lays out a pthread_mutex_t). */
+/* The watchdog, armed again for each algorithm's run: a step waits for
+ * threads to sleep, which beside busy loops takes a scheduling round, and
+ * -a all runs 28 algorithms in turn (~3 s each beside three busy loops). */
+static unsigned watchdog = 60;
+
 static void run(const char *test, bool without, long period)
 {
 	static const struct ls_algo *composed;
@@ -582,6 +587,7 @@ static void run(const char *test, bool without, long period)
 		param_period = param(composed, "LOCKSWAP_GCR_PERIOD");
 	}
 	comp = without ? &dbl : composed;
+	alarm(watchdog); /* per algorithm: -a all runs each in turn */
 	snprintf(label, sizeof label, "%s %s%s", test, real->name, without ? " (no wrapper)" : "+gcr");
 	size_t size = real->state_size > LS_INLINE_STATE ? LS_CACHELINE + real->state_size : 2 * LS_CACHELINE;
 	char *block =
@@ -626,7 +632,6 @@ static void run(const char *test, bool without, long period)
 int main(int argc, char **argv)
 {
 	const char *name = NULL;
-	unsigned watchdog = 60;
 	bool without = false;
 	long period = 4;
 	int c;
@@ -662,7 +667,6 @@ int main(int argc, char **argv)
 	}
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	signal(SIGALRM, on_alarm);
-	alarm(watchdog);
 	if (!strcmp(name, "all")) {
 		for (size_t i = 0; i < ls_algo_count(); i++) {
 			real = ls_algo_at(i);
