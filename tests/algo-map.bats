@@ -24,7 +24,7 @@ mapped() {
 }
 
 @test "glibc itself passes every algo_map case (the program is the specification)" {
-  for c in functions static lines fork race cond timeouts; do
+  for c in functions static lines fork race cond timeouts queues; do
     run timeout 20 "$P" "$c"
     [ "$status" -eq 0 ] || { echo "native $c: $output"; return 1; }
   done
@@ -150,6 +150,30 @@ lockswap: map: rule 'algo_map+0x12345=ticket' matched no mutex (no lock was crea
   assert_line "lockswap: map: rule 'make_hot=mcs': 3 mutexes -> mcs"
   assert_line "lockswap: map: rule 'use_cold=alock': 1 mutexes -> alock"
   assert_line "lockswap: map: rule 'make_hot=mcs': 1 mutexes -> mcs"
+}
+
+# Queue nodes of several algorithms in one process (pool.h, "Node classes"):
+# tests/unit/node_class.c, deterministic, shows that an algorithm never takes
+# a node another freed, nor gives one of its own to another; `queues` runs
+# two queue locks of different algorithms side by side (clh-tp beside
+# clh-try hung in about 1 run in 12 when the pool had one class for all).
+@test "queue nodes: each algorithm that takes them reuses only its own (every mutex and rwlock algorithm with queue nodes); two queue locks of different algorithms in one program, each beside the next in the list and clh-tp beside clh-try both ways: exclusion, no hang" {
+  run timeout -k 5 "$(hang_timeout)" "$UNIT/node_class" -a all
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  local names=() i a b failed=()
+  mapfile -t names < <("$LOCKSWAP" --names --cap qnode)
+  [ "${#names[@]}" -ge 10 ] || { echo "only ${#names[@]} algorithms with queue nodes"; return 1; }
+  local pairs=("clh-tp clh-try" "clh-try clh-tp")
+  for i in "${!names[@]}"; do
+    pairs+=("${names[$i]} ${names[$(( (i + 1) % ${#names[@]} ))]}")
+  done
+  for i in "${pairs[@]}"; do
+    read -r a b <<<"$i"
+    timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_WAIT=park \
+      LOCKSWAP_ALGO_MAP="make_hot=$a,make_cold=$b" "$P" queues 600 >"$BATS_TEST_TMPDIR/out" 2>&1 ||
+      { failed+=("$a+$b"); tail -3 "$BATS_TEST_TMPDIR/out"; }
+  done
+  [ "${#failed[@]}" -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
 
 @test "a condvar used in turn with mutexes of different algorithms (inline, out-of-line, time-published, glibc's)" {

@@ -81,6 +81,7 @@
  * freeing the node) touches only the node. Misuse: unlock takes the holder
  * field and clears it, so an unlock of a free lock finds NULL and returns.
  */
+#define LS_NODE_CLASS LS_NODES_CLH_TRY /* pool.h: nodes reused only by this algorithm */
 #include "abortable.h"
 #include "fork.h"
 

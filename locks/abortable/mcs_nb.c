@@ -87,6 +87,7 @@
  * unlock takes the holder field and clears it, so an unlock of a free lock
  * finds NULL and returns.
  */
+#define LS_NODE_CLASS LS_NODES_MCS_NB /* pool.h: nodes reused only by this algorithm */
 #include "abortable.h"
 #include "fork.h"
 

@@ -90,6 +90,7 @@
  * the holder field and clears it, so an unlock of a free lock finds NULL
  * and returns.
  */
+#define LS_NODE_CLASS LS_NODES_MCS_TRY /* pool.h: nodes reused only by this algorithm */
 #include "abortable.h"
 #include "fork.h"
 

@@ -23,14 +23,16 @@
  * destroyed mutex, pool.h), and an odd value is never a word's address. A
  * bare index was one, for a word below 4 GiB (tests/unit/ext_owner.c).
  *
- * Nodes. Each thread has a cache, a singly linked list through the node's
- * last 8 bytes (LINK), so a freed node keeps its first 56 bytes as the
- * algorithm left them until it is reused (abortable locks may read a
- * recycled node and rely on tags or re-checks, never on those bytes being
- * zero). Past CACHE_MAX nodes, or at thread exit, a thread gives nodes to
- * the global list: a Treiber stack of line indices whose head carries a
- * 32-bit tag, bumped on every change, so a pop that read a stale `next`
- * fails its CAS instead of corrupting the stack (ABA).
+ * Nodes. Each class (pool.h) has a global list, and each thread a cache
+ * per class (all limits set at once, one exit hook for all): a singly
+ * linked list through the node's last 8 bytes (LINK), so a freed node
+ * keeps its first 56 bytes as the algorithm left them until it is reused
+ * (abortable locks may read a recycled node and rely on tags or re-checks,
+ * never on those bytes being zero). Past CACHE_MAX nodes, or at thread
+ * exit, a thread gives nodes to the global list: a Treiber stack of line
+ * indices whose head carries a 32-bit tag, bumped on every change, so a
+ * pop that read a stale `next` fails its CAS instead of corrupting the
+ * stack (ABA).
  *
  * A cache's `limit` is 0 until the thread has registered its exit hook, so
  * the first free (and every free after the hook has run at thread exit)
@@ -94,10 +96,10 @@ static _Atomic uint8_t reserve_side[RESERVE_LINES];
 static struct chunk chunks[MAX_CHUNKS] = {
     {reserve_mem, 0, RESERVE_LINES, 1, reserve_side}}; /* line 0 is "none" */
 static _Atomic uint32_t nchunks = 1;
-static uint32_t current;	   /* the mapped chunk being carved, 0: none yet */
-static size_t mapped;		   /* bytes of all mapped chunks */
-static _Atomic int region_lock;	   /* serialises mapping and carving */
-static _Atomic uint64_t node_head; /* global free nodes: tag | index */
+static uint32_t current;			    /* the mapped chunk being carved, 0: none yet */
+static size_t mapped;				    /* bytes of all mapped chunks */
+static _Atomic int region_lock;			    /* serialises mapping and carving */
+static _Atomic uint64_t node_head[LS_NODE_CLASSES]; /* global free nodes: tag | index */
 static _Atomic uint64_t ext_head[EXT_CLASSES];
 static _Atomic int scan_lock; /* one look at a time (ls_ext_scan) */
 /* When to look (pool.h, "Reclaiming"): lines of blocks handed out and not
@@ -108,8 +110,12 @@ static _Atomic uint64_t ext_out_lines, ext_since, ext_due = SCAN_MIN_LINES;
 bool ls_node_counting;
 static _Atomic long nodes_in_use, nodes_max, nodes_carved;
 
-#define cache ls_node_cache
-__thread struct ls_node_cache ls_node_cache __attribute__((tls_model("initial-exec")));
+__thread struct ls_node_cache ls_node_caches[LS_NODE_CLASSES] __attribute__((tls_model("initial-exec")));
+/* the thread's caches: registered (their limits set), and with an exit hook */
+static __thread struct {
+	bool registered;
+	bool hooked; /* its exit hook is registered: it may keep nodes */
+} me __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -342,23 +348,27 @@ static void set_limit(struct ls_node_cache *c, unsigned limit)
 	c->room = (int)limit - (int)n;
 }
 
-static void cache_drain(struct ls_node_cache *c, unsigned keep)
+static void cache_drain(unsigned cls, unsigned keep)
 {
+	struct ls_node_cache *c = &ls_node_caches[cls];
 	while (cached(c) > keep) {
 		char *n = c->head;
 		c->head = (char *)*LINK(n);
 		c->room++;
-		stack_push(&node_head, n, LS_NODE_SIZE - 8);
+		stack_push(&node_head[cls], n, LS_NODE_SIZE - 8);
 	}
 }
 
 static void thread_exit(void *arg)
 {
-	struct ls_node_cache *c = arg;
-	cache_drain(c, 0);
-	set_limit(c, 0); /* frees after this point come back to the slow path */
-	c->registered = false;
-	c->hooked = false;
+	(void)arg;
+	for (unsigned k = 0; k < LS_NODE_CLASSES; k++) {
+		cache_drain(k, 0);
+		/* frees after this point come back to the slow path */
+		set_limit(&ls_node_caches[k], 0);
+	}
+	me.registered = false;
+	me.hooked = false;
 }
 
 static void make_key(void)
@@ -366,13 +376,15 @@ static void make_key(void)
 	exit_key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
-static void cache_register(struct ls_node_cache *c)
+static void cache_register(void)
 {
 	pthread_once(&exit_once, make_key);
-	c->registered = true;
-	/* pthread_setspecific may need memory (keys past the 32nd) */
-	c->hooked = exit_key_ok && pthread_setspecific(exit_key, c) == 0;
-	set_limit(c, ls_node_counting || !c->hooked ? 0 : CACHE_MAX);
+	me.registered = true;
+	/* pthread_setspecific may need memory (keys past the 32nd); the value
+	 * only has to be non-NULL for the hook to run */
+	me.hooked = exit_key_ok && pthread_setspecific(exit_key, &me) == 0;
+	for (unsigned k = 0; k < LS_NODE_CLASSES; k++)
+		set_limit(&ls_node_caches[k], ls_node_counting || !me.hooked ? 0 : CACHE_MAX);
 }
 
 static void count_alloc(void)
@@ -387,29 +399,29 @@ static void count_alloc(void)
 
 /* One node, for a thread that keeps no cache (counting, or no exit hook),
  * or when no batch can be carved. */
-static char *node_one(void)
+static char *node_one(unsigned cls)
 {
 	bool fresh;
-	char *n = take(&node_head, LS_NODE_SIZE - 8, 1, &fresh);
+	char *n = take(&node_head[cls], LS_NODE_SIZE - 8, 1, &fresh);
 	/* relaxed: statistics */
 	if (fresh)
 		atomic_fetch_add_explicit(&nodes_carved, 1, memory_order_relaxed);
 	return n;
 }
 
-void *ls_node_alloc_slow(void)
+static void *node_alloc_slow(unsigned cls)
 {
-	struct ls_node_cache *c = &cache;
-	if (!c->registered)
-		cache_register(c);
-	if (ls_node_counting || !c->hooked) {
-		char *n = node_one();
+	struct ls_node_cache *c = &ls_node_caches[cls];
+	if (!me.registered)
+		cache_register();
+	if (ls_node_counting || !me.hooked) {
+		char *n = node_one(cls);
 		if (ls_node_counting)
 			count_alloc();
 		return n;
 	}
 	for (unsigned i = 0; i < BATCH; i++) {
-		char *n = stack_pop(&node_head, LS_NODE_SIZE - 8);
+		char *n = stack_pop(&node_head[cls], LS_NODE_SIZE - 8);
 		if (!n)
 			break;
 		/* relaxed atomic: the cache is this thread's; atomic for a popper's stale read */
@@ -422,7 +434,7 @@ void *ls_node_alloc_slow(void)
 		 * goes a node at a time to whoever has nothing else */
 		char *p = carve(BATCH, false);
 		if (!p)
-			return node_one();
+			return node_one(cls);
 		/* relaxed: statistics */
 		atomic_fetch_add_explicit(&nodes_carved, BATCH, memory_order_relaxed);
 		for (unsigned i = 0; i < BATCH; i++) {
@@ -433,24 +445,62 @@ void *ls_node_alloc_slow(void)
 			c->room--;
 		}
 	}
-	return ls_node_alloc();
+	char *n = c->head;
+	c->head = (char *)(uintptr_t)*LINK(n);
+	c->room++;
+	return n;
 }
 
-void ls_node_free_slow(void)
+static void node_free_slow(unsigned cls)
 {
-	struct ls_node_cache *c = &cache;
-	if (!c->registered)
-		cache_register(c);
+	struct ls_node_cache *c = &ls_node_caches[cls];
+	if (!me.registered)
+		cache_register();
 	if (ls_node_counting) {
 		/* the node just freed is at the head of the cache */
-		cache_drain(c, 0);
+		cache_drain(cls, 0);
 		/* relaxed: statistics */
 		atomic_fetch_sub_explicit(&nodes_in_use, 1, memory_order_relaxed);
 		return;
 	}
 	if (c->room < 0)
-		cache_drain(c, c->limit / 2);
+		cache_drain(cls, c->limit / 2);
 }
+
+#define SLOW(k)                                                                                              \
+	static void *alloc_slow_##k(void)                                                                    \
+	{                                                                                                    \
+		return node_alloc_slow(k);                                                                   \
+	}                                                                                                    \
+	static void free_slow_##k(void)                                                                      \
+	{                                                                                                    \
+		node_free_slow(k);                                                                           \
+	}
+SLOW(0)
+SLOW(1)
+SLOW(2)
+SLOW(3)
+SLOW(4)
+SLOW(5)
+SLOW(6)
+SLOW(7)
+SLOW(8)
+SLOW(9)
+SLOW(10)
+SLOW(11)
+SLOW(12)
+SLOW(13)
+SLOW(14)
+SLOW(15)
+_Static_assert(LS_NODE_CLASSES == 16, "a slow path for each node class");
+void *(*const ls_node_alloc_slow_at[LS_NODE_CLASSES])(void) = {
+    alloc_slow_0,  alloc_slow_1,  alloc_slow_2,	 alloc_slow_3, alloc_slow_4,  alloc_slow_5,
+    alloc_slow_6,  alloc_slow_7,  alloc_slow_8,	 alloc_slow_9, alloc_slow_10, alloc_slow_11,
+    alloc_slow_12, alloc_slow_13, alloc_slow_14, alloc_slow_15};
+void (*const ls_node_free_slow_at[LS_NODE_CLASSES])(void) = {
+    free_slow_0,  free_slow_1,	free_slow_2,  free_slow_3, free_slow_4,	 free_slow_5,
+    free_slow_6,  free_slow_7,	free_slow_8,  free_slow_9, free_slow_10, free_slow_11,
+    free_slow_12, free_slow_13, free_slow_14, free_slow_15};
 
 void ls_node_stats(struct ls_node_stats *out)
 {

@@ -43,8 +43,11 @@
  * on allocation; while a node is free its LAST 8 BYTES hold the free-list
  * link and its first 56 bytes keep whatever the algorithm last wrote, so put
  * fields that a late reader of a recycled node inspects in bytes 0..55):
- *   - ls_node_alloc() takes from the calling thread's cache, then from a
- *     global lock-free free list, then carves new memory (then as above);
+ *   - every algorithm file has a class of its own (below, "Node classes"):
+ *     a node is reused only within the class it was freed in;
+ *   - ls_node_alloc() takes from the calling thread's cache of the class,
+ *     then from the class's global lock-free free list, then carves new
+ *     memory (then as above);
  *   - ls_node_free() may be called by ANY thread, including after the
  *     allocating thread has exited: the node goes to the caller's cache, so
  *     it may next be reused by a different thread (an algorithm that needs
@@ -142,19 +145,60 @@
 
 #define LS_NODE_SIZE 64
 
-/* The per-thread cache, inline so that a queue lock's fast path pays a few
- * instructions for its node (see pool.c for the slow paths). */
+/* Node classes. A node is only ever reused by the algorithm that freed it:
+ * each algorithm file that takes nodes names its class before any include,
+ *
+ *	#define LS_NODE_CLASS LS_NODES_CLH_TP
+ *
+ * and ls_node_alloc/ls_node_free there use that class's cache and free
+ * list (a file that names none uses LS_NODES_SHARED). The algorithms that
+ * read or write a neighbour's node after it may have been freed (the
+ * abortable and time-published locks, see above) argue from their own
+ * states and tags; a node last written by ANOTHER algorithm, or written
+ * late by another algorithm after it was reused, breaks that argument. A
+ * process that gives its locks several algorithms (LOCKSWAP_ALGO_MAP,
+ * LOCKSWAP_RWALGO beside LOCKSWAP_ALGO) hung that way (clh-tp beside
+ * clh-try: tests/progs/mixed_nodes.c). The class is a constant, so the fast
+ * paths cost what they did. */
+enum ls_node_class {
+	LS_NODES_SHARED,
+	LS_NODES_CLH,
+	LS_NODES_MCS,
+	LS_NODES_CLH_TRY,
+	LS_NODES_MCS_TRY,
+	LS_NODES_CLH_NB,
+	LS_NODES_MCS_NB,
+	LS_NODES_CLH_TP,
+	LS_NODES_MCS_TP,
+	LS_NODES_HCLH,
+	LS_NODES_HMCS,
+	LS_NODES_C_BO_MCS,
+	LS_NODES_CNA,
+	LS_NODES_MALTHUSIAN,
+	LS_NODES_SHFL,
+	LS_NODES_MCS_RW,
+	LS_NODE_CLASSES
+};
+#ifndef LS_NODE_CLASS
+#define LS_NODE_CLASS LS_NODES_SHARED
+#endif
+
+/* The per-thread caches, one per class, inline so that a queue lock's fast
+ * path pays a few instructions for its node (see pool.c for the slow
+ * paths). */
 struct ls_node_cache {
 	char *head;
 	int room;	/* limit minus the nodes cached: a free that takes it below
 			 * 0 takes the slow path (one decrement and one branch) */
 	unsigned limit; /* 0: every free takes the slow path (see pool.c) */
-	bool registered;
-	bool hooked; /* its exit hook is registered: it may keep nodes */
 };
-extern __thread struct ls_node_cache ls_node_cache __attribute__((tls_model("initial-exec")));
-void *ls_node_alloc_slow(void);
-void ls_node_free_slow(void);
+extern __thread struct ls_node_cache ls_node_caches[LS_NODE_CLASSES]
+    __attribute__((tls_model("initial-exec")));
+/* The slow paths, one entry per class without arguments: a call with the
+ * class in a register made the compiler keep the lock's pointer in a
+ * callee-saved register across it, 3 instructions more on some fast paths. */
+extern void *(*const ls_node_alloc_slow_at[LS_NODE_CLASSES])(void);
+extern void (*const ls_node_free_slow_at[LS_NODE_CLASSES])(void);
 
 #define LS_NODE_LINK(n) ((uint64_t *)((char *)(n) + LS_NODE_SIZE - 8))
 
@@ -162,15 +206,15 @@ void ls_node_free_slow(void);
  * call-free fast path (no saved registers) and allocate out of line. */
 static inline bool ls_node_cache_empty(void)
 {
-	return __builtin_expect(ls_node_cache.head == NULL, 0);
+	return __builtin_expect(ls_node_caches[LS_NODE_CLASS].head == NULL, 0);
 }
 
 static inline void *ls_node_alloc(void)
 {
-	struct ls_node_cache *c = &ls_node_cache;
+	struct ls_node_cache *c = &ls_node_caches[LS_NODE_CLASS];
 	char *n = c->head;
 	if (__builtin_expect(!n, 0))
-		return ls_node_alloc_slow();
+		return ls_node_alloc_slow_at[LS_NODE_CLASS]();
 	c->head = (char *)(uintptr_t)*LS_NODE_LINK(n);
 	c->room++;
 	return n;
@@ -178,13 +222,13 @@ static inline void *ls_node_alloc(void)
 
 static inline void ls_node_free(void *node)
 {
-	struct ls_node_cache *c = &ls_node_cache;
+	struct ls_node_cache *c = &ls_node_caches[LS_NODE_CLASS];
 	/* relaxed atomic: a popper elsewhere may read a stale copy of this word
 	 * (it then fails its CAS); atomic keeps that read defined */
 	__atomic_store_n(LS_NODE_LINK(node), (uint64_t)(uintptr_t)c->head, __ATOMIC_RELAXED);
 	c->head = (char *)node;
 	if (__builtin_expect(--c->room < 0, 0))
-		ls_node_free_slow();
+		ls_node_free_slow_at[LS_NODE_CLASS]();
 }
 
 /* Space accounting. Counting nodes in use runs only when ls_node_counting is

@@ -64,6 +64,7 @@
  * backoff lock alone. The marker `flat` has holder LS_HIER_FAST, so unlock
  * releases the global lock as after the fast path; no node is used.
  */
+#define LS_NODE_CLASS LS_NODES_C_BO_MCS /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>

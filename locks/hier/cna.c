@@ -66,6 +66,7 @@
  * release that emptied the queue: the stale node is only read, the queue
  * is empty, and an unlock of a free lock returns.
  */
+#define LS_NODE_CLASS LS_NODES_CNA /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>

@@ -98,6 +98,7 @@
  * from it fails (a held ticket word is never 0; on a free word that is 0 it
  * succeeds and changes nothing), and its slow path sees the marker.
  */
+#define LS_NODE_CLASS LS_NODES_HCLH /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>

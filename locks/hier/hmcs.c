@@ -110,6 +110,7 @@
  * successor, which sees the marker, so neither the uncontended nor the
  * tree's unlock tests for it.
  */
+#define LS_NODE_CLASS LS_NODES_HMCS /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>

@@ -58,6 +58,7 @@
  * emptied the chain (the passive set is then empty too): an unlock of a
  * free lock returns.
  */
+#define LS_NODE_CLASS LS_NODES_MALTHUSIAN /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>

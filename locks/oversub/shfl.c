@@ -57,6 +57,7 @@
  * leave the queue before it. Not FIFO (stealing, shuffling); no native
  * timeout.
  */
+#define LS_NODE_CLASS LS_NODES_SHFL /* pool.h: nodes reused only by this algorithm */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

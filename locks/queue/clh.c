@@ -50,6 +50,7 @@
  * (ls_word_prewake: the wake-up overlaps the critical section). No native
  * timeout (a CLH waiter cannot leave the queue; see the abortable locks).
  */
+#define LS_NODE_CLASS LS_NODES_CLH /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>

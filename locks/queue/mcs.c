@@ -38,6 +38,7 @@
  * successor as soon as it acquires, if it sleeps (ls_word_prewake: the
  * wake-up overlaps the critical section). No native timeout.
  */
+#define LS_NODE_CLASS LS_NODES_MCS /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>

@@ -155,6 +155,7 @@
  * queue, stay where they are, never reused. No other path reads the
  * generation.
  */
+#define LS_NODE_CLASS LS_NODES_MCS_RW /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>

@@ -99,6 +99,7 @@
  * (the node then belongs to its successor), so an unlock of a free lock
  * finds NULL and returns.
  */
+#define LS_NODE_CLASS LS_NODES_CLH_TP /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>

@@ -89,6 +89,7 @@
  * returns, and an unlock too many after a hand-over is an unlock of a
  * lock another thread holds, as with glibc's NORMAL mutex.
  */
+#define LS_NODE_CLASS LS_NODES_MCS_TP /* pool.h: nodes reused only by this algorithm */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>

@@ -26,6 +26,13 @@
  *                          each held by the main thread while another
  *                          thread's timedlock of it times out: every one
  *                          contended, whatever the timing (for profiles)
+ *   algo_map queues [N]    one mutex from make_hot, one from make_cold; 4
+ *                          threads each make N acquisitions (default 1500)
+ *                          of either, by lock, trylock or a timedlock of
+ *                          0-20 us that may time out, now and then yielding
+ *                          inside: two queue locks' nodes in one process
+ *                          (mapped to two algorithms that take queue
+ *                          nodes, the pool's classes keep them apart)
  */
 #include "check.h"
 
@@ -299,9 +306,65 @@ static void timeouts(void)
 	}
 }
 
-static const struct test_case cases[] = {
-    {"functions", functions}, {"static", statics}, {"lines", lines}, {"module", module},     {"fork", forked},
-    {"race", race},	      {"cond", cond},	   {"many", many},   {"timeouts", timeouts}, {0, 0}};
+static int queue_iters = 1500;
+static long queue_counts[2], queue_got[2];
+
+static void *queue_fn(void *p)
+{
+	unsigned seed = (unsigned)(uintptr_t)p;
+	for (int i = 0; i < queue_iters; i++) {
+		int k = rand_r(&seed) & 1, how = rand_r(&seed) % 3, rc;
+		pthread_mutex_t *m = k ? &cold[0] : &hot[0];
+		if (how == 0)
+			rc = pthread_mutex_lock(m);
+		else if (how == 1)
+			while ((rc = pthread_mutex_trylock(m)) == EBUSY)
+				sched_yield();
+		else {
+			struct timespec ts = deadline_in(CLOCK_REALTIME, rand_r(&seed) % 20000);
+			rc = pthread_mutex_timedlock(m, &ts);
+			if (rc == ETIMEDOUT)
+				continue;
+		}
+		CHECK_RC(rc, 0);
+		long v = queue_counts[k];
+		if (rand_r(&seed) % 16 == 0)
+			sched_yield();
+		queue_counts[k] = v + 1;
+		__atomic_fetch_add(&queue_got[k], 1, __ATOMIC_RELAXED);
+		CHECK_RC(pthread_mutex_unlock(m), 0);
+	}
+	return NULL;
+}
+
+static void queues(void)
+{
+	make_hot(hot, 1);
+	make_cold(cold, 1);
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		t[i] = spawn(queue_fn, (void *)(uintptr_t)(i + 1));
+	for (int i = 0; i < THREADS; i++)
+		join(t[i]);
+	/* queue_got counts atomically: equal unless two threads overlapped
+	 * inside (the plain counter lost an update) */
+	CHECK_EQ(queue_counts[0], queue_got[0]);
+	CHECK_EQ(queue_counts[1], queue_got[1]);
+	CHECK_RC(pthread_mutex_destroy(&hot[0]), 0);
+	CHECK_RC(pthread_mutex_destroy(&cold[0]), 0);
+}
+
+static const struct test_case cases[] = {{"functions", functions},
+					 {"static", statics},
+					 {"lines", lines},
+					 {"module", module},
+					 {"fork", forked},
+					 {"race", race},
+					 {"cond", cond},
+					 {"many", many},
+					 {"timeouts", timeouts},
+					 {"queues", queues},
+					 {0, 0}};
 
 int main(int argc, char **argv)
 {
@@ -309,5 +372,7 @@ int main(int argc, char **argv)
 		lib = argv[2];
 	if (argc > 2 && !strcmp(argv[1], "many"))
 		many_n = atol(argv[2]);
+	if (argc > 2 && !strcmp(argv[1], "queues"))
+		queue_iters = atoi(argv[2]);
 	return run_case(cases, argc > 2 ? 2 : argc, argv);
 }

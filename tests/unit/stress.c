@@ -31,8 +31,8 @@
  *
  * Several algorithms and seeds: each algorithm with each seed, each run in
  * a child process of its own (a fork: far cheaper than a program start,
- * the suite's main cost, issue 35; and the pool's type-stable nodes keep
- * what an algorithm left in them, which another must not inherit), one
+ * the suite's main cost, issue 35; and each run starts from a fresh pool,
+ * as a program does), one
  * after the other; a failed run's lines name algorithm and seed, and the
  * others still run (exit 1 if any failed, 2 at once on bad usage).
  * -T SECONDS: a watchdog per run (as a SIGALRM: where each thread is).
