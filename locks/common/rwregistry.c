@@ -255,6 +255,8 @@ int ls_rwalgo_start(const struct ls_rwalgo *a, const struct ls_algo *mutex, char
 		return a->start ? a->start(mutex, err, errlen) : 0;
 	if (c->inner->start && c->inner->start(mutex, err, errlen))
 		return -1;
+	if (c->inner->wrapped)
+		c->inner->wrapped();
 	if (c->wrapper->start && c->wrapper->start(mutex, err, errlen))
 		return -1;
 	/* the inner's size and capabilities may have been set by its start

@@ -52,7 +52,10 @@
  * a write unlock clears it before the mutex's unlock (a plain store where
  * nothing else writes the gate, an atomic OR and AND where pollers count in
  * it). Readers leave it 0. Under a gated mutex algorithm a timed writer
- * sets it in the CAS that closes its part of the gate.
+ * sets it in the CAS that closes its part of the gate. Only a wrapper's
+ * fork_rdheld (holds 0) reads it: over a mutex algorithm with timedlock
+ * the bare mode's writes skip it, and the marking ones are installed when
+ * a wrapper composes the mode (rwlock.h: wrapped; install_writes below).
  *
  * fork() (rwlock.h, FORK; fork.h). What a fork leaves in the mutex lock
  * (the waiters of threads gone) is the mutex algorithm's to pass over. Two
@@ -152,6 +155,30 @@ static int m_timedrdlock(void *st, unsigned how, uint64_t deadline, void **token
 static void m_rdunlock(void *st, void *token)
 {
 	(void)token;
+	m->unlock(MS(st));
+}
+
+/* The bare mode's writes (no wrapper: nothing reads WRITTEN). */
+static void p_wrlock(void *st, unsigned how)
+{
+	(void)how;
+	m->lock(MS(st));
+}
+
+static int p_trywrlock(void *st, unsigned how)
+{
+	(void)how;
+	return m->trylock(MS(st));
+}
+
+static int p_timedwrlock(void *st, unsigned how, uint64_t deadline)
+{
+	(void)how;
+	return m_timedlock(st, deadline);
+}
+
+static void p_wrunlock(void *st)
+{
 	m->unlock(MS(st));
 }
 
@@ -368,6 +395,7 @@ static void m_fork_rdheld(void *st, void **token, unsigned nth, unsigned holds)
 }
 
 static int m_start(const struct ls_algo *mutex, char *err, size_t errlen);
+static void m_wrapped(void);
 
 static struct ls_rwalgo mutex_rwalgo = {
     .name = "mutex",
@@ -388,7 +416,31 @@ static struct ls_rwalgo mutex_rwalgo = {
     .wrunlock = m_wrunlock,
     .start = m_start,
     .fork_rdheld = m_fork_rdheld,
+    .wrapped = m_wrapped,
 };
+
+/* Whether a wrapper composes the mode (m_wrapped): the writes then mark. */
+static bool marking;
+
+/* The write operations for a mutex algorithm with timedlock: marking ones
+ * once a wrapper may ask fork_rdheld about a writer, else the bare ones
+ * (the mark costs the bare mode 6 instructions a write pair). Both starts
+ * run at configuration, before any lock is used; once marking, the mode
+ * stays so (a map may give some rwlocks mutex and others mutex+bravo). */
+static void install_writes(void)
+{
+	mutex_rwalgo.wrlock = marking ? m_wrlock : p_wrlock;
+	mutex_rwalgo.trywrlock = marking ? m_trywrlock : p_trywrlock;
+	mutex_rwalgo.timedwrlock = marking ? m_timedwrlock : p_timedwrlock;
+	mutex_rwalgo.wrunlock = marking ? m_wrunlock : p_wrunlock;
+}
+
+static void m_wrapped(void)
+{
+	marking = true;
+	if (m && m->timedlock)
+		install_writes();
+}
 
 static int m_start(const struct ls_algo *mutex, char *err, size_t errlen)
 {
@@ -401,7 +453,9 @@ static int m_start(const struct ls_algo *mutex, char *err, size_t errlen)
 	}
 	m = mutex;
 	mutex_rwalgo.state_size = M_OFF + mutex->state_size;
-	if (!mutex->timedlock) {
+	if (mutex->timedlock)
+		install_writes();
+	else {
 		/* the gate (see the header) */
 		mutex_rwalgo.rdlock = g_rdlock;
 		mutex_rwalgo.tryrdlock = g_tryrdlock;

@@ -264,6 +264,12 @@ struct ls_rwalgo {
 	unsigned keep_caps; /* wrappers: the inner's caps a composition keeps */
 	/* May be NULL: see FORK above. */
 	void (*fork_rdheld)(void *state, void **token, unsigned nth, unsigned holds);
+	/* May be NULL. Called after start when the algorithm is started as
+	 * a composition's inner lock (NAME+WRAPPER), before any lock is used:
+	 * a wrapper may call fork_rdheld with holds 0 (FORK above), which may
+	 * need what the bare algorithm's own paths can skip (the
+	 * mutex-serialised mode's write mark, locks/rwlock/mutex.c). */
+	void (*wrapped)(void);
 };
 
 #define LS_REGISTER_RWALGO(a)                                                                                \
