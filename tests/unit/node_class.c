@@ -127,17 +127,25 @@ static void contended(const struct ls_algo *a, void *s)
 	pthread_join(t, NULL);
 }
 
+/* A lock's state s, initialised, and the marked nodes in the cache. */
+static bool ready(const char *name, void *s, void (*init)(void *))
+{
+	if (!s) {
+		printf("node_class: FAIL %s: no memory for the state\n", name);
+		return false;
+	}
+	if (init)
+		init(s);
+	mark();
+	return true;
+}
+
 static int run_mutex(const struct ls_algo *a)
 {
 	opt_params(a);
 	void *s = opt_state(a);
-	if (!s) {
-		printf("node_class: FAIL %s: no memory for the state\n", a->name);
+	if (!ready(a->name, s, a->init))
 		return 1;
-	}
-	if (a->init)
-		a->init(s);
-	mark();
 	for (int k = 0; k < 4; k++) {
 		a->lock(s);
 		a->unlock(s);
@@ -156,13 +164,8 @@ static int run_mutex(const struct ls_algo *a)
 static int run_rwlock(const struct ls_rwalgo *a)
 {
 	void *s = calloc(1, a->state_size + LS_CACHELINE);
-	if (!s) {
-		printf("node_class: FAIL %s: no memory for the state\n", a->name);
+	if (!ready(a->name, s, a->init))
 		return 1;
-	}
-	if (a->init)
-		a->init(s);
-	mark();
 	for (int k = 0; k < 4; k++) {
 		void *tok = NULL;
 		if (a->rdlock(s, 0, &tok) == 0)
