@@ -58,7 +58,7 @@ SHIM_CFLAGS := $(ALL_CFLAGS) -fasynchronous-unwind-tables
 LOCK_SRCS := $(sort $(wildcard locks/*.c locks/*/*.c))
 SHIM_SRCS := $(sort $(wildcard interpose/*.c profile/*.c stack/*.c match/*.c))
 LOCK_OBJS := $(LOCK_SRCS:%.c=$(B)/%.o)
-INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/inject/%.o)
+INJ_OBJS := $(LOCK_SRCS:%.c=$(B)/instr/%.o)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(B)/%.o)
 HDRS := $(wildcard locks/*.h locks/*/*.h interpose/*.h profile/*.h stack/*.h match/*.h) $(B)/.flags
 
@@ -81,10 +81,16 @@ $(B)/locks/%.o: locks/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# Stress build of the algorithms: LS_INJECT() becomes a random delay/yield.
-$(B)/inject/locks/%.o: locks/%.c $(HDRS)
+# The instrumented build of the algorithms, for stress and for stopping
+# threads: LS_INJECT() becomes a random delay/yield, and LS_TEST_POINT(id) a
+# call of ls_test_point() (locks/lock.h). A program that stops threads at
+# test points links it with TPOINT_LINK, which sends ls_inject to a function
+# that does nothing (locks/common/inject.c).
+$(B)/instr/locks/%.o: locks/%.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DLS_FAULT_INJECT -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DLS_FAULT_INJECT -DLS_TEST_POINTS -c $< -o $@
+TPOINT_LINK = -Wl,--defsym=ls_inject=ls_inject_none -Wl,--whole-archive $(B)/liblocks-inject.a \
+	-Wl,--no-whole-archive
 
 $(B)/interpose/%.o: interpose/%.c $(HDRS)
 	@mkdir -p $(@D)

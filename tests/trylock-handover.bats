@@ -35,14 +35,20 @@ handover() {
   handover clh-try leaving
 }
 
-@test "test points compile to nothing outside the test-point build" {
+@test "test points compile to nothing outside the instrumented build; there, the stress programs stop nowhere and the test-point programs inject nothing" {
   # the library and the plain archive neither call nor define ls_test_point
   run nm "$LIB" "$B/liblocks.a"
   [ "$status" -eq 0 ]
-  [[ "$output" != *ls_test_point* ]] || { grep ls_test_point <<<"$output"; return 1; }
-  run nm "$B/liblocks-tpoint.a"
+  [[ "$output" != *ls_test_point* && "$output" != *ls_inject* ]] || { grep 'ls_test_point\|ls_inject' <<<"$output"; return 1; }
+  run nm "$B/liblocks-inject.a"
   [ "$status" -eq 0 ]
-  [[ "$output" == *"U ls_test_point"* ]]
+  [[ "$output" == *"U ls_test_point"* && "$output" == *"U ls_inject"* ]] || { echo "$output"; return 1; }
+  # a test-point program's ls_inject is the empty one (TPOINT_LINK), a
+  # stress program's the injecting one
+  local h s
+  h=$(nm "$H" | awk '$3 == "ls_inject" || $3 == "ls_inject_none" { print $1 }' | sort -u | wc -l)
+  s=$(nm "$UNIT/stress-inject" | awk '$3 == "ls_inject" || $3 == "ls_inject_none" { print $1 }' | sort -u | wc -l)
+  [ "$h" -eq 1 ] && [ "$s" -eq 2 ] || { echo "addresses of ls_inject and ls_inject_none: $H $h, stress-inject $s"; return 1; }
 }
 
 @test "trylock_handover: bad usage is one line and exit 2" {

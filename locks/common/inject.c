@@ -10,6 +10,13 @@
  * is weak: a unit test may replace it in its inject build, to stop a thread
  * at a named step (tests/unit/gcr.c, misuse-window).
  * In the ordinary build this file is empty.
+ *
+ * The instrumented archive (build/liblocks-inject.a) is also the
+ * test-point build (-DLS_TEST_POINTS, lock.h): one build of the algorithms
+ * for both, not two. A program that stops threads at test points defines
+ * ls_test_point() and links with ls_inject sent to ls_inject_none (the
+ * Makefile's TPOINT_LINK), so nothing is injected there; a stress program
+ * defines no test point and gets the weak one below, which does nothing.
  */
 #ifdef LS_FAULT_INJECT
 #include <sched.h>
@@ -56,4 +63,19 @@ __attribute__((weak)) void ls_inject(void)
 			ls_cpu_relax();
 	}
 }
+
+/* What ls_inject is for the test-point programs (the Makefile's
+ * TPOINT_LINK: --defsym=ls_inject=ls_inject_none). */
+void ls_inject_none(void);
+void ls_inject_none(void)
+{
+}
+
+#ifdef LS_TEST_POINTS
+/* For programs that stop no thread at a test point. */
+__attribute__((weak)) void ls_test_point(enum ls_test_point id)
+{
+	(void)id;
+}
+#endif
 #endif

@@ -15,7 +15,7 @@
  * NAME+WRAPPER composition alone, as a process composes a wrapper once),
  * `mutex` over -m's lock (default mcs; not one with per-cluster lines).
  *
- * Links build/liblocks-tpoint.a (mk/unlock.mk): the unlocker under test, U,
+ * Links build/liblocks-inject.a (mk/unlock.mk): the unlocker under test, U,
  * stops at LS_POINT_RELEASED, right after its release store. Meanwhile the
  * other threads of the scenario take the lock in turn and release it (a
  * waiter asleep for a wake-up that U has still to make is woken by signals

@@ -5,7 +5,7 @@
  *
  *   auto_regime sleep|spin|batch|flush [-w spin|yield|park] [-W SECONDS(60)]
  *
- * Links build/liblocks-tpoint.a (mk/default.mk): LS_TEST_POINT(id) calls
+ * Links build/liblocks-inject.a (mk/default.mk): LS_TEST_POINT(id) calls
  * ls_test_point() below, which counts the waiter W's steps. Two threads: the
  * holder H (main) and W. LOCKSWAP_SPIN is 64, LOCKSWAP_YIELD 16.
  *   sleep  (LOCKSWAP_AUTO_REGIME=1) H holds; W arrives: W must not spin on

@@ -7,7 +7,7 @@
  *
  *   auto_table [-W SECONDS(120)]
  *
- * Linked with -Wl,--wrap=ls_now_ns against build/liblocks-tpoint.a
+ * Linked with -Wl,--wrap=ls_now_ns against build/liblocks-inject.a
  * (mk/default.mk): auto.c's calls of the clock come here (wait.c's own do
  * not: they are inside its object file, and the test uses no deadline and
  * the yield policy, which never sleeps on a futex). The fake clock moves

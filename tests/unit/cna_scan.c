@@ -11,7 +11,7 @@
  * the previous one sleeps (policy park); then each, once it holds the lock,
  * counts the waiters its release looks at (LS_POINT_SCAN, in find()) and
  * unlocks. Every count must be at most SCAN, and every waiter must get the
- * lock. Links build/liblocks-tpoint.a (mk/unlock.mk).
+ * lock. Links build/liblocks-inject.a (mk/unlock.mk).
  *
  * Output: "cna_scan: OK max=N" and exit 0; "cna_scan: FAIL ..." and exit 1;
  * bad usage: one line, exit 2.

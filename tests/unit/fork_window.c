@@ -6,7 +6,7 @@
  *   fork_window -a ALGO[,ALGO...]|all|spin [-w spin|yield|park] [-k QUEUED(1)]
  *               [-W SECONDS(60)]
  *
- * Links build/liblocks-tpoint.a (mk/fork.mk), where LS_TEST_POINT(id) calls
+ * Links build/liblocks-inject.a (mk/fork.mk), where LS_TEST_POINT(id) calls
  * ls_test_point() below. Per algorithm (and each policy of -w), in one
  * process: the main thread H takes the lock; QUEUED threads ask for it and
  * are known to wait (they have reached a waiting step: WAITING, PARKING or

@@ -7,7 +7,7 @@
  *   trylock_handover -a ALGO -m enqueuing|leaving [-w spin|yield|park]
  *                    [-p PATIENCE_NS(200000)] [-r ROUNDS(4)] [-W SECONDS(30)]
  *
- * Links build/liblocks-tpoint.a (mk/trylock.mk), where LS_TEST_POINT(id)
+ * Links build/liblocks-inject.a (mk/trylock.mk), where LS_TEST_POINT(id)
  * calls ls_test_point() below: the thread that reaches a point waits there
  * for an event of the scenario, so every ordering the test needs is made by
  * events, none by a sleep or a clock. Threads: the holder H (main), which

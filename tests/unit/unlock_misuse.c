@@ -9,7 +9,7 @@
  * -a all: the mutex family; -a spin: the spinlock family (the mutex
  * algorithms that fit 4 bytes, and the spin-only ones); a name of either.
  *
- * Links build/liblocks-tpoint.a (mk/unlock.mk) for one test point only:
+ * Links build/liblocks-inject.a (mk/unlock.mk) for one test point only:
  * LS_POINT_WAITING / LS_POINT_PARKING tell that a waiter waits, so that
  * waiters queue in a known order. For each algorithm and policy, on a lock
  * state as the shim keeps it (inline, or an out-of-line block with a header
