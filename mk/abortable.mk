@@ -1,18 +1,29 @@
 # AddressSanitizer builds of the stress harness and of the non-blocking
 # timeout test, for tests/abortable.bats (issue 4). Every lock is compiled
-# from source with -fsanitize=address and fault injection; globals are not
-# instrumented (--param asan-globals=0) because the ls_algos section must
-# stay a packed array of pointers. What ASan can and cannot see with
-# type-stable queue nodes is written in locks/abortable/abortable.h.
+# with -fsanitize=address and fault injection, once, into an archive both
+# programs link whole (one object per source, so that make compiles them in
+# parallel); globals are not instrumented (--param asan-globals=0) because
+# the ls_algos section must stay a packed array of pointers. What ASan can
+# and cannot see with type-stable queue nodes is written in
+# locks/abortable/abortable.h.
 #
 #   make asan       build/asan/stress, build/asan/abortable_nbtimeout
 
 ASAN_CFLAGS := -std=gnu11 -pthread -O1 -g -fno-omit-frame-pointer -fsanitize=address --param asan-globals=0 \
 	$(WARN) -Ilocks -Ilocks/common -Itests/unit -DLS_FAULT_INJECT
+ASAN_OBJS := $(LOCK_SRCS:%.c=$(B)/asan/%.o)
 
-$(B)/asan/%: tests/unit/%.c $(LOCK_SRCS) $(HDRS)
+$(B)/asan/locks/%.o: locks/%.c $(HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -o $@ $< $(LOCK_SRCS)
+	$(CC) $(ASAN_CFLAGS) -c $< -o $@
+
+$(B)/asan/liblocks.a: $(ASAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/asan/%: tests/unit/%.c $(B)/asan/liblocks.a $(HDRS) $(wildcard tests/unit/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) -o $@ $< -Wl,--whole-archive $(B)/asan/liblocks.a -Wl,--no-whole-archive
 
 .PHONY: asan
 asan: $(B)/asan/stress $(B)/asan/abortable_nbtimeout
