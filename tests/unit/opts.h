@@ -232,6 +232,71 @@ static unsigned opt_list(const char *opt, char *s, char **out, unsigned max)
 	return n;
 }
 
+/* The options stress and rwstress share, each parsed into the program's own
+ * variable: -t THREADS -n ITERS -l LOCKS -m MODE -p PATIENCE_NS -S SPIN
+ * -s SEED[,SEED...] (kept as given, for opt_seeds) -T SECONDS -q. */
+enum opt_mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
+static const char *const opt_mode_names[] __attribute__((unused)) = {"lock", "try", "timed", "mix"};
+struct opt_stress {
+	unsigned *nthreads, *nlocks, *watchdog;
+	unsigned long *iters;
+	enum opt_mode *mode;
+	uint64_t *patience;
+	char **seeds;
+	bool *quiet;
+};
+
+/* Option c with argument arg, if it is one of the shared ones: true once
+ * parsed into o's variable, false for the caller's own switch. */
+static inline bool opt_stress_arm(int c, char *arg, const struct opt_stress *o)
+{
+	switch (c) {
+	case 't':
+		*o->nthreads = (unsigned)opt_number("t", arg, 1, 1024);
+		return true;
+	case 'n':
+		*o->iters = opt_number("n", arg, 1, 100000000);
+		return true;
+	case 'l':
+		*o->nlocks = (unsigned)opt_number("l", arg, 1, 100000);
+		return true;
+	case 'm':
+		*o->mode = (enum opt_mode)opt_choose("m", "mode", arg, opt_mode_names, 4);
+		return true;
+	case 'p':
+		*o->patience = opt_number("p", arg, 0, 100000000000ul);
+		return true;
+	case 'S':
+		ls_wait_cfg.spin = (unsigned)opt_number("S", arg, 0, 100000000);
+		return true;
+	case 's':
+		*o->seeds = arg;
+		return true;
+	case 'T':
+		*o->watchdog = (unsigned)opt_number("T", arg, 0, 86400);
+		return true;
+	case 'q':
+		*o->quiet = true;
+		return true;
+	}
+	return false;
+}
+
+/* -s's list (seeds, cut in place; NULL: not given) into out[0..max-1],
+ * `dflt` when not given; their count. */
+static inline unsigned opt_seeds(char *seeds, uint64_t *out, unsigned max, uint64_t dflt)
+{
+	if (!seeds) {
+		out[0] = dflt;
+		return 1;
+	}
+	char *v[max];
+	unsigned n = opt_list("s", seeds, v, max);
+	for (unsigned i = 0; i < n; i++)
+		out[i] = opt_number("s", v[i], 0, ~0ul);
+	return n;
+}
+
 /* Every name with every seed, each run in a child of its own (a fork, far
  * cheaper than a program start: the pool's nodes, type-stable, keep what
  * the last algorithm left in them, a process composes a wrapper with one

@@ -80,8 +80,7 @@
 #include "harness.h"
 #include "opts.h"
 
-enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
-static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
+#define mode_names opt_mode_names
 /* -k: what every acquisition asks for (rwlock.h, PREFERENCE) */
 static const char *const kind_names[] = {"reader", "writer", "own"};
 static const unsigned kind_how[] = {0, LS_RW_PREFER_WRITER, LS_RW_OWN_POLICY};
@@ -90,7 +89,7 @@ static unsigned kind;
 static const struct ls_rwalgo *algo;
 static unsigned nthreads = 4, nlocks = 1, read_pct = 80, how;
 static unsigned long iters = 2000;
-static enum mode mode = M_LOCK;
+static enum opt_mode mode = M_LOCK;
 static uint64_t patience = 20000, seed = 1;
 static bool quiet;
 
@@ -164,7 +163,7 @@ static int timed(struct lk *l, bool w, uint64_t deadline, void **token)
 
 /* Acquires lock li for writing (w) or reading by mode m; the token of a
  * read hold goes to *token. */
-static void acquire(struct thr *t, unsigned li, bool w, enum mode m, void **token)
+static void acquire(struct thr *t, unsigned li, bool w, enum opt_mode m, void **token)
 {
 	struct lk *l = &locks[li];
 	atomic_store_explicit(&t->lock, li, memory_order_relaxed);
@@ -322,9 +321,9 @@ static void release(struct thr *t, unsigned li, bool w, void *token)
 		algo->rdunlock(locks[li].state, token);
 }
 
-static enum mode pick(struct thr *t)
+static enum opt_mode pick(struct thr *t)
 {
-	return mode == M_MIX ? (enum mode)(rnd(t) % 3) : mode;
+	return mode == M_MIX ? (enum opt_mode)(rnd(t) % 3) : mode;
 }
 
 static bool pick_write(struct thr *t)
@@ -721,28 +720,17 @@ int main(int argc, char **argv)
 	unsigned watchdog = 0;
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
+	const struct opt_stress shared = {&nthreads, &nlocks,	&watchdog, &iters,
+					  &mode,     &patience, &seeds,	   &quiet};
 	while ((c = getopt(argc, argv, "a:t:n:l:r:m:p:k:w:S:s:T:qh")) != -1) {
+		if (opt_stress_arm(c, optarg, &shared))
+			continue;
 		switch (c) {
 		case 'a':
 			name = optarg;
 			break;
-		case 't':
-			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
-			break;
-		case 'n':
-			iters = opt_number("n", optarg, 1, 100000000);
-			break;
-		case 'l':
-			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
-			break;
 		case 'r':
 			read_pct = (unsigned)opt_number("r", optarg, 0, 100);
-			break;
-		case 'm':
-			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
-			break;
-		case 'p':
-			patience = opt_number("p", optarg, 0, 100000000000ul);
 			break;
 		case 'k':
 			kind = (unsigned)opt_choose("k", "kind", optarg, kind_names, 3);
@@ -750,18 +738,6 @@ int main(int argc, char **argv)
 			break;
 		case 'w':
 			opt_policy(optarg);
-			break;
-		case 'S':
-			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
-			break;
-		case 's':
-			seeds = optarg;
-			break;
-		case 'T':
-			watchdog = (unsigned)opt_number("T", optarg, 0, 86400);
-			break;
-		case 'q':
-			quiet = true;
 			break;
 		case 'h':
 			printf("usage: rwstress -a RWALGO[,RWALGO...] [-t THREADS(4)] [-n ITERS(2000)] [-l "
@@ -788,12 +764,9 @@ int main(int argc, char **argv)
 	if (!name)
 		opt_error("-a RWALGO is required (valid: %s)", ls_rwalgo_names(err, sizeof err));
 	enum { MAX_ALGOS = 128, MAX_SEEDS = 64 };
-	char *given[MAX_ALGOS], *seedv[MAX_SEEDS];
-	uint64_t seedn[MAX_SEEDS] = {seed};
-	unsigned na = opt_list("a", name, given, MAX_ALGOS),
-		 ns = seeds ? opt_list("s", seeds, seedv, MAX_SEEDS) : 1;
-	for (unsigned i = 0; seeds && i < ns; i++)
-		seedn[i] = opt_number("s", seedv[i], 0, ~0ul);
+	char *given[MAX_ALGOS];
+	uint64_t seedn[MAX_SEEDS];
+	unsigned na = opt_list("a", name, given, MAX_ALGOS), ns = opt_seeds(seeds, seedn, MAX_SEEDS, seed);
 	if (na == 1 && ns == 1) {
 		seed = seedn[0];
 		alarm(watchdog);

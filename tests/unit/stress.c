@@ -88,13 +88,12 @@
 #include "harness.h"
 #include "opts.h"
 
-enum mode { M_LOCK, M_TRY, M_TIMED, M_MIX };
-static const char *const mode_names[] = {"lock", "try", "timed", "mix"};
+#define mode_names opt_mode_names
 
 static const struct ls_algo *algo;
 static unsigned nthreads = 4, nlocks = 1;
 static unsigned long iters = 2000;
-static enum mode mode = M_LOCK;
+static enum opt_mode mode = M_LOCK;
 static uint64_t patience = 20000, seed = 1;
 static bool quiet;
 
@@ -210,7 +209,7 @@ static void unlock_elsewhere(struct slot *s)
 
 /* ---- acquire, check, release ---- */
 
-static void acquire(struct thr *t, unsigned li, enum mode m)
+static void acquire(struct thr *t, unsigned li, enum opt_mode m)
 {
 	struct slot *s = &slots[li];
 	atomic_store_explicit(&t->lock, li, memory_order_relaxed);
@@ -334,9 +333,9 @@ static void release(struct thr *t, unsigned li, bool elsewhere)
 	}
 }
 
-static enum mode pick(struct thr *t)
+static enum opt_mode pick(struct thr *t)
 {
-	return mode == M_MIX ? (enum mode)(rnd(t) % 3) : mode;
+	return mode == M_MIX ? (enum opt_mode)(rnd(t) % 3) : mode;
 }
 
 static void *worker(void *arg)
@@ -737,37 +736,12 @@ int main(int argc, char **argv)
 	int c;
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	ls_wait_cfg.spin = LS_WAIT_SPIN_DEFAULT;
+	const struct opt_stress shared = {&nthreads, &nlocks,	&watchdog, &iters,
+					  &mode,     &patience, &seeds,	   &quiet};
 	while ((c = getopt(argc, argv, "a:t:n:l:m:p:w:S:s:T:qh")) != -1) {
-		if (opt_algo_wait(c, optarg, &name))
+		if (opt_algo_wait(c, optarg, &name) || opt_stress_arm(c, optarg, &shared))
 			continue;
 		switch (c) {
-		case 't':
-			nthreads = (unsigned)opt_number("t", optarg, 1, 1024);
-			break;
-		case 'n':
-			iters = opt_number("n", optarg, 1, 100000000);
-			break;
-		case 'l':
-			nlocks = (unsigned)opt_number("l", optarg, 1, 100000);
-			break;
-		case 'm':
-			mode = (enum mode)opt_choose("m", "mode", optarg, mode_names, 4);
-			break;
-		case 'p':
-			patience = opt_number("p", optarg, 0, 100000000000ul);
-			break;
-		case 'S':
-			ls_wait_cfg.spin = (unsigned)opt_number("S", optarg, 0, 100000000);
-			break;
-		case 's':
-			seeds = optarg;
-			break;
-		case 'T':
-			watchdog = (unsigned)opt_number("T", optarg, 0, 86400);
-			break;
-		case 'q':
-			quiet = true;
-			break;
 		case 'h':
 			printf(
 			    "usage: stress -a ALGO[,ALGO...] [-t THREADS(4)] [-n ITERS(2000)] [-l LOCKS(1)]\n"
@@ -787,14 +761,12 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGALRM, &sa, NULL);
 	enum { MAX_ALGOS = 128, MAX_SEEDS = 64 };
-	char *given[MAX_ALGOS], *seedv[MAX_SEEDS], *names = name ? strdup(name) : NULL;
-	uint64_t seedn[MAX_SEEDS] = {seed};
+	char *given[MAX_ALGOS], *names = name ? strdup(name) : NULL;
+	uint64_t seedn[MAX_SEEDS];
 	unsigned na = names ? opt_list("a", names, given, MAX_ALGOS) : 1,
-		 ns = seeds ? opt_list("s", seeds, seedv, MAX_SEEDS) : 1;
+		 ns = opt_seeds(seeds, seedn, MAX_SEEDS, seed);
 	if (!names)
 		given[0] = NULL; /* opt_algo's error */
-	for (unsigned i = 0; seeds && i < ns; i++)
-		seedn[i] = opt_number("s", seedv[i], 0, ~0ul);
 	if (na == 1 && ns == 1) {
 		seed = seedn[0];
 		alarm(watchdog);
