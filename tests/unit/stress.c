@@ -271,6 +271,27 @@ static void enter(struct thr *t, unsigned li)
 		fail("mutual exclusion: thread %u entered lock %u held by thread %u", t->id, li, prev - 1);
 }
 
+/* selftest-nolock (below) must be caught however the threads are
+ * scheduled: beside busy processes one worker can run all its acquisitions
+ * in one time slice while the others wait for a CPU, and then nothing
+ * overlaps. So the first thread inside lock 0 stays there, between its read
+ * of the counter and its write, until another thread has entered the lock
+ * and written the counter (at most 10 s): both the occupant check and the
+ * lost update then happen on every run. */
+static const struct ls_algo selftest_nolock;
+static _Atomic int nolock_held; /* 0, 1 while a thread holds on, 2 after */
+
+static void nolock_hold(struct slot *s, long c)
+{
+	int none = 0;
+	if (!atomic_compare_exchange_strong(&nolock_held, &none, 1))
+		return;
+	uint64_t until = ls_now_ns() + 10000000000ull;
+	while (atomic_load_explicit(&s->counter, memory_order_relaxed) == c && ls_now_ns() < until)
+		sched_yield();
+	atomic_store(&nolock_held, 2);
+}
+
 static void modify(struct thr *t, unsigned li)
 {
 	struct slot *s = &slots[li];
@@ -278,6 +299,8 @@ static void modify(struct thr *t, unsigned li)
 	 * read-modify-write; without mutual exclusion it loses updates. */
 	long c = atomic_load_explicit(&s->counter, memory_order_relaxed);
 	LS_INJECT();
+	if (algo == &selftest_nolock && li == 0 && nthreads > 1)
+		nolock_hold(s, c);
 	uint64_t r = rnd(t);
 	/* Now and then give the CPU away while holding the lock, so that the
 	 * others contend (and yield or park) even when the machine runs one
