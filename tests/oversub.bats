@@ -28,8 +28,8 @@ handoff_all() {
   timeout 30 env LOCKSWAP_SHFL_AWAKE=0 "$H" -a shfl -T 2 awake >"$BATS_TEST_TMPDIR/shfl" 2>&1 &
   shfl=$!
   run timeout 30 "$H" -a selftest-herd -T 5 only-next
-  [ "$status" -eq 1 ]
-  [[ "$output" == *"two places behind the new holder: woken"* ]]
+  [ "$status" -eq 1 ] && [[ "$output" == *"two places behind the new holder: woken"* ]] ||
+    { echo "selftest-herd only-next: exit $status"; echo "$output"; return 1; }
   local st=0
   wait "$late" || st=$?
   [ "$st" -eq 1 ] || { echo "selftest-late prewake: exit $st"; cat "$BATS_TEST_TMPDIR/late"; return 1; }
