@@ -161,3 +161,12 @@ build_tree() {
   [ "$status" -eq 1 ]
   assert_output --partial "table: room low uses top, which is listed above it"
 }
+
+# issue 35: DEVELOPERS.md says how to work, in short sections, and links to
+# ARCHITECTURE.md's map instead of repeating it
+@test "DEVELOPERS.md stays under 6 KB and links to ARCHITECTURE.md, the one map of the house" {
+  local n
+  n=$(wc -c <"$ROOT/DEVELOPERS.md")
+  [ "$n" -lt 6144 ] || { echo "DEVELOPERS.md is $n bytes (at most 6 KB: the map is ARCHITECTURE.md's)"; return 1; }
+  grep -q '](ARCHITECTURE.md)' "$ROOT/DEVELOPERS.md"
+}
