@@ -402,3 +402,16 @@ each_own_wait_rw() {
   picked=$(own_wait_rwalgos $caps | tr '\n' ' ')
   RW_ALGOS="${picked:- }" each_rwalgo "$caps" "$@"
 }
+
+# TEST_CPU_LOG=FILE (scripts/sweeps/suite-times sets it): each test appends
+# "NUMBER CPU_SECONDS" to FILE, the user and system time of the test's
+# process and of the children it waited for (bash's `times`), so that the
+# suite's CPU can be read test by test. A file with a teardown of its own
+# (defined after `load helpers`, so it wins) is not measured.
+if [ -n "${TEST_CPU_LOG:-}" ]; then
+  teardown() {
+    times >"$BATS_TEST_TMPDIR/.times"
+    tr -s 'ms \n' '   ' <"$BATS_TEST_TMPDIR/.times" |
+      awk -v n="$BATS_TEST_NUMBER" '{ c = 0; for (i = 1; i < NF; i += 2) c += $i * 60 + $(i + 1); printf "%s %.2f\n", n, c }' >>"$TEST_CPU_LOG"
+  }
+fi
