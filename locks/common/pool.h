@@ -158,8 +158,8 @@
  * late by another algorithm after it was reused, breaks that argument. A
  * process that gives its locks several algorithms (LOCKSWAP_ALGO_MAP,
  * LOCKSWAP_RWALGO beside LOCKSWAP_ALGO) hung that way (clh-tp beside
- * clh-try: tests/progs/mixed_nodes.c). The class is a constant, so the fast
- * paths cost what they did. */
+ * clh-try: tests/unit/node_class.c, tests/progs/algo_map.c's `queues`).
+ * The class is a constant, so the fast paths cost what they did. */
 enum ls_node_class {
 	LS_NODES_SHARED,
 	LS_NODES_CLH,

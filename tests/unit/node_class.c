@@ -239,7 +239,11 @@ int main(int argc, char **argv)
 		if (c == 'a')
 			list = optarg;
 		else
-			return 2;
+			break;
+	}
+	if (c != -1 || optind != argc) {
+		fprintf(stderr, "usage: node_class [-a ALGO[,ALGO...]|all]\n");
+		return 2;
 	}
 	ls_wait_cfg.policy = LS_WAIT_PARK;
 	int bad = 0, ran = 0;
