@@ -169,7 +169,8 @@ const char *ls_rwmap_algo_of(const pthread_rwlock_t *rw);
 const char *ls_rwmap_rule_of(const pthread_rwlock_t *rw);
 /* For the rwlock family's paths: the capabilities of an rwlock's algorithm,
  * binding it first if it has no binding yet. For mutex.c's destroy: the
- * algorithm of a mutex that has its binding, its state, and whether that
+ * algorithm of a mutex that has its binding, its state (entered if out of
+ * line: shim.h; the caller leaves it), and whether that
  * is out of line; false for one that has none (never initialised nor
  * used). */
 struct ls_rwlock;

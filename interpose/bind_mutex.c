@@ -51,20 +51,12 @@ static inline __attribute__((always_inline)) const struct ls_bind *entry_of(stru
 	return near ? (const struct ls_bind *)(uintptr_t)w : ls_bind_at(&ls_bind_mutexes, w);
 }
 
-/* For an algorithm whose state is out of line, as mutex.c's ext_state, but
+/* For an algorithm whose state is out of line, as mutex.c's ext_*, but
  * with the mutex's algorithm, read only when a block must be attached,
  * so that the adapters below cost no more than ls_ext_lock and its kin. */
-static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
+static const struct ls_algo *bound_algo(struct ls_mutex *m)
 {
-	return ls_mutex_ext_attach(m, bind_of(m)->algo.m);
-}
-
-static inline __attribute__((always_inline)) void *ext_state(struct ls_mutex *m)
-{
-	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
-	if (LS_LIKELY(e))
-		return e + 1;
-	return ext_attach(m);
+	return bind_of(m)->algo.m;
 }
 
 /* NAME_lock, _trylock, _unlock: the dispatchers (the entry's operation on
@@ -86,17 +78,21 @@ static inline __attribute__((always_inline)) void *ext_state(struct ls_mutex *m)
 	static void name##_ext_lock(void *s)                                                                 \
 	{                                                                                                    \
 		struct ls_mutex *m = ls_mutex_of(s);                                                         \
-		entry_of(m, near)->own.m.lock(ext_state(m));                                                 \
+		entry_of(m, near)->own.m.lock(ls_mutex_ext_enter(m, bound_algo));                            \
 	}                                                                                                    \
 	static int name##_ext_trylock(void *s)                                                               \
 	{                                                                                                    \
 		struct ls_mutex *m = ls_mutex_of(s);                                                         \
-		return entry_of(m, near)->own.m.trylock(ext_state(m));                                       \
+		void *st = ls_mutex_ext_enter(m, bound_algo);                                                \
+		int r = entry_of(m, near)->own.m.trylock(st);                                                \
+		if (r)                                                                                       \
+			ls_mutex_ext_leave(st);                                                              \
+		return r;                                                                                    \
 	}                                                                                                    \
 	static void name##_ext_unlock(void *s)                                                               \
 	{                                                                                                    \
 		struct ls_mutex *m = ls_mutex_of(s);                                                         \
-		entry_of(m, near)->own.m.unlock(ext_state(m));                                               \
+		ls_mutex_ext_unlock(m, bound_algo, entry_of(m, near)->own.m.unlock);                         \
 	}
 DISPATCH(near, true)
 DISPATCH(far, false)
@@ -120,9 +116,18 @@ static inline const struct ls_bind *bound_entry(struct ls_mutex *m)
 	return bind_first_use(m);
 }
 
+/* The state for an operation of b's algorithm, entered if out of line
+ * (shim.h), and an attempt's result, the state left if it failed. */
 static inline void *state_for(struct ls_mutex *m, const struct ls_bind *b)
 {
-	return b->ext ? ext_state(m) : m->alg.state;
+	return b->ext ? ls_mutex_ext_enter(m, bound_algo) : m->alg.state;
+}
+
+static inline int state_result(const struct ls_bind *b, void *state, int r)
+{
+	if (r && b->ext)
+		ls_mutex_ext_leave(state);
+	return r;
 }
 
 /* ls_g.slow_*: bind, then ls_g's operation (which an observer may wrap). */
@@ -157,14 +162,18 @@ static int m_trylock(void *s)
 {
 	struct ls_mutex *m = ls_mutex_of(s);
 	const struct ls_bind *b = bound_entry(m);
-	return b->algo.m->trylock(state_for(m, b));
+	void *state = state_for(m, b);
+	return state_result(b, state, b->algo.m->trylock(state));
 }
 
 static void m_unlock(void *s)
 {
 	struct ls_mutex *m = ls_mutex_of(s);
 	const struct ls_bind *b = bound_entry(m);
-	b->algo.m->unlock(state_for(m, b));
+	if (b->ext)
+		ls_mutex_ext_unlock(m, bound_algo, b->algo.m->unlock);
+	else
+		b->algo.m->unlock(m->alg.state);
 }
 
 static int m_timedlock(void *s, uint64_t deadline)
@@ -173,7 +182,8 @@ static int m_timedlock(void *s, uint64_t deadline)
 	const struct ls_bind *b = bound_entry(m);
 	const struct ls_algo *a = b->algo.m;
 	void *state = state_for(m, b);
-	return a->timedlock ? a->timedlock(state, deadline) : ls_timedlock_fallback(a, state, deadline);
+	return state_result(b, state,
+			    a->timedlock ? a->timedlock(state, deadline) : ls_timedlock_fallback(a, state, deadline));
 }
 
 static struct ls_algo map_algo = {

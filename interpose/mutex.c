@@ -64,45 +64,51 @@ static inline uint32_t cond_users(struct ls_mutex *m)
 
 /* ---- out-of-line state ---- */
 
-/* For ls_g's algorithm: the fast path keeps no algorithm live across the
- * call (map.c has its own, for each mutex's). */
-static __attribute__((noinline)) void *ext_attach(struct ls_mutex *m)
+/* For ls_g's algorithm (map.c has its own, for each mutex's). */
+static const struct ls_algo *g_algo(struct ls_mutex *m)
 {
-	return ls_mutex_ext_attach(m, ls_g.algo);
-}
-
-/* On a lock path the pointer is NULL (static initialiser, zeroed memory) or
- * was stored by lockswap, for this mutex or for the one it was copied from:
- * either way a block of the region, safe to read, so only pthread_mutex_init
- * (which may meet garbage) checks ls_ext_owns. */
-static inline void *ext_state(struct ls_mutex *m)
-{
-	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
-	if (LS_LIKELY(e))
-		return e + 1;
-	return ext_attach(m);
+	(void)m;
+	return ls_g.algo;
 }
 
 /* The fast path's operations for an algorithm whose state is out of line:
- * they get the inline bytes (at offset 24) and find the block from there. */
+ * they get the inline bytes (at offset 24) and find the block from there,
+ * entered while it is used (shim.h). On a lock path the word is NULL
+ * (static initialiser, zeroed memory) or was stored by lockswap, for this
+ * mutex or for the one it was copied from: either way a block of the
+ * region, safe to read, so only pthread_mutex_init (which may meet
+ * garbage) checks ls_ext_owns. */
 void ls_ext_lock(void *inline_state)
 {
-	ls_g.algo->lock(ext_state(ls_mutex_of(inline_state)));
+	ls_g.algo->lock(ls_mutex_ext_enter(ls_mutex_of(inline_state), g_algo));
 }
 
 int ls_ext_trylock(void *inline_state)
 {
-	return ls_g.algo->trylock(ext_state(ls_mutex_of(inline_state)));
+	void *st = ls_mutex_ext_enter(ls_mutex_of(inline_state), g_algo);
+	int r = ls_g.algo->trylock(st);
+	if (r)
+		ls_mutex_ext_leave(st);
+	return r;
 }
 
 void ls_ext_unlock(void *inline_state)
 {
-	ls_g.algo->unlock(ext_state(ls_mutex_of(inline_state)));
+	ls_mutex_ext_unlock(ls_mutex_of(inline_state), g_algo, ls_g.algo->unlock);
 }
 
-static inline void *state_of(struct ls_mutex *m)
+/* The state for an acquisition attempt, entered if out of line, and the
+ * attempt's result, the state left if it failed. */
+static inline void *state_enter(struct ls_mutex *m)
 {
-	return ls_g.ext ? ext_state(m) : m->alg.state;
+	return ls_g.ext ? ls_mutex_ext_enter(m, g_algo) : m->alg.state;
+}
+
+static inline int state_result(void *state, int r)
+{
+	if (r && ls_g.ext)
+		ls_mutex_ext_leave(state);
+	return r;
 }
 
 /* ---- the types' bookkeeping, shared by lock, trylock and the timed locks ---- */
@@ -131,10 +137,14 @@ static inline __attribute__((always_inline)) int attempt(struct ls_mutex *m, enu
 		return ls_g.slow_trylock(m->alg.state) ? EBUSY : 0;
 	case TIMED:
 		return ls_g.timedlock(m->alg.state, t->clock, t->abs);
-	case LOCK_SLICED:
-		return sliced(state_of(m), NULL);
-	default:
-		return sliced(state_of(m), t);
+	case LOCK_SLICED: {
+		void *st = state_enter(m);
+		return state_result(st, sliced(st, NULL));
+	}
+	default: {
+		void *st = state_enter(m);
+		return state_result(st, sliced(st, t));
+	}
 	}
 }
 
@@ -372,7 +382,8 @@ static int sliced(void *state, const struct timed_arg *t)
 
 int ls_timedlock_inline(void *inline_state, clockid_t clock, const struct timespec *abs)
 {
-	return algo_timedlock(state_of(ls_mutex_of(inline_state)), clock, abs);
+	void *st = state_enter(ls_mutex_of(inline_state));
+	return state_result(st, algo_timedlock(st, clock, abs));
 }
 
 static int timed(pthread_mutex_t *mu, clockid_t clock, const struct timespec *abs)
@@ -504,24 +515,37 @@ ls_pthread_mutex_init(pthread_mutex_t *mu, const pthread_mutexattr_t *attr)
 	return LS_CANCEL_DEFERRED(init_mutex(mu, attr));
 }
 
+/* state: entered if ext (ls_map_target, state_enter); left here. */
 static inline __attribute__((always_inline)) int destroy_algo(struct ls_mutex *m, const struct ls_algo *a,
 							      void *state, bool ext)
 {
-	if (a->trylock(state))
-		return EBUSY;
+	int r = 0;
+	if (a->trylock(state)) {
+		r = EBUSY;
+		goto out;
+	}
 	/* read under the mutex, where waiters change it */
 	bool users = cond_users(m) != 0;
 	a->unlock(state);
-	if (users)
-		return EBUSY;
+	if (users) {
+		r = EBUSY;
+		goto out;
+	}
 	if (a->destroy)
 		a->destroy(state);
 	if (ext) {
 		/* unless the pool is reclaiming it (then it frees it) */
 		struct ls_ext_head *e = ls_ext_take(&m->alg.ext, NULL);
+		ls_mutex_ext_leave(state); /* before it can be reused */
 		if (e)
 			ls_ext_free(e, sizeof(struct ls_ext) + a->state_size);
+		ext = false;
 	}
+out:
+	if (ext)
+		ls_mutex_ext_leave(state);
+	if (r)
+		return r;
 	m->kind = -1;
 	if (LS_UNLIKELY(ls_events.destroy))
 		ls_events.destroy(LS_OBJ_MUTEX, m);
@@ -544,7 +568,7 @@ static int destroy_mutex(struct ls_mutex *m)
 			ls_events.destroy(LS_OBJ_MUTEX, m);
 		return 0;
 	}
-	return destroy_algo(m, ls_g.algo, state_of(m), ls_g.ext);
+	return destroy_algo(m, ls_g.algo, state_enter(m), ls_g.ext);
 }
 
 LS_EXPORT __attribute__((symver("pthread_mutex_destroy@@GLIBC_2.2.5"))) int

@@ -46,7 +46,7 @@ __attribute__((noinline)) void ls_rd_push_more(const struct ls_rwlock *l, void *
 	if (!b || b->n == LS_RD_BLOCK) {
 		struct ls_rdblock *nb = ls_ext_alloc_wait(sizeof *nb); /* zeroed; waits rather than fail */
 		nb->h.kind = &rd_kind;
-		nb->h.reclaim = rd_reclaim;
+		nb->h.reclaim = ls_ext_reclaim_id(rd_reclaim);
 		nb->prev = b;
 		/* b leaves the word (it is ours: the pool never claims a
 		 * block its word holds), nb takes its place */

@@ -116,7 +116,10 @@ struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, boo
 		/* relaxed atomic: a stale copy of another mutex may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);
 		e->h.kind = a;
-		e->h.reclaim = mutex_ext_reclaim;
+		e->h.reclaim = ls_ext_reclaim_id(mutex_ext_reclaim);
+		e->h.idle = 1; /* every use enters it (shim.h) */
+		/* relaxed: a hint; a fresh block outlives the pool's next look */
+		atomic_store_explicit(&e->h.used, 1, memory_order_relaxed);
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -130,4 +133,24 @@ void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a)
 	return (struct ls_ext *)ls_ext_attach(&m->alg.ext, &e->h, sizeof(struct ls_ext) + a->state_size,
 					      NULL) +
 	       1;
+}
+
+__attribute__((noinline)) void *ls_mutex_ext_enter_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of)
+{
+	for (;;) {
+		ls_mutex_ext_attach(m, algo_of(m));
+		/* the pool may have freed it since (an idle lock's block): again */
+		struct ls_ext *e = (struct ls_ext *)ls_ext_enter(&m->alg.ext);
+		if (e)
+			return e + 1;
+	}
+}
+
+__attribute__((noinline)) void ls_mutex_ext_unlock_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of,
+							 void (*unlock)(void *))
+{
+	void *st = ls_mutex_ext_enter(m, algo_of);
+	unlock(st);
+	ls_mutex_ext_leave(st);
+	ls_mutex_ext_leave(st); /* the lock's hold, if this thread has one */
 }

@@ -191,6 +191,47 @@ static inline struct ls_mutex *ls_mutex_of(void *inline_state)
 }
 struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait);
 void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a);
+
+/* Using an out-of-line state (pool.h, "Idle locks"): a thread enters the
+ * block before the algorithm sees it and leaves it once it is done with it
+ * (a failed trylock or timedlock at once; a lock at its unlock), so that
+ * the pool frees the block of an idle mutex, even while its word holds it,
+ * only when no thread is using it. ls_mutex_ext_enter: the state of m's
+ * block, entered; attached (for algorithm algo_of(m)) if need be. */
+typedef const struct ls_algo *ls_algo_of_fn(struct ls_mutex *m); /* read only to attach */
+void *ls_mutex_ext_enter_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of);
+static inline __attribute__((always_inline)) void *ls_mutex_ext_enter(struct ls_mutex *m,
+								       ls_algo_of_fn *algo_of)
+{
+	struct ls_ext *e = (struct ls_ext *)ls_ext_enter(&m->alg.ext);
+	if (LS_LIKELY(e))
+		return e + 1;
+	return ls_mutex_ext_enter_slow(m, algo_of);
+}
+
+/* The state of m's block, entered or not. */
+static inline void ls_mutex_ext_leave(void *state)
+{
+	ls_hold_pop(&((struct ls_ext *)state - 1)->h);
+}
+
+/* unlock: the algorithm's unlock on m's state, then the hold goes. The
+ * state the caller holds is the top of its holds (it entered it last):
+ * else (an unlock out of order, by another thread than the locker's, one
+ * too many, of a copy) the block is entered for the call, and the hold
+ * taken at the lock, if any, goes too. */
+void ls_mutex_ext_unlock_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of, void (*unlock)(void *));
+static inline __attribute__((always_inline)) void ls_mutex_ext_unlock(struct ls_mutex *m, ls_algo_of_fn *algo_of,
+								       void (*unlock)(void *))
+{
+	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
+	if (LS_LIKELY(e && ls_hold_is_top(&e->h))) {
+		unlock(e + 1);
+		ls_hold_pop(&e->h);
+		return;
+	}
+	ls_mutex_ext_unlock_slow(m, algo_of, unlock);
+}
 static inline void ls_ensure_init(void)
 {
 	if (LS_UNLIKELY(atomic_load_explicit(&ls_g.ready, memory_order_acquire) != 2))

@@ -56,7 +56,7 @@ struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, b
 		 * before the state's init, which may read it (bind_rwlock.c) */
 		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
 		e->h.kind = a;
-		e->h.reclaim = rw_ext_reclaim;
+		e->h.reclaim = ls_ext_reclaim_id(rw_ext_reclaim);
 		if (a->init)
 			a->init(e + 1);
 	}

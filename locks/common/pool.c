@@ -618,6 +618,23 @@ void ls_ext_holds_nothing(struct ls_ext_head *h)
 	(void)h;
 }
 
+/* Reclaim functions by id (pool.h); 0 is none. */
+#define RECLAIMERS 16u
+static void (*_Atomic reclaimers[RECLAIMERS])(struct ls_ext_head *h);
+
+uint8_t ls_ext_reclaim_id(void (*fn)(struct ls_ext_head *h))
+{
+	for (uint8_t i = 1; i < RECLAIMERS; i++) {
+		void (*seen)(struct ls_ext_head *) = atomic_load_explicit(&reclaimers[i], memory_order_acquire);
+		if (!seen && atomic_compare_exchange_strong_explicit(&reclaimers[i], &seen, fn,
+								     memory_order_acq_rel, memory_order_acquire))
+			return i;
+		if (seen == fn)
+			return i;
+	}
+	return 0; /* more functions than ids: destroy alone frees such blocks */
+}
+
 /* The owner of h, without the pool's marks: the word it is attached to,
  * if the pool is looking at it or about to free it (0 otherwise). */
 static uintptr_t looked_at(const struct ls_ext_head *h)
@@ -724,6 +741,157 @@ struct ls_ext_head *ls_ext_take(ls_ext_word_t *w, struct ls_ext_head **held)
 	return h;
 }
 
+/* ---- holds (pool.h, "Idle locks") ----
+ * Records are blocks of the pool, never freed: a push-only list of every
+ * record made, each free or in use by one thread. */
+
+#define HOLDS_FREE 0u
+#define HOLDS_USED 1u
+#define HOLDS_OVER 2u /* | USED: a hold could not be recorded */
+
+static struct ls_holds holds_none = {.top = &holds_none.slot[1], .end = &holds_none.slot[1]};
+__thread struct ls_holds *ls_holds_me __attribute__((tls_model("initial-exec"))) = &holds_none;
+static _Atomic(struct ls_holds *) holds_all;
+/* Set for good when a thread's holds could not be recorded at all (no
+ * record, no exit hook): the pool then frees no block its word holds. */
+static _Atomic bool holds_lost;
+static pthread_key_t holds_key;
+static bool holds_key_ok;
+static pthread_once_t holds_once = PTHREAD_ONCE_INIT;
+
+/* Thread exit (the key's destructor; again if a later destructor entered a
+ * lock, as glibc runs them up to 4 times): what the thread still holds
+ * stays held for good, as glibc's mutex of a thread that exited holding it
+ * (pinned: the pool frees the block only once its word no longer holds
+ * it); the record is free for the next thread. */
+static void holds_exit(void *arg)
+{
+	struct ls_holds *r = arg;
+	for (struct ls_ext_head **t = &r->slot[1]; t < r->top; t++)
+		if (*t)
+			/* relaxed: read by the look after its barrier */
+			atomic_store_explicit(&(*t)->pinned, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&r->state, memory_order_relaxed) & HOLDS_OVER)
+		atomic_store_explicit(&holds_lost, true, memory_order_relaxed);
+	ls_holds_me = &holds_none;
+	__atomic_store_n(&r->top, &r->slot[1], __ATOMIC_RELAXED);
+	/* release: a thread that takes the record sees it empty */
+	atomic_store_explicit(&r->state, HOLDS_FREE, memory_order_release);
+}
+
+static void holds_make_key(void)
+{
+	holds_key_ok = pthread_key_create(&holds_key, holds_exit) == 0;
+}
+
+/* A record for the calling thread, or NULL (no memory, no exit hook). */
+static struct ls_holds *holds_take(void)
+{
+	pthread_once(&holds_once, holds_make_key);
+	if (!holds_key_ok)
+		return NULL;
+	struct ls_holds *r;
+	for (r = atomic_load_explicit(&holds_all, memory_order_acquire); r; r = r->next) {
+		unsigned f = HOLDS_FREE;
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) == HOLDS_FREE &&
+		    atomic_compare_exchange_strong_explicit(&r->state, &f, HOLDS_USED, memory_order_acquire,
+							    memory_order_relaxed))
+			break;
+	}
+	if (!r) {
+		r = ls_ext_alloc(sizeof(*r)); /* zeroed; never attached */
+		if (!r)
+			return NULL;
+		r->top = &r->slot[1];
+		r->end = &r->slot[1 + LS_HOLD_SLOTS];
+		atomic_store_explicit(&r->state, HOLDS_USED, memory_order_relaxed);
+		r->next = atomic_load_explicit(&holds_all, memory_order_relaxed);
+		/* release: the look reads a record's fields after finding it */
+		while (!atomic_compare_exchange_weak_explicit(&holds_all, &r->next, r, memory_order_release,
+							      memory_order_relaxed)) {
+		}
+	}
+	if (pthread_setspecific(holds_key, r) != 0) {
+		atomic_store_explicit(&r->state, HOLDS_FREE, memory_order_release);
+		return NULL;
+	}
+	return r;
+}
+
+/* The record's entries are only ever moved here, between two increments of
+ * `moves`, so that a look reading them meanwhile knows to trust nothing it
+ * read (see holds_read); pushes and pops at the top move none. */
+static void moves_begin(struct ls_holds *r)
+{
+	atomic_fetch_add_explicit(&r->moves, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void moves_end(struct ls_holds *r)
+{
+	atomic_fetch_add_explicit(&r->moves, 1, memory_order_release);
+}
+
+/* Drops the holes and the duplicates of a full record (an unlock by
+ * another thread than the locker leaves the locker's entry behind: a lock
+ * handed from thread to thread would fill it); one entry of a block is as
+ * good as two. */
+static void holds_compact(struct ls_holds *r)
+{
+	moves_begin(r);
+	struct ls_ext_head **out = &r->slot[1];
+	for (struct ls_ext_head **t = &r->slot[1]; t < r->top; t++) {
+		bool keep = *t != NULL;
+		for (struct ls_ext_head **u = &r->slot[1]; u < out && keep; u++)
+			keep = *u != *t;
+		if (keep)
+			__atomic_store_n(out++, *t, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&r->top, out, __ATOMIC_RELAXED);
+	moves_end(r);
+}
+
+void ls_hold_push_slow(struct ls_ext_head *h)
+{
+	struct ls_holds *r = ls_holds_me;
+	if (r == &holds_none) {
+		r = holds_take();
+		if (!r) {
+			/* relaxed: read by the look after its barrier */
+			atomic_store_explicit(&holds_lost, true, memory_order_relaxed);
+			return;
+		}
+		ls_holds_me = r;
+	}
+	if (r->top == r->end)
+		holds_compact(r);
+	if (r->top == r->end) {
+		/* relaxed: read by the look after its barrier; for good (the
+		 * pops to come cannot tell which hold was not recorded) */
+		atomic_fetch_or_explicit(&r->state, HOLDS_OVER, memory_order_relaxed);
+		return;
+	}
+	ls_hold_push(h);
+}
+
+/* An entry below the top becomes a hole (NULL), and holes at the top go
+ * with it. Nothing moves. */
+void ls_hold_pop_slow(struct ls_ext_head *h)
+{
+	struct ls_holds *r = ls_holds_me;
+	struct ls_ext_head **t = r->top;
+	while (--t > &r->slot[0])
+		if (*t == h)
+			break;
+	if (t == &r->slot[0])
+		return; /* never entered here */
+	__atomic_store_n(t, NULL, __ATOMIC_RELAXED);
+	t = r->top;
+	while (t[-1] == NULL && t - 1 > &r->slot[0])
+		t--;
+	__atomic_store_n(&r->top, t, __ATOMIC_RELAXED);
+}
+
 /* ---- reclaiming (pool.h) ----
  * Under the scan lock: the blocks a look has found attached, a batch at a
  * time, and what peeking read of their words. */
@@ -732,6 +900,7 @@ struct look {
 	struct ls_ext_head *h;
 	uintptr_t w; /* its owner when seen */
 	uint32_t lines;
+	bool idle; /* claimed while its word held it (pool.h, "Idle locks") */
 };
 static struct look looks[LS_PEEK_MAX];
 static uintptr_t peek_addr[LS_PEEK_MAX], peek_val[LS_PEEK_MAX];
@@ -752,26 +921,103 @@ static bool gone(unsigned i)
 	       (peek_how[i] == LS_PEEK_READ && peek_val[i] != (uintptr_t)looks[i].h);
 }
 
+/* Does the word of looks[i] still hold its block? */
+static bool holds_it(unsigned i)
+{
+	return peek_how[i] == LS_PEEK_READ && peek_val[i] == (uintptr_t)looks[i].h;
+}
+
+/* The blocks every thread has entered and not left (pool.h, "Idle locks"),
+ * read after a barrier: sorted in held[0..nheld). False if they cannot all
+ * be known (entries moving, a hold not recorded, too many): then no block
+ * that its word holds may be freed. */
+#define HELD_MAX 8192u
+static uintptr_t held[HELD_MAX];
+static unsigned nheld;
+
+static int cmp_uintptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool holds_read(void)
+{
+	nheld = 0;
+	/* relaxed: after the barrier */
+	if (atomic_load_explicit(&holds_lost, memory_order_relaxed))
+		return false;
+	for (struct ls_holds *r = atomic_load_explicit(&holds_all, memory_order_acquire); r; r = r->next) {
+		unsigned m1 = atomic_load_explicit(&r->moves, memory_order_acquire);
+		if ((m1 & 1) || (atomic_load_explicit(&r->state, memory_order_relaxed) & HOLDS_OVER))
+			return false;
+		struct ls_ext_head **top = __atomic_load_n(&r->top, __ATOMIC_RELAXED);
+		if (top < &r->slot[1] || top > &r->slot[1 + LS_HOLD_SLOTS])
+			return false;
+		for (struct ls_ext_head **t = &r->slot[1]; t < top; t++) {
+			struct ls_ext_head *h = __atomic_load_n(t, __ATOMIC_RELAXED);
+			if (!h)
+				continue;
+			if (nheld == HELD_MAX)
+				return false;
+			held[nheld++] = (uintptr_t)h;
+		}
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&r->moves, memory_order_relaxed) != m1)
+			return false;
+	}
+	qsort(held, nheld, sizeof(held[0]), cmp_uintptr);
+	return true;
+}
+
+static bool is_held(const struct ls_ext_head *h)
+{
+	uintptr_t key = (uintptr_t)h;
+	return bsearch(&key, held, nheld, sizeof(held[0]), cmp_uintptr) != NULL;
+}
+
+/* May looks[i], whose word holds it, be claimed as an idle lock's? Not if
+ * it was entered since the last look: that look is now (its `used` is
+ * cleared), so a block goes at the second look after its last use. */
+static bool idle_candidate(unsigned i)
+{
+	struct ls_ext_head *h = looks[i].h;
+	/* relaxed: hints; the holds, read after the barrier, decide */
+	if (!h->idle || atomic_load_explicit(&h->pinned, memory_order_relaxed) || !holds_it(i))
+		return false;
+	if (atomic_load_explicit(&h->used, memory_order_relaxed)) {
+		atomic_store_explicit(&h->used, 0, memory_order_relaxed);
+		return false;
+	}
+	return true;
+}
+
 /* Steps 1-5 of pool.h's "Reclaiming" for looks[0..n): frees the blocks of
- * locks that are gone and returns how many; -1 if peeking failed (no claim
- * is left behind). */
+ * locks that are gone, and of idle ones ("Idle locks"), and returns how
+ * many; -1 if peeking failed (no claim is left behind). */
 static int settle(unsigned n)
 {
 	if (!peek_looks(n))
 		return -1;
 	unsigned m = 0;
 	LS_TEST_POINT(LS_POINT_POOL_CLAIMING); /* about to claim */
-	for (unsigned i = 0; i < n; i++)
-		if (gone(i) && cas_owner(looks[i].h, looks[i].w, looks[i].w | CLAIMED))
+	for (unsigned i = 0; i < n; i++) {
+		looks[i].idle = !gone(i) && idle_candidate(i);
+		if ((looks[i].idle || gone(i)) && cas_owner(looks[i].h, looks[i].w, looks[i].w | CLAIMED))
 			looks[m++] = looks[i];
+	}
 	if (!m)
 		return 0;
 	LS_TEST_POINT(LS_POINT_POOL_CLAIMING); /* claimed */
 	bool ok = ls_peek_barrier() && peek_looks(m);
+	bool holds = ok && holds_read();
 	unsigned k = 0;
 	for (unsigned i = 0; i < m; i++) {
 		struct look l = looks[i];
-		if (ok && gone(i) && cas_owner(l.h, l.w | CLAIMED, l.w | FREEING)) {
+		bool go = l.idle ? holds && holds_it(i) && !is_held(l.h) &&
+				       !atomic_load_explicit(&l.h->pinned, memory_order_relaxed)
+				 : gone(i);
+		if (ok && go && cas_owner(l.h, l.w | CLAIMED, l.w | FREEING)) {
 			/* acq_rel: as in ls_ext_take */
 			if (atomic_fetch_and_explicit(side_of(l.h), (uint8_t)~ATTACHED,
 						      memory_order_acq_rel) &
@@ -787,7 +1033,7 @@ static int settle(unsigned n)
 		}
 	}
 	for (unsigned i = 0; i < k; i++) {
-		looks[i].h->reclaim(looks[i].h); /* what its state holds */
+		reclaimers[looks[i].h->reclaim](looks[i].h); /* what its state holds */
 		ls_ext_free(looks[i].h, (size_t)looks[i].lines * LINE);
 	}
 	return ok ? (int)k : -1;
@@ -825,7 +1071,7 @@ static unsigned scan_locked(void)
 			i += lines;
 			if (!(b & ATTACHED) || !o || (o & 7))
 				continue; /* free, not reclaimable, or being attached or taken */
-			looks[n++] = (struct look){h, o, lines};
+			looks[n++] = (struct look){h, o, lines, false};
 			if (n == LS_PEEK_MAX) {
 				int r = settle(n);
 				ok = r >= 0;

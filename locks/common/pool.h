@@ -134,6 +134,35 @@
  * neither after its release (lock.h). Without process_vm_readv or
  * membarrier (seccomp, a kernel before 4.14) nothing is reclaimed, and
  * memory grows with the locks ever used, as destroy alone would free it.
+ *
+ * Idle locks. A lock whose memory was freed and not written since reads
+ * exactly like a live idle one (results/soak/README.md), so waiting for
+ * its word to change bounds the blocks by the program's heap, not by its
+ * live locks. So a block marked `idle` (the mutexes' out-of-line states,
+ * shim.h, and the hierarchical mutexes' lines, hier.h) is also freed while
+ * its word still holds it, once its lock is idle and unused: every use
+ * ENTERS the block first (ls_ext_enter: pushed on the thread's HOLDS, then
+ * the owner checked) and LEAVES it when done (ls_hold_pop: a failed
+ * attempt at once, an acquisition at its unlock, after the release), and
+ * the look frees such a block only if
+ *   1. it was not entered since the previous look (`used`, cleared by each
+ *      look: a block goes at the second look after its last use, so locks
+ *      in use keep theirs and re-attaching stays rare);
+ *   2. after the claim and the barrier (steps 2-3 above) no thread's holds
+ *      name it: the barrier orders each thread's push before its owner
+ *      check, so either the look sees the hold or the thread sees the claim
+ *      (and undoes it, ls_ext_attach, or waits out the free and attaches a
+ *      fresh block to the word); a holder, a waiter and an unlocker before
+ *      its release all hold it;
+ *   3. no thread that exited held it (`pinned`: a lock held for ever stays
+ *      held, as glibc's), and every thread's holds could be read (a
+ *      thread whose holds overflowed, or that has no record, turns this
+ *      off for good: then idle blocks wait for their words, as above).
+ * The word keeps pointing at the freed block, whose owner no longer names
+ * it, so the next use attaches a fresh block, as for a copy: an idle
+ * lock's state is all its algorithm's init gives. The cost is on the fast
+ * paths of the algorithms with a block only: a push and an owner check at
+ * the lock, a compare and a pop at the unlock (results/soak/README.md).
  */
 #ifndef LS_POOL_H
 #define LS_POOL_H
@@ -270,12 +299,25 @@ struct ls_ext_head {
 	const void *kind;  /* who laid the block out (an algorithm's ops), so
 			    * that memory reused for another kind of lock
 			    * never adopts it (ls_ext_adoptable) */
-	/* Reclaimable blocks: called by the pool when it frees the block of a
-	 * lock that is gone, to free what the state holds (queue nodes, a
-	 * nested block: what destroy frees); it may call ls_ext_take and
-	 * ls_ext_free. NULL: only destroy frees the block. */
-	void (*reclaim)(struct ls_ext_head *h);
+	/* Reclaimable blocks: the id (ls_ext_reclaim_id) of a function called
+	 * by the pool when it frees the block of a lock that is gone, to free
+	 * what the state holds (queue nodes, a nested block: what destroy
+	 * frees); it may call ls_ext_take and ls_ext_free. 0: only destroy
+	 * frees the block. An id, not a pointer: the head has room for the
+	 * bytes below only so (hmcs's head line is full). */
+	uint8_t reclaim;
+	/* Reclaiming idle locks (see "Idle locks" above): */
+	uint8_t idle;		/* the pool may free the block while its word
+				 * still holds it (set before attaching) */
+	_Atomic uint8_t used;	/* entered since the pool's last look */
+	_Atomic uint8_t pinned; /* held by a thread that exited: kept while
+				 * its word holds it */
 };
+_Static_assert(sizeof(struct ls_ext_head) == 24, "hmcs's head line has no room for more");
+
+/* The id of reclaim function fn for a head's `reclaim` (registered at its
+ * first use; at most 15 functions in all). */
+uint8_t ls_ext_reclaim_id(void (*fn)(struct ls_ext_head *h));
 
 /* A reclaim function for a block that holds nothing of its own. */
 void ls_ext_holds_nothing(struct ls_ext_head *h);
@@ -286,6 +328,60 @@ void ls_ext_holds_nothing(struct ls_ext_head *h);
  * once if another thread is looking. */
 unsigned ls_ext_scan(void);
 typedef struct ls_ext_head *_Atomic ls_ext_word_t;
+
+/* ---- holds (see "Idle locks" above) ----
+ * A thread's record of the blocks it is using: entered and not yet left.
+ * slot[0] is NULL for ever, so that the top's neighbour can be read on an
+ * empty stack; a thread that has no record yet points at an empty one
+ * whose top is its end, so that its first push takes the slow path. The
+ * records live in the pool (type-stable: the pool reads any of them at
+ * any time) and are reused after their thread's exit. */
+#define LS_HOLD_SLOTS 35
+struct ls_holds {
+	struct ls_ext_head **top; /* the next free slot */
+	struct ls_ext_head **end; /* &slot[1 + LS_HOLD_SLOTS] */
+	struct ls_holds *next;	  /* every record made (pool.c) */
+	_Atomic unsigned state;	  /* pool.c: free, in use, overflowed */
+	_Atomic unsigned moves;	  /* odd while entries move (pool.c) */
+	struct ls_ext_head *slot[1 + LS_HOLD_SLOTS];
+};
+extern __thread struct ls_holds *ls_holds_me __attribute__((tls_model("initial-exec")));
+void ls_hold_push_slow(struct ls_ext_head *h);
+void ls_hold_pop_slow(struct ls_ext_head *h);
+
+/* relaxed: the pool reads a thread's holds only after a barrier on every
+ * thread (ls_ext_scan); the atomics keep the compiler from tearing them */
+static inline void ls_hold_push(struct ls_ext_head *h)
+{
+	struct ls_holds *r = ls_holds_me;
+	struct ls_ext_head **t = r->top;
+	if (__builtin_expect(t == r->end, 0)) {
+		ls_hold_push_slow(h);
+		return;
+	}
+	__atomic_store_n(t, h, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->top, t + 1, __ATOMIC_RELAXED);
+}
+
+/* Is h the block the thread entered last? */
+static inline bool ls_hold_is_top(const struct ls_ext_head *h)
+{
+	struct ls_holds *r = ls_holds_me;
+	return r->top[-1] == h;
+}
+
+/* The last entry of h goes: the caller will not touch h again (until it
+ * enters it anew). A thread that never entered h (an unlock by another
+ * thread than the locker's, one too many) has nothing to drop. */
+static inline void ls_hold_pop(struct ls_ext_head *h)
+{
+	struct ls_holds *r = ls_holds_me;
+	struct ls_ext_head **t = r->top;
+	if (__builtin_expect(t[-1] == h, 1))
+		__atomic_store_n(&r->top, t - 1, __ATOMIC_RELAXED);
+	else
+		ls_hold_pop_slow(h);
+}
 
 /* True if h is a block attached to w. relaxed: the head of a block that was
  * freed may be rewritten by the pool (a free-list link). */
@@ -312,6 +408,30 @@ static inline struct ls_ext_head *ls_ext_load(ls_ext_word_t *w)
 {
 	struct ls_ext_head *h = atomic_load_explicit(w, memory_order_acquire);
 	return __builtin_expect(ls_ext_mine(w, h), 1) ? h : NULL;
+}
+
+/* As ls_ext_load, for a use of the block: the block w holds as its own,
+ * entered (pushed on the thread's holds, so that the pool frees it while
+ * its word holds it only when no thread uses it: "Idle locks"), or NULL
+ * (nothing entered). The holds' store and the owner's load are ordered on
+ * every thread by the pool's barrier (membarrier), so no fence is paid
+ * here: either the pool sees the hold or this thread sees the claim. The
+ * caller leaves it with ls_hold_pop. */
+static inline struct ls_ext_head *ls_ext_enter(ls_ext_word_t *w)
+{
+	struct ls_ext_head *h = atomic_load_explicit(w, memory_order_acquire);
+	if (__builtin_expect(!h, 0))
+		return NULL;
+	ls_hold_push(h);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (__builtin_expect(!ls_ext_mine(w, h), 0)) {
+		ls_hold_pop(h);
+		return NULL;
+	}
+	/* relaxed: a hint for the pool's next look */
+	if (!atomic_load_explicit(&h->used, memory_order_relaxed))
+		atomic_store_explicit(&h->used, 1, memory_order_relaxed);
+	return h;
 }
 
 /* What w holds if it needs no attaching: a block of its own, or `marker`

@@ -142,7 +142,7 @@ static __attribute__((noinline)) uint32_t cbm_fork_wait(struct cbm *l, struct he
 
 static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
+	if (!h && (h = (struct head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL)) == &flat) {
 		global_acquire(l);
 		return;
 	}
@@ -169,7 +169,7 @@ static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head
 static void cbm_lock(void *state)
 {
 	struct cbm *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct head *h = (struct head *)ls_hier_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && ls_ttas_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;
@@ -180,11 +180,14 @@ static void cbm_lock(void *state)
 static int cbm_trylock(void *state)
 {
 	struct cbm *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat)
+	struct head *h = (struct head *)ls_hier_enter(&l->lines);
+	if (LS_UNLIKELY(!h) &&
+	    (h = (struct head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL)) == &flat)
 		return ls_ttas_try(&l->global) ? 0 : EBUSY;
-	if (!ls_ttas_try(&l->global))
+	if (!ls_ttas_try(&l->global)) {
+		ls_hier_leave(&h->h, &flat);
 		return EBUSY;
+	}
 	h->holder = LS_HIER_FAST;
 	return 0;
 }
@@ -245,11 +248,11 @@ static void cbm_unlock(void *state)
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	if (LS_UNLIKELY(!h))
 		return; /* never locked: free (lock.h, misuse) */
-	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
+	if (LS_UNLIKELY(h->holder != LS_HIER_FAST))
 		cbm_unlock_cohort(l, h);
-		return;
-	}
-	ls_ttas_release(&l->global);
+	else
+		ls_ttas_release(&l->global);
+	ls_hier_leave(&h->h, &flat); /* compares h only */
 }
 
 static void cbm_destroy(void *state)

@@ -152,7 +152,7 @@ static __attribute__((noinline)) void ctt_fork(struct ctt *l, struct ls_cohort_h
  * the global lock unless it came with the local one. */
 static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct ls_cohort_head *h)
 {
-	if (!h && (h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat) {
+	if (!h && (h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL)) == &flat) {
 		ls_tkt_lock(&l->global);
 		return;
 	}
@@ -178,7 +178,7 @@ static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct ls_c
 static void ctt_lock(void *state)
 {
 	struct ctt *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && ls_tkt_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;
@@ -189,12 +189,14 @@ static void ctt_lock(void *state)
 static int ctt_trylock(void *state)
 {
 	struct ctt *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
 	if (LS_UNLIKELY(!h) &&
-	    (h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL)) == &flat)
+	    (h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL)) == &flat)
 		return ls_tkt_try(&l->global) ? 0 : EBUSY;
-	if (!ls_tkt_try(&l->global))
+	if (!ls_tkt_try(&l->global)) {
+		ls_hier_leave(&h->h, &flat);
 		return EBUSY;
+	}
 	h->holder = LS_HIER_FAST;
 	return 0;
 }
@@ -235,11 +237,11 @@ static void ctt_unlock(void *state)
 	/* relaxed: the lock attached it, and this thread holds the lock */
 	struct ls_cohort_head *h =
 	    (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
-	if (LS_UNLIKELY(h->holder != LS_HIER_FAST)) {
+	if (LS_UNLIKELY(h->holder != LS_HIER_FAST))
 		ctt_unlock_cohort(l, h);
-		return;
-	}
-	ls_tkt_release_from(&l->global, v, true);
+	else
+		ls_tkt_release_from(&l->global, v, true);
+	ls_hier_leave(&h->h, &flat); /* compares h only */
 }
 
 static void ctt_destroy(void *state)

@@ -226,7 +226,7 @@ static inline bool stale(struct node *x)
 
 static __attribute__((noinline)) void hclh_lock_tree(struct hclh *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, init_block)) == &flat) {
+	if (!h && (h = (struct head *)ls_hier_enter_attach(&l->lines, false, &flat, init_block)) == &flat) {
 		ls_tkt_lock(&l->tkt);
 		return;
 	}
@@ -321,7 +321,7 @@ static inline bool global_try(struct hclh *l, struct head *h)
 static void hclh_lock(void *state)
 {
 	struct hclh *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct head *h = (struct head *)ls_hier_enter(&l->lines);
 	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (LS_LIKELY(h) && ls_hier_fastpath &&
 	    atomic_load_explicit(&l->global, memory_order_relaxed) == NULL && LS_LIKELY(global_try(l, h)))
@@ -332,13 +332,15 @@ static void hclh_lock(void *state)
 static int hclh_trylock(void *state)
 {
 	struct hclh *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct head *h = (struct head *)ls_hier_enter(&l->lines);
 	if (LS_UNLIKELY(!h) &&
-	    (h = (struct head *)ls_hier_attach(&l->lines, false, &flat, init_block)) == &flat)
+	    (h = (struct head *)ls_hier_enter_attach(&l->lines, false, &flat, init_block)) == &flat)
 		return ls_tkt_try(&l->tkt) ? 0 : EBUSY;
 	/* relaxed: a hint; the CAS that follows decides and orders */
-	if (atomic_load_explicit(&l->global, memory_order_relaxed) != NULL || !global_try(l, h))
+	if (atomic_load_explicit(&l->global, memory_order_relaxed) != NULL || !global_try(l, h)) {
+		ls_hier_leave(&h->h, &flat);
 		return EBUSY;
+	}
 	return 0;
 }
 
@@ -392,9 +394,10 @@ static void hclh_unlock(void *state)
 		/* fastq stays ready; a pool node is ours to finish with */
 		if (LS_UNLIKELY(n != &h->fastq))
 			hclh_emptied(n);
-		return;
+	} else {
+		hclh_release(l, h, n, expected);
 	}
-	hclh_release(l, h, n, expected);
+	ls_hier_leave(&h->h, &flat); /* compares h only */
 }
 
 static void hclh_destroy(void *state)

@@ -15,8 +15,30 @@ static size_t block_size(const struct ls_hier_head *h)
 /* The kind of a lines block (pool.h): no lock's out-of-line state. */
 static const char lines_kind;
 
+static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+				   void (*init)(struct ls_hier_head *), bool idle);
+
 struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
 				    void (*init)(struct ls_hier_head *))
+{
+	return attach(w, with_groups, flat, init, false);
+}
+
+struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+					  void (*init)(struct ls_hier_head *))
+{
+	for (;;) {
+		struct ls_hier_head *h = attach(w, with_groups, flat, init, true);
+		if ((const void *)h == flat)
+			return h;
+		/* the pool may have freed it since (an idle lock's): again */
+		if ((h = ls_hier_enter(w)))
+			return h;
+	}
+}
+
+static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+				   void (*init)(struct ls_hier_head *), bool idle)
 {
 	const struct ls_ext_head *marker = flat; /* never written */
 	struct ls_ext_head *seen = ls_ext_attached(w, marker);
@@ -36,7 +58,10 @@ struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const 
 	if (!h)
 		return (struct ls_hier_head *)ls_ext_attach(w, (struct ls_ext_head *)marker, 0, marker);
 	h->ext.kind = &lines_kind;
-	h->ext.reclaim = ls_ext_holds_nothing; /* lines only: the pool frees it when the lock is gone */
+	h->ext.reclaim = ls_ext_reclaim_id(ls_ext_holds_nothing); /* lines only: the pool frees it when the lock is gone */
+	h->ext.idle = idle;
+	/* relaxed: a hint; a fresh block outlives the pool's next look */
+	atomic_store_explicit(&h->ext.used, 1, memory_order_relaxed);
 	h->nclusters = n;
 	h->ngroups = g;
 	if (init)

@@ -171,4 +171,23 @@ static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
 	return (struct ls_hier_head *)ls_ext_load(w);
 }
 
+/* The mutexes' blocks are freed by the pool while idle (pool.h, "Idle
+ * locks"): an acquisition enters the block (ls_hier_enter, else
+ * ls_hier_enter_attach), a failed one leaves it at once, and the unlock
+ * leaves it after its release (ls_hier_leave). The marker is never
+ * entered. Blocks attached by ls_hier_attach (c-rw-wp's) are not freed
+ * while their words hold them. */
+static inline struct ls_hier_head *ls_hier_enter(ls_hier_lines_t *w)
+{
+	return (struct ls_hier_head *)ls_ext_enter(w);
+}
+struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+					  void (*init)(struct ls_hier_head *));
+/* h: what the acquisition returned (NULL: nothing). Only compares h. */
+static inline void ls_hier_leave(struct ls_hier_head *h, const void *flat)
+{
+	if (h && (const void *)h != flat)
+		ls_hold_pop(&h->ext);
+}
+
 #endif

@@ -339,7 +339,7 @@ static __attribute__((noinline)) void hmcs_fork(struct hmcs *l, struct head *h)
 
 static __attribute__((noinline)) void hmcs_lock_tree(struct hmcs *l, struct head *h)
 {
-	if (!h && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat, NULL)) == &flat) {
+	if (!h && (h = (struct head *)ls_hier_enter_attach(&l->lines, true, &flat, NULL)) == &flat) {
 		ls_tkt_lock(&l->tkt);
 		return;
 	}
@@ -374,7 +374,7 @@ static inline bool fast_try(struct hmcs *l, struct head *h)
 static void hmcs_lock(void *state)
 {
 	struct hmcs *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
+	struct head *h = (struct head *)ls_hier_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && LS_LIKELY(fast_try(l, h)))
 		return;
 	hmcs_lock_tree(l, h);
@@ -383,10 +383,14 @@ static void hmcs_lock(void *state)
 static int hmcs_trylock(void *state)
 {
 	struct hmcs *l = state;
-	struct head *h = (struct head *)ls_hier_load(&l->lines);
-	if (LS_UNLIKELY(!h) && (h = (struct head *)ls_hier_attach(&l->lines, true, &flat, NULL)) == &flat)
+	struct head *h = (struct head *)ls_hier_enter(&l->lines);
+	if (LS_UNLIKELY(!h) &&
+	    (h = (struct head *)ls_hier_enter_attach(&l->lines, true, &flat, NULL)) == &flat)
 		return ls_tkt_try(&l->tkt) ? 0 : EBUSY;
-	return fast_try(l, h) ? 0 : EBUSY;
+	if (fast_try(l, h))
+		return 0;
+	ls_hier_leave(&h->h, &flat);
+	return EBUSY;
 }
 
 static __attribute__((noinline)) void hmcs_unlock_tree(struct hmcs *l, struct head *h)
@@ -441,16 +445,14 @@ static void hmcs_unlock(void *state)
 	struct head *h = (struct head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
 	if (LS_UNLIKELY(!h))
 		return; /* never locked: free (lock.h, misuse) */
-	if (LS_UNLIKELY(!h->h.own[FAST])) {
+	if (LS_UNLIKELY(!h->h.own[FAST]))
 		hmcs_unlock_tree(l, h);
-		return;
-	}
 	/* The marker's fastq has linked == 1: no CAS of its word. */
-	if (LS_LIKELY(ls_mcs_leave(&l->root, &h->fastq))) {
+	else if (LS_LIKELY(ls_mcs_leave(&l->root, &h->fastq)))
 		LS_TEST_POINT(LS_POINT_RELEASED);
-		return;
-	}
-	hmcs_unlock_handon(l, h);
+	else
+		hmcs_unlock_handon(l, h);
+	ls_hier_leave(&h->h, &flat.h); /* compares h only */
 }
 
 static void hmcs_destroy(void *state)

@@ -403,7 +403,7 @@ static void *new_state(void)
 		if (no_destroy) { /* attached to the lock's word, reclaimable */
 			page = map_page();
 			struct ls_ext_head *h = (struct ls_ext_head *)block;
-			h->reclaim = reclaim_state;
+			h->reclaim = ls_ext_reclaim_id(reclaim_state);
 			if (ls_ext_attach(block_word(), h, block_size, NULL) != h)
 				fail("ls_ext_attach did not attach the block (test set-up)");
 		}

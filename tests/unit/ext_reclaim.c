@@ -77,7 +77,7 @@ static void reclaim_blk(struct ls_ext_head *h)
 static struct blk *attach(ls_ext_word_t *w)
 {
 	struct blk *b = ls_ext_alloc_wait(SIZE);
-	b->h.reclaim = reclaim_blk;
+	b->h.reclaim = ls_ext_reclaim_id(reclaim_blk);
 	return (struct blk *)ls_ext_attach(w, &b->h, SIZE, NULL);
 }
 
