@@ -183,7 +183,8 @@ static int m_timedlock(void *s, uint64_t deadline)
 	const struct ls_algo *a = b->algo.m;
 	void *state = state_for(m, b);
 	return state_result(b, state,
-			    a->timedlock ? a->timedlock(state, deadline) : ls_timedlock_fallback(a, state, deadline));
+			    a->timedlock ? a->timedlock(state, deadline)
+					 : ls_timedlock_fallback(a, state, deadline));
 }
 
 static struct ls_algo map_algo = {

@@ -65,6 +65,31 @@ static inline void *rw_state_for(struct ls_rwlock *l, const struct ls_bind *b)
 	return b->ext ? rw_ext_state(l) : l->alg.state;
 }
 
+/* The bound algorithm, read only to attach a block (shim_rwlock.h). */
+static const struct ls_rwalgo *rw_bound_algo(struct ls_rwlock *l)
+{
+	return ls_bind_at(&ls_bind_rwlocks, atomic_load_explicit(&l->bind, memory_order_relaxed))->algo.rw;
+}
+
+/* As rw_state_for, entered for an acquisition, or found for a release
+ * (shim_rwlock.h, ls_rw_ext_release); left after either. */
+static inline void *rw_state_enter(struct ls_rwlock *l, const struct ls_bind *b)
+{
+	return b->ext ? ls_rw_ext_enter(l, rw_bound_algo) : l->alg.state;
+}
+
+static inline void *rw_state_release(struct ls_rwlock *l, const struct ls_bind *b)
+{
+	return b->ext ? ls_rw_ext_release(l, rw_bound_algo) : l->alg.state;
+}
+
+static inline int rw_state_result(const struct ls_bind *b, void *st, int r)
+{
+	if (r && b->ext)
+		ls_rw_ext_leave(st);
+	return r;
+}
+
 /* ---- glibc's own rwlock, for one rwlock ---- */
 
 /* glibc's rwlock takes its kind at init: the kind of the rwlock that owns
@@ -171,130 +196,115 @@ static inline const struct ls_bind *rw_near_entry(struct ls_rwlock *l)
 
 static __attribute__((noinline)) int rwm_ext_rdlock_attach(struct ls_rwlock *l, unsigned how, void **token)
 {
-	void *st = rw_ext_attach(l);
-	return rw_near_entry(l)->own.rw.rdlock(st, how, token);
+	void *st = ls_rw_ext_enter_slow(l, rw_bound_algo);
+	int r = rw_near_entry(l)->own.rw.rdlock(st, how, token);
+	if (r)
+		ls_rw_ext_leave(st);
+	return r;
 }
 
 static int rwm_ext_rdlock(void *s, unsigned how, void **token)
 {
 	struct ls_rwlock *l = s;
-	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_enter(&l->alg.ext);
 	if (LS_UNLIKELY(!e))
 		return rwm_ext_rdlock_attach(l, how, token);
-	return rw_near_entry(l)->own.rw.rdlock(e + 1, how, token);
-}
-
-static __attribute__((noinline)) void rwm_ext_rdunlock_attach(struct ls_rwlock *l, void *token)
-{
-	/* (a copy by value of a held rwlock: see ls_rw_ext_state) */
-	rw_near_entry(l)->own.rw.rdunlock(rw_ext_attach(l), token);
+	int r = rw_near_entry(l)->own.rw.rdlock(e + 1, how, token);
+	if (LS_UNLIKELY(r))
+		ls_rw_ext_leave(e + 1);
+	return r;
 }
 
 static void rwm_ext_rdunlock(void *s, void *token)
 {
 	struct ls_rwlock *l = s;
-	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
-	if (LS_UNLIKELY(!e)) {
-		rwm_ext_rdunlock_attach(l, token);
-		return;
-	}
-	rw_near_entry(l)->own.rw.rdunlock(e + 1, token);
-}
-
-static __attribute__((noinline)) void rwm_ext_wrlock_attach(struct ls_rwlock *l, unsigned how)
-{
-	void *st = rw_ext_attach(l);
-	rw_near_entry(l)->own.rw.wrlock(st, how);
+	void *st = ls_rw_ext_release(l, rw_bound_algo);
+	rw_near_entry(l)->own.rw.rdunlock(st, token);
+	ls_rw_ext_leave(st); /* compares the block only */
 }
 
 static void rwm_ext_wrlock(void *s, unsigned how)
 {
 	struct ls_rwlock *l = s;
-	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
-	if (LS_UNLIKELY(!e)) {
-		rwm_ext_wrlock_attach(l, how);
-		return;
-	}
-	rw_near_entry(l)->own.rw.wrlock(e + 1, how);
-}
-
-static __attribute__((noinline)) void rwm_ext_wrunlock_attach(struct ls_rwlock *l)
-{
-	rw_near_entry(l)->own.rw.wrunlock(rw_ext_attach(l));
+	rw_near_entry(l)->own.rw.wrlock(ls_rw_ext_enter(l, rw_bound_algo), how);
 }
 
 static void rwm_ext_wrunlock(void *s)
 {
 	struct ls_rwlock *l = s;
-	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
-	if (LS_UNLIKELY(!e)) {
-		rwm_ext_wrunlock_attach(l);
-		return;
-	}
-	rw_near_entry(l)->own.rw.wrunlock(e + 1);
+	void *st = ls_rw_ext_release(l, rw_bound_algo);
+	rw_near_entry(l)->own.rw.wrunlock(st);
+	ls_rw_ext_leave(st); /* compares the block only */
 }
 
 /* ---- map_rwalgo: ls_rwg.rw under a map; the state is the rwlock ---- */
 
-#define RWM_PROLOGUE(s)                                                                                      \
+#define RWM_PROLOGUE(s, state_how)                                                                           \
 	struct ls_rwlock *l = (s);                                                                           \
 	const struct ls_bind *b = rw_bound_entry(l);                                                         \
 	const struct ls_rwalgo *a = b->algo.rw;                                                              \
-	void *st = rw_state_for(l, b)
+	void *st = state_how(l, b)
 
 static int rwm_rdlock(void *s, unsigned how, void **token)
 {
-	RWM_PROLOGUE(s);
-	return a->rdlock(st, how, token);
+	RWM_PROLOGUE(s, rw_state_enter);
+	return rw_state_result(b, st, a->rdlock(st, how, token));
 }
 
 static int rwm_tryrdlock(void *s, unsigned how, void **token)
 {
-	RWM_PROLOGUE(s);
-	return a->tryrdlock(st, how, token);
+	RWM_PROLOGUE(s, rw_state_enter);
+	return rw_state_result(b, st, a->tryrdlock(st, how, token));
 }
 
 static int rwm_timedrdlock(void *s, unsigned how, uint64_t deadline, void **token)
 {
-	RWM_PROLOGUE(s);
-	return a->timedrdlock ? a->timedrdlock(st, how, deadline, token)
-			      : ls_rw_timed_fallback(a, st, how, false, deadline, token);
+	RWM_PROLOGUE(s, rw_state_enter);
+	return rw_state_result(b, st,
+			       a->timedrdlock ? a->timedrdlock(st, how, deadline, token)
+					      : ls_rw_timed_fallback(a, st, how, false, deadline, token));
 }
 
 static void rwm_rdunlock(void *s, void *token)
 {
-	RWM_PROLOGUE(s);
+	RWM_PROLOGUE(s, rw_state_release);
 	a->rdunlock(st, token);
+	if (b->ext)
+		ls_rw_ext_leave(st); /* compares the block only */
 }
 
 static void rwm_wrlock(void *s, unsigned how)
 {
-	RWM_PROLOGUE(s);
+	RWM_PROLOGUE(s, rw_state_enter);
 	a->wrlock(st, how);
 }
 
 static int rwm_trywrlock(void *s, unsigned how)
 {
-	RWM_PROLOGUE(s);
-	return a->trywrlock(st, how);
+	RWM_PROLOGUE(s, rw_state_enter);
+	return rw_state_result(b, st, a->trywrlock(st, how));
 }
 
 static int rwm_timedwrlock(void *s, unsigned how, uint64_t deadline)
 {
-	RWM_PROLOGUE(s);
-	return a->timedwrlock ? a->timedwrlock(st, how, deadline)
-			      : ls_rw_timed_fallback(a, st, how, true, deadline, NULL);
+	RWM_PROLOGUE(s, rw_state_enter);
+	return rw_state_result(b, st,
+			       a->timedwrlock ? a->timedwrlock(st, how, deadline)
+					      : ls_rw_timed_fallback(a, st, how, true, deadline, NULL));
 }
 
 static void rwm_wrunlock(void *s)
 {
-	RWM_PROLOGUE(s);
+	RWM_PROLOGUE(s, rw_state_release);
 	a->wrunlock(st);
+	if (b->ext)
+		ls_rw_ext_leave(st); /* compares the block only */
 }
 
+/* fork: the forking thread's read holds, entered when taken */
 static void rwm_fork_rdheld(void *s, void **token, unsigned nth, unsigned holds)
 {
-	RWM_PROLOGUE(s);
+	RWM_PROLOGUE(s, rw_state_for);
 	if (a->fork_rdheld)
 		a->fork_rdheld(st, token, nth, holds);
 }

@@ -120,15 +120,17 @@ static inline __attribute__((always_inline)) int rdlock_fast(pthread_rwlock_t *r
 			!gen))
 		return ls_rw_rdlock_general(rw);
 	/* (not before: a process-shared rwlock's first word is glibc's) */
-	void *st = ls_rw_state_fast(l, ext);
+	void *st = ls_rw_state_fast_enter(l, ext);
 	if (ext && LS_UNLIKELY(!st))
 		return ls_rw_rdlock_general(rw);
 	ls_rd.one.token = NULL;
 	ls_rd.one.gen = gen;
 	ls_rd.one.lock = l;
 	int r = ls_rwg.rdlock(st, ls_rw_how(l), &ls_rd.one.token);
-	if (LS_UNLIKELY(r))
+	if (LS_UNLIKELY(r)) {
 		ls_rd.one.lock = NULL;
+		ls_rw_state_leave(st, ext);
+	}
 	return r;
 }
 
@@ -173,7 +175,7 @@ static inline __attribute__((always_inline)) int wrlock_fast(pthread_rwlock_t *r
 	struct ls_rwlock *l = (struct ls_rwlock *)rw;
 	if (LS_UNLIKELY(!ls_rw_plain(l)))
 		return ls_rw_wrlock_general(rw);
-	void *st = ls_rw_state_fast(l, ext); /* (not before: see rdlock_fast) */
+	void *st = ls_rw_state_fast_enter(l, ext); /* (not before: see rdlock_fast) */
 	if (ext && LS_UNLIKELY(!st))
 		return ls_rw_wrlock_general(rw);
 	ls_rwg.wrlock(st, ls_rw_how(l));
@@ -216,11 +218,12 @@ static inline __attribute__((always_inline)) int unlock_fast(pthread_rwlock_t *r
 	if (LS_LIKELY(ls_rd.one.lock == l && ls_rd.one.gen == ls_rw_gen(l))) {
 		/* l is lockswap's (so its first word is ours): a block was
 		 * attached when it was taken */
-		void *st = ls_rw_state_fast(l, ext);
+		void *st = ls_rw_state_fast_held(l, ext);
 		if (!ext || LS_LIKELY(st != NULL)) {
 			void *token = ls_rd.one.token;
 			ls_rd.one.lock = NULL;
 			ls_rwg.rdunlock(st, token);
+			ls_rw_state_leave(st, ext); /* compares the block only */
 			return 0;
 		}
 	}
@@ -237,7 +240,9 @@ static inline __attribute__((always_inline)) int unlock_write(pthread_rwlock_t *
 		return ls_rw_unlock_general(rw);
 	/* before the release: afterwards the lock may be gone */
 	ls_rw_store_writer(l, 0);
-	ls_rwg.wrunlock(ls_rw_state_in(l, ext));
+	void *st = ls_rw_state_release(l, ext);
+	ls_rwg.wrunlock(st);
+	ls_rw_state_leave(st, ext); /* compares the block only */
 	return 0;
 }
 
@@ -384,18 +389,23 @@ static int destroy_rwlock(struct ls_rwlock *l)
 	}
 	void *st = l->alg.state;
 	if (ext) {
-		struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+		/* entered (shim_rwlock.h), so that the pool leaves it alone */
+		struct ls_rwext *e = (struct ls_rwext *)ls_ext_enter(&l->alg.ext);
 		if (!e)
-			return 0; /* never used here: nothing to give back */
+			return 0; /* never used here (or being freed): nothing to give back */
 		st = e + 1;
 	}
-	if (a->trywrlock(st, 0))
+	if (a->trywrlock(st, 0)) {
+		if (ext)
+			ls_rw_ext_leave(st);
 		return 0; /* held or waited for: glibc's destroy changes nothing either */
+	}
 	a->wrunlock(st);
 	if (a->destroy)
 		a->destroy(st);
 	if (ext) {
 		struct ls_ext_head *e = ls_ext_take(&l->alg.ext, NULL); /* as a mutex's */
+		ls_rw_ext_leave(st);					/* before it can be reused */
 		if (e)
 			ls_ext_free(e, ls_rw_ext_size(a));
 	}

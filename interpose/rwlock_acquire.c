@@ -119,9 +119,13 @@ static inline __attribute__((always_inline)) int rd_acquire(struct ls_rwlock *l,
 			return r;
 	}
 	void *token = NULL;
-	int r = attempt(ls_rw_state_of(l), false, how, op, t, &token);
-	if (LS_UNLIKELY(r))
+	bool ext = ls_rwg.rw_ext;
+	void *st = ls_rw_state_enter(l, ext);
+	int r = attempt(st, false, how, op, t, &token);
+	if (LS_UNLIKELY(r)) {
+		ls_rw_state_leave(st, ext);
 		return r;
+	}
 	ls_rd_push(l, token, gen);
 	return 0;
 }
@@ -132,9 +136,13 @@ static inline __attribute__((always_inline)) int wr_acquire(struct ls_rwlock *l,
 	int tid = ls_self_tid();
 	if (LS_UNLIKELY(ls_rw_load_writer(l) == tid))
 		return op == TRY ? EBUSY : EDEADLK;
-	int r = attempt(ls_rw_state_of(l), true, ls_rw_how(l), op, t, NULL);
-	if (LS_UNLIKELY(r))
+	bool ext = ls_rwg.rw_ext;
+	void *st = ls_rw_state_enter(l, ext);
+	int r = attempt(st, true, ls_rw_how(l), op, t, NULL);
+	if (LS_UNLIKELY(r)) {
+		ls_rw_state_leave(st, ext);
 		return r;
+	}
 	ls_rw_store_writer(l, tid);
 	return 0;
 }
@@ -282,7 +290,10 @@ static __attribute__((noinline)) int release(struct ls_rwlock *l)
 	if (w != 0 && w == ls_self_tid()) {
 		/* before the release: afterwards the lock may be gone */
 		ls_rw_store_writer(l, 0);
-		ls_rwg.wrunlock(ls_rw_state_of(l));
+		bool ext = ls_rwg.rw_ext;
+		void *st = ls_rw_state_release(l, ext);
+		ls_rwg.wrunlock(st);
+		ls_rw_state_leave(st, ext); /* compares the block only */
 		return 0;
 	}
 	/* fork: settles a generation not settled yet (rwlock_held.c) */
@@ -299,7 +310,10 @@ static __attribute__((noinline)) int release(struct ls_rwlock *l)
 	void *token = e->token;
 	ls_rd_remove(e);
 	ls_rd_settle();
-	ls_rwg.rw->rdunlock(ls_rw_state_of(l), token);
+	bool ext = ls_rwg.rw_ext;
+	void *st = ls_rw_state_release(l, ext);
+	ls_rwg.rw->rdunlock(st, token);
+	ls_rw_state_leave(st, ext); /* compares the block only */
 	return 0;
 }
 

@@ -147,7 +147,7 @@ __attribute__((noinline)) void *ls_mutex_ext_enter_slow(struct ls_mutex *m, ls_a
 }
 
 __attribute__((noinline)) void ls_mutex_ext_unlock_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of,
-							 void (*unlock)(void *))
+							void (*unlock)(void *))
 {
 	void *st = ls_mutex_ext_enter(m, algo_of);
 	unlock(st);

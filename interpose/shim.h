@@ -201,7 +201,7 @@ void *ls_mutex_ext_attach(struct ls_mutex *m, const struct ls_algo *a);
 typedef const struct ls_algo *ls_algo_of_fn(struct ls_mutex *m); /* read only to attach */
 void *ls_mutex_ext_enter_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of);
 static inline __attribute__((always_inline)) void *ls_mutex_ext_enter(struct ls_mutex *m,
-								       ls_algo_of_fn *algo_of)
+								      ls_algo_of_fn *algo_of)
 {
 	struct ls_ext *e = (struct ls_ext *)ls_ext_enter(&m->alg.ext);
 	if (LS_LIKELY(e))
@@ -221,8 +221,8 @@ static inline void ls_mutex_ext_leave(void *state)
  * too many, of a copy) the block is entered for the call, and the hold
  * taken at the lock, if any, goes too. */
 void ls_mutex_ext_unlock_slow(struct ls_mutex *m, ls_algo_of_fn *algo_of, void (*unlock)(void *));
-static inline __attribute__((always_inline)) void ls_mutex_ext_unlock(struct ls_mutex *m, ls_algo_of_fn *algo_of,
-								       void (*unlock)(void *))
+static inline __attribute__((always_inline)) void
+ls_mutex_ext_unlock(struct ls_mutex *m, ls_algo_of_fn *algo_of, void (*unlock)(void *))
 {
 	struct ls_ext *e = (struct ls_ext *)ls_ext_load(&m->alg.ext);
 	if (LS_LIKELY(e && ls_hold_is_top(&e->h))) {

@@ -57,6 +57,9 @@ struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, b
 		__atomic_store_n(&e->h.owner, (const void *)&l->alg.ext, __ATOMIC_RELAXED);
 		e->h.kind = a;
 		e->h.reclaim = ls_ext_reclaim_id(rw_ext_reclaim);
+		e->h.idle = 1; /* every use enters it (shim_rwlock.h) */
+		/* relaxed: a hint; a fresh block outlives the pool's next look */
+		atomic_store_explicit(&e->h.used, 1, memory_order_relaxed);
 		if (a->init)
 			a->init(e + 1);
 	}
@@ -72,4 +75,28 @@ void *ls_rw_ext_attach_for(struct ls_rwlock *l, const struct ls_rwalgo *a)
 __attribute__((noinline)) void *ls_rw_ext_attach(struct ls_rwlock *l)
 {
 	return ls_rw_ext_attach_for(l, ls_rwg.rw);
+}
+
+const struct ls_rwalgo *ls_rwg_algo(struct ls_rwlock *l)
+{
+	(void)l;
+	return ls_rwg.rw;
+}
+
+__attribute__((noinline)) void *ls_rw_ext_enter_slow(struct ls_rwlock *l, ls_rwalgo_of_fn *algo_of)
+{
+	for (;;) {
+		ls_rw_ext_attach_for(l, algo_of(l));
+		/* the pool may have freed it since (an idle lock's block): again */
+		struct ls_rwext *e = (struct ls_rwext *)ls_ext_enter(&l->alg.ext);
+		if (e)
+			return e + 1;
+	}
+}
+
+__attribute__((noinline)) void *ls_rw_ext_release_slow(struct ls_rwlock *l, ls_rwalgo_of_fn *algo_of)
+{
+	void *st = ls_rw_ext_enter(l, algo_of);
+	ls_hold_drop_below(&((struct ls_rwext *)st - 1)->h); /* the acquisition's, if any */
+	return st;
 }

@@ -209,19 +209,51 @@ void *ls_rw_ext_attach(struct ls_rwlock *l);
 /* The pointer is NULL (static initialiser, zeroed memory) or was stored by
  * lockswap, for this lock or the one it was copied from: a block of the
  * region either way, safe to read (only init, which may meet garbage,
- * checks ls_ext_owns). */
-static inline void *ls_rw_ext_state(struct ls_rwlock *l)
+ * checks ls_ext_owns).
+ *
+ * Using the block (pool.h, "Idle locks", as shim.h's mutexes): an
+ * acquisition ENTERS it (ls_rw_ext_enter: attached, for algorithm
+ * algo_of(l), if need be), a failed one leaves it at once, and a release
+ * finds it with ls_rw_ext_release (the caller's hold on the top of its
+ * holds, or entered again: an unlock out of order, by another thread, one
+ * too many, of a copy) and leaves it after the algorithm's release
+ * (ls_rw_ext_leave). ls_rw_state_fast and ls_rw_state_fast_held are the
+ * fast paths' (NULL: take the general path). */
+typedef const struct ls_rwalgo *ls_rwalgo_of_fn(struct ls_rwlock *l);
+void *ls_rw_ext_enter_slow(struct ls_rwlock *l, ls_rwalgo_of_fn *algo_of);
+void *ls_rw_ext_release_slow(struct ls_rwlock *l, ls_rwalgo_of_fn *algo_of);
+const struct ls_rwalgo *ls_rwg_algo(struct ls_rwlock *l); /* ls_rwg.rw */
+
+static inline __attribute__((always_inline)) void *ls_rw_ext_enter(struct ls_rwlock *l,
+								   ls_rwalgo_of_fn *algo_of)
 {
-	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_enter(&l->alg.ext);
 	if (LS_LIKELY(e))
 		return e + 1;
-	return ls_rw_ext_attach(l);
+	return ls_rw_ext_enter_slow(l, algo_of);
+}
+
+static inline __attribute__((always_inline)) void *ls_rw_ext_release(struct ls_rwlock *l,
+								     ls_rwalgo_of_fn *algo_of)
+{
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	if (LS_LIKELY(e && ls_hold_is_top(&e->h)))
+		return e + 1;
+	return ls_rw_ext_release_slow(l, algo_of);
+}
+
+static inline void ls_rw_ext_leave(void *st)
+{
+	ls_hold_pop(&((struct ls_rwext *)st - 1)->h);
 }
 
 /* For the fast paths: the state if no block needs attaching (ext says
  * whether it lives out of line; they are compiled once for each answer),
  * else NULL (they leave the attaching to the general paths, so that their
- * own code holds no call but the algorithm's). */
+ * own code holds no call but the algorithm's): entered, for an
+ * acquisition; for a release, only if the caller's hold is the top of its
+ * holds; or neither (fork's look at the holds, which the forking thread
+ * has). */
 static inline __attribute__((always_inline)) void *ls_rw_state_fast(struct ls_rwlock *l, bool ext)
 {
 	if (!ext)
@@ -230,15 +262,38 @@ static inline __attribute__((always_inline)) void *ls_rw_state_fast(struct ls_rw
 	return LS_LIKELY(e) ? e + 1 : NULL;
 }
 
-/* The algorithm's state, attached if need be. */
-static inline __attribute__((always_inline)) void *ls_rw_state_in(struct ls_rwlock *l, bool ext)
+static inline __attribute__((always_inline)) void *ls_rw_state_fast_enter(struct ls_rwlock *l, bool ext)
 {
-	return ext ? ls_rw_ext_state(l) : l->alg.state;
+	if (!ext)
+		return l->alg.state;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_enter(&l->alg.ext);
+	return LS_LIKELY(e) ? e + 1 : NULL;
 }
 
-static inline void *ls_rw_state_of(struct ls_rwlock *l)
+static inline __attribute__((always_inline)) void *ls_rw_state_fast_held(struct ls_rwlock *l, bool ext)
 {
-	return ls_rw_state_in(l, ls_rwg.rw_ext);
+	if (!ext)
+		return l->alg.state;
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_load(&l->alg.ext);
+	return LS_LIKELY(e && ls_hold_is_top(&e->h)) ? e + 1 : NULL;
+}
+
+/* ls_rwg's algorithm's state: for an acquisition (entered), for a release
+ * (ls_rw_ext_release), and left after either. */
+static inline __attribute__((always_inline)) void *ls_rw_state_enter(struct ls_rwlock *l, bool ext)
+{
+	return ext ? ls_rw_ext_enter(l, ls_rwg_algo) : l->alg.state;
+}
+
+static inline __attribute__((always_inline)) void *ls_rw_state_release(struct ls_rwlock *l, bool ext)
+{
+	return ext ? ls_rw_ext_release(l, ls_rwg_algo) : l->alg.state;
+}
+
+static inline __attribute__((always_inline)) void ls_rw_state_leave(void *st, bool ext)
+{
+	if (ext)
+		ls_rw_ext_leave(st);
 }
 
 #endif

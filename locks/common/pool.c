@@ -625,9 +625,10 @@ static void (*_Atomic reclaimers[RECLAIMERS])(struct ls_ext_head *h);
 uint8_t ls_ext_reclaim_id(void (*fn)(struct ls_ext_head *h))
 {
 	for (uint8_t i = 1; i < RECLAIMERS; i++) {
-		void (*seen)(struct ls_ext_head *) = atomic_load_explicit(&reclaimers[i], memory_order_acquire);
-		if (!seen && atomic_compare_exchange_strong_explicit(&reclaimers[i], &seen, fn,
-								     memory_order_acq_rel, memory_order_acquire))
+		void (*seen)(struct ls_ext_head *) =
+		    atomic_load_explicit(&reclaimers[i], memory_order_acquire);
+		if (!seen && atomic_compare_exchange_strong_explicit(
+				 &reclaimers[i], &seen, fn, memory_order_acq_rel, memory_order_acquire))
 			return i;
 		if (seen == fn)
 			return i;
@@ -890,6 +891,16 @@ void ls_hold_pop_slow(struct ls_ext_head *h)
 	while (t[-1] == NULL && t - 1 > &r->slot[0])
 		t--;
 	__atomic_store_n(&r->top, t, __ATOMIC_RELAXED);
+}
+
+void ls_hold_drop_below(struct ls_ext_head *h)
+{
+	struct ls_holds *r = ls_holds_me;
+	for (struct ls_ext_head **t = r->top - 1; --t > &r->slot[0];)
+		if (*t == h) {
+			__atomic_store_n(t, NULL, __ATOMIC_RELAXED);
+			return;
+		}
 }
 
 /* ---- reclaiming (pool.h) ----

@@ -363,6 +363,10 @@ static inline void ls_hold_push(struct ls_ext_head *h)
 	__atomic_store_n(&r->top, t + 1, __ATOMIC_RELAXED);
 }
 
+/* An entry of h below the top goes (the top is another entry of h: a
+ * release that entered the block again keeps one, pool.c). */
+void ls_hold_drop_below(struct ls_ext_head *h);
+
 /* Is h the block the thread entered last? */
 static inline bool ls_hold_is_top(const struct ls_ext_head *h)
 {

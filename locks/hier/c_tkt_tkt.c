@@ -152,7 +152,8 @@ static __attribute__((noinline)) void ctt_fork(struct ctt *l, struct ls_cohort_h
  * the global lock unless it came with the local one. */
 static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct ls_cohort_head *h)
 {
-	if (!h && (h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL)) == &flat) {
+	if (!h &&
+	    (h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL)) == &flat) {
 		ls_tkt_lock(&l->global);
 		return;
 	}

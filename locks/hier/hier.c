@@ -58,7 +58,8 @@ static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const v
 	if (!h)
 		return (struct ls_hier_head *)ls_ext_attach(w, (struct ls_ext_head *)marker, 0, marker);
 	h->ext.kind = &lines_kind;
-	h->ext.reclaim = ls_ext_reclaim_id(ls_ext_holds_nothing); /* lines only: the pool frees it when the lock is gone */
+	h->ext.reclaim =
+	    ls_ext_reclaim_id(ls_ext_holds_nothing); /* lines only: the pool frees it when the lock is gone */
 	h->ext.idle = idle;
 	/* relaxed: a hint; a fresh block outlives the pool's next look */
 	atomic_store_explicit(&h->ext.used, 1, memory_order_relaxed);

@@ -298,12 +298,11 @@ enum mode { LOCK, TRY, TIMED };
 
 /* Everything but the fast path's first attempt: the block, the cluster
  * lookup's slow path, EAGAIN, waiting, patience, deadlines. */
-static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum mode mode, uint64_t deadline,
-					       void **token)
+static __attribute__((noinline)) int read_slow(struct crw *l, struct ls_hier_head *h, unsigned how,
+					       enum mode mode, uint64_t deadline, void **token)
 {
-	struct ls_hier_head *h = ls_hier_load(&l->lines);
-	if (!h)
-		h = ls_hier_attach(&l->lines, false, &flat, NULL);
+	if (!h) /* entered (hier.h, "Idle"), or the marker */
+		h = ls_hier_enter_attach(&l->lines, false, &flat, NULL);
 	unsigned i = ls_hier_is_flat(h) ? 0 : 1 + ls_cluster_fold(ls_cluster(), h->nclusters);
 	_Atomic uint32_t *r = indicator(l, h, i);
 	/* the barrier: after the patience, but under writer preference */
@@ -346,22 +345,24 @@ static __attribute__((noinline)) int read_slow(struct crw *l, unsigned how, enum
 		barrier_lower(l);
 	if (!ret)
 		*token = (void *)(uintptr_t)(i + 1);
+	else
+		ls_hier_leave(h, &flat);
 	return ret;
 }
 
 /* The fast path's arrival failed: depart, then the slow path (out of line,
  * so that the fast path makes no call that returns). */
-static __attribute__((noinline)) int read_retry(struct crw *l, _Atomic uint32_t *r, unsigned how,
-						void **token)
+static __attribute__((noinline)) int read_retry(struct crw *l, struct ls_hier_head *h, _Atomic uint32_t *r,
+						unsigned how, void **token)
 {
 	depart(r);
-	return read_slow(l, how, LOCK, 0, token);
+	return read_slow(l, h, how, LOCK, 0, token);
 }
 
 static int crw_rdlock(void *state, unsigned how, void **token)
 {
 	struct crw *l = state;
-	struct ls_hier_head *h = ls_hier_load(&l->lines);
+	struct ls_hier_head *h = ls_hier_enter(&l->lines);
 	unsigned c;
 	if (LS_LIKELY(h) && LS_LIKELY(ls_cluster_fast(&c))) {
 		unsigned i = 1 + ls_cluster_fold(c, h->nclusters);
@@ -372,19 +373,21 @@ static int crw_rdlock(void *state, unsigned how, void **token)
 			*token = (void *)(uintptr_t)(i + 1);
 			return 0;
 		}
-		return read_retry(l, r, how, token);
+		return read_retry(l, h, r, how, token);
 	}
-	return read_slow(l, how, LOCK, 0, token);
+	return read_slow(l, h, how, LOCK, 0, token);
 }
 
 static int crw_tryrdlock(void *state, unsigned how, void **token)
 {
-	return read_slow(state, how, TRY, 0, token);
+	struct crw *l = state;
+	return read_slow(l, ls_hier_enter(&l->lines), how, TRY, 0, token);
 }
 
 static int crw_timedrdlock(void *state, unsigned how, uint64_t deadline, void **token)
 {
-	return read_slow(state, how, TIMED, deadline, token);
+	struct crw *l = state;
+	return read_slow(l, ls_hier_enter(&l->lines), how, TIMED, deadline, token);
 }
 
 static void crw_rdunlock(void *state, void *token)
@@ -392,9 +395,9 @@ static void crw_rdunlock(void *state, void *token)
 	struct crw *l = state;
 	unsigned i = (unsigned)(uintptr_t)token - 1;
 	/* relaxed: our acquisition loaded the block */
-	depart_as(
-	    indicator(l, (struct ls_hier_head *)atomic_load_explicit(&l->lines, memory_order_relaxed), i),
-	    true);
+	struct ls_hier_head *h = (struct ls_hier_head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	depart_as(indicator(l, h, i), true);
+	ls_hier_leave(h, &flat); /* compares h only */
 }
 
 /* ---- writers ---- */
@@ -549,13 +552,13 @@ static __attribute__((noinline)) void write_rp(struct crw *l, struct ls_cohort_h
 static void crw_wrlock(void *state, unsigned how)
 {
 	struct crw *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && !atomic_load_explicit(&l->barrier, memory_order_relaxed) &&
 	    global_try(l)) {
 		h->holder = LS_HIER_FAST;
 	} else {
 		if (!h)
-			h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
+			h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL);
 		write_cohort(l, h);
 	}
 	if (LS_LIKELY(drained(l, &h->h)))
@@ -569,15 +572,15 @@ static void crw_wrlock(void *state, unsigned how)
 static int crw_timedwrlock(void *state, unsigned how, uint64_t deadline)
 {
 	struct crw *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
 	if (!h)
-		h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
+		h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL);
 	bool rp = ls_rw_reader_pref(how);
 	for (;;) {
 		/* the global lock only when idle: a ticket cannot be given
 		 * back before its turn (see the header) */
 		if (wait_barrier(l, deadline) || (rp && drain(l, &h->h, deadline)) || wait_idle(l, deadline))
-			return ETIMEDOUT;
+			break;
 		if (!global_try(l))
 			continue;
 		if (!ls_hier_is_flat(&h->h))
@@ -586,19 +589,23 @@ static int crw_timedwrlock(void *state, unsigned how, uint64_t deadline)
 			return 0;
 		global_release(l, false); /* (E): the readers it kept out go on */
 		if (!rp)
-			return ETIMEDOUT;
+			break;
 	}
+	ls_hier_leave(&h->h, &flat);
+	return ETIMEDOUT;
 }
 
 static int crw_trywrlock(void *state, unsigned how)
 {
 	(void)how;
 	struct crw *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_load(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
 	if (!h)
-		h = (struct ls_cohort_head *)ls_hier_attach(&l->lines, false, &flat, NULL);
-	if (atomic_load_explicit(&l->barrier, memory_order_relaxed) || !global_try(l))
+		h = (struct ls_cohort_head *)ls_hier_enter_attach(&l->lines, false, &flat, NULL);
+	if (atomic_load_explicit(&l->barrier, memory_order_relaxed) || !global_try(l)) {
+		ls_hier_leave(&h->h, &flat);
 		return EBUSY;
+	}
 	/* (B) then (D): any reader still counted makes us give the lock back */
 	if (ls_hier_is_flat(&h->h)) {
 		if (atomic_load_explicit(&l->flat, memory_order_seq_cst) >= ARRIVE)
@@ -612,6 +619,7 @@ static int crw_trywrlock(void *state, unsigned how)
 	return 0;
 busy:
 	global_release(l, false); /* (E) */
+	ls_hier_leave(&h->h, &flat);
 	return EBUSY;
 }
 
@@ -653,8 +661,10 @@ static void crw_wrunlock(void *state)
 {
 	struct crw *l = state;
 	/* relaxed: our acquisition loaded (or attached) it */
-	write_release(l, (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed),
-		      true);
+	struct ls_cohort_head *h =
+	    (struct ls_cohort_head *)atomic_load_explicit(&l->lines, memory_order_relaxed);
+	write_release(l, h, true);
+	ls_hier_leave(&h->h, &flat); /* compares h only */
 }
 
 static void crw_destroy(void *state)

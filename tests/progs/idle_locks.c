@@ -21,10 +21,17 @@
  *       too, and releases them in the order taken (not the reverse); each
  *       lock guards a counter incremented by a read, a yield and a write.
  *       The counters must add up. Prints "idle_locks: busy ok".
+ *   forgotten-rw [ROUNDS [PER_ROUND]], busy-rw [THREADS [OPS [LOCKS]]]
+ *       the same with rwlocks: each forgotten rwlock is read-locked and
+ *       write-locked once; a busy op takes a write lock (bumps the counter,
+ *       a flag raised meanwhile) or, one op in two, a read lock (by
+ *       rdlock, tryrdlock or timedrdlock; the flag must be down).
  *
  * A failed check: one line on stderr, exit 1; bad usage: exit 2. Must pass
  * natively, against glibc.
  */
+#include <stdbool.h>
+
 #include "check.h"
 
 static long rss_kb(void)
@@ -52,35 +59,58 @@ static long arg(int argc, char **argv, int i, long dflt)
 	return v;
 }
 
-static int forgotten(int argc, char **argv)
+static int forgotten(int argc, char **argv, bool rw)
 {
 	long rounds = arg(argc, argv, 2, 100), per = arg(argc, argv, 3, 1000), base = 0;
 	for (long r = 0; r < rounds; r++) {
 		if (r == rounds / 4)
 			base = rss_kb();
-		pthread_mutex_t *m = calloc((size_t)per, sizeof(*m)); /* kept for ever */
-		if (!m) {
+		/* kept for ever */
+		void *mem = calloc((size_t)per, rw ? sizeof(pthread_rwlock_t) : sizeof(pthread_mutex_t));
+		if (!mem) {
 			fprintf(stderr, "idle_locks: out of memory\n");
 			return 1;
 		}
 		for (long i = 0; i < per; i++) {
-			CHECK_RC(pthread_mutex_lock(&m[i]), 0);
-			CHECK_RC(pthread_mutex_unlock(&m[i]), 0);
+			if (rw) {
+				pthread_rwlock_t *l = (pthread_rwlock_t *)mem + i;
+				CHECK_RC(pthread_rwlock_rdlock(l), 0);
+				CHECK_RC(pthread_rwlock_unlock(l), 0);
+				CHECK_RC(pthread_rwlock_wrlock(l), 0);
+				CHECK_RC(pthread_rwlock_unlock(l), 0);
+			} else {
+				pthread_mutex_t *m = (pthread_mutex_t *)mem + i;
+				CHECK_RC(pthread_mutex_lock(m), 0);
+				CHECK_RC(pthread_mutex_unlock(m), 0);
+			}
 		}
 	}
-	printf("idle_locks: forgotten=%ld rss_growth_kb=%ld\n", rounds * per, rss_kb() - base);
+	printf("idle_locks: forgotten%s=%ld rss_growth_kb=%ld\n", rw ? "-rw" : "", rounds * per,
+	       rss_kb() - base);
 	return 0;
 }
 
 struct slot {
 	pthread_mutex_t m;
+	pthread_rwlock_t rw;
 	long count;
+	atomic_int writing;
 };
+static bool use_rw;
 static struct slot *slots;
 static long nlocks, ops;
 
 static void take(struct slot *s, unsigned how)
 {
+	if (use_rw) {
+		struct timespec far;
+		clock_gettime(CLOCK_REALTIME, &far);
+		far.tv_sec += 3600;
+		CHECK_RC(how == 2 ? pthread_rwlock_timedwrlock(&s->rw, &far) : pthread_rwlock_wrlock(&s->rw),
+			 0);
+		CHECK(atomic_exchange(&s->writing, 1) == 0);
+		return;
+	}
 	if (how == 0) {
 		CHECK_RC(pthread_mutex_lock(&s->m), 0);
 	} else if (how == 1) {
@@ -101,6 +131,36 @@ static void bump(struct slot *s)
 	s->count = c + 1;
 }
 
+static void give(struct slot *s)
+{
+	if (use_rw) {
+		atomic_store(&s->writing, 0);
+		CHECK_RC(pthread_rwlock_unlock(&s->rw), 0);
+	} else {
+		CHECK_RC(pthread_mutex_unlock(&s->m), 0);
+	}
+}
+
+/* A read of s (rwlocks only): no writer inside meanwhile. */
+static void peek(struct slot *s, unsigned how)
+{
+	if (how == 0) {
+		CHECK_RC(pthread_rwlock_rdlock(&s->rw), 0);
+	} else if (how == 1) {
+		while (pthread_rwlock_tryrdlock(&s->rw) != 0)
+			sched_yield();
+	} else {
+		struct timespec far;
+		clock_gettime(CLOCK_REALTIME, &far);
+		far.tv_sec += 3600;
+		CHECK_RC(pthread_rwlock_timedrdlock(&s->rw, &far), 0);
+	}
+	CHECK(atomic_load(&s->writing) == 0);
+	sched_yield();
+	CHECK(atomic_load(&s->writing) == 0);
+	CHECK_RC(pthread_rwlock_unlock(&s->rw), 0);
+}
+
 static void *worker(void *p)
 {
 	unsigned seed = (unsigned)(uintptr_t)p * 2654435761u + 1;
@@ -115,15 +175,19 @@ static void *worker(void *p)
 			a = b;
 			b = t;
 		}
+		if (use_rw && (r >> 20) % 2) {
+			peek(&slots[a], (r >> 4) % 3);
+			continue;
+		}
 		take(&slots[a], (r >> 4) % 3);
 		if (b >= 0)
 			take(&slots[b], (r >> 12) % 3);
 		bump(&slots[a]);
 		if (b >= 0)
 			bump(&slots[b]);
-		CHECK_RC(pthread_mutex_unlock(&slots[a].m), 0); /* not the reverse order */
+		give(&slots[a]); /* not the reverse order */
 		if (b >= 0)
-			CHECK_RC(pthread_mutex_unlock(&slots[b].m), 0);
+			give(&slots[b]);
 	}
 	return NULL;
 }
@@ -143,22 +207,29 @@ static int busy(int argc, char **argv)
 		fprintf(stderr, "idle_locks: out of memory\n");
 		return 1;
 	}
-	for (long i = 0; i < nlocks; i++)
+	for (long i = 0; i < nlocks; i++) {
 		CHECK_RC(pthread_mutex_init(&slots[i].m, NULL), 0);
+		CHECK_RC(pthread_rwlock_init(&slots[i].rw, NULL), 0);
+	}
 	for (long i = 0; i < threads; i++)
 		CHECK_RC(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)), 0);
 	/* the churn: new mutexes, used once and forgotten, until the workers
 	 * are done (joined one by one, trying between rounds) */
 	long made = 0, joined = 0;
 	while (joined < threads) {
-		pthread_mutex_t *m = calloc(256, sizeof(*m));
+		struct slot *m = calloc(256, sizeof(*m));
 		if (!m) {
 			fprintf(stderr, "idle_locks: out of memory\n");
 			return 1;
 		}
 		for (int i = 0; i < 256; i++) {
-			CHECK_RC(pthread_mutex_lock(&m[i]), 0);
-			CHECK_RC(pthread_mutex_unlock(&m[i]), 0);
+			if (use_rw) {
+				CHECK_RC(pthread_rwlock_wrlock(&m[i].rw), 0);
+				CHECK_RC(pthread_rwlock_unlock(&m[i].rw), 0);
+			} else {
+				CHECK_RC(pthread_mutex_lock(&m[i].m), 0);
+				CHECK_RC(pthread_mutex_unlock(&m[i].m), 0);
+			}
 		}
 		made += 256;
 		while (joined < threads && pthread_tryjoin_np(t[joined], NULL) == 0)
@@ -175,24 +246,34 @@ static int busy(int argc, char **argv)
 			unsigned r = rand_r(&seed);
 			long a = (r & 3) ? r % 16 : (long)((unsigned)rand_r(&seed) % nlocks);
 			long b = (r >> 8) % 8 == 0 ? (long)((unsigned)rand_r(&seed) % nlocks) : -1;
+			if (use_rw && (r >> 20) % 2)
+				continue;
 			expect += 1 + (b >= 0 && b != a);
 		}
 	}
 	for (long i = 0; i < nlocks; i++)
 		sum += slots[i].count;
 	CHECK(sum == expect);
-	for (long i = 0; i < nlocks; i++)
+	for (long i = 0; i < nlocks; i++) {
 		CHECK_RC(pthread_mutex_destroy(&slots[i].m), 0);
-	printf("idle_locks: busy ok\n");
+		CHECK_RC(pthread_rwlock_destroy(&slots[i].rw), 0);
+	}
+	printf("idle_locks: busy%s ok\n", use_rw ? "-rw" : "");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "forgotten"))
-		return forgotten(argc, argv);
-	if (argc >= 2 && !strcmp(argv[1], "busy"))
+		return forgotten(argc, argv, false);
+	if (argc >= 2 && !strcmp(argv[1], "forgotten-rw"))
+		return forgotten(argc, argv, true);
+	if (argc >= 2 && (!strcmp(argv[1], "busy") || !strcmp(argv[1], "busy-rw"))) {
+		use_rw = argv[1][4] == '-';
 		return busy(argc, argv);
-	fprintf(stderr, "usage: idle_locks forgotten [ROUNDS [PER_ROUND]] | busy [THREADS [OPS [LOCKS]]]\n");
+	}
+	fprintf(
+	    stderr,
+	    "usage: idle_locks forgotten[-rw] [ROUNDS [PER_ROUND]] | busy[-rw] [THREADS [OPS [LOCKS]]]\n");
 	return 2;
 }

@@ -2,7 +2,7 @@
  * ext_reclaim.c - the pool reclaims the out-of-line block of a lock that is
  * gone, and only then (locks/common/pool.h, "Reclaiming"; issue 30).
  *
- *   ext_reclaim gone|raced|restored|destroy|nested|churn|all
+ *   ext_reclaim gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|all
  *
  * A "lock" here is a word (ls_ext_word_t) in memory the test owns, with a
  * reclaimable block attached as the shim and locks/hier attach theirs.
@@ -35,6 +35,20 @@
  *             back), while another thread looks again and again: a block is
  *             never reclaimed while its lock can reach it (its tag stays
  *             the lock's).
+ *   idle      blocks marked idle (pool.h, "Idle locks") whose words still
+ *             hold them: one used since the last look survives that look
+ *             and goes at the next; one a thread holds (entered, not left)
+ *             never goes; one not marked idle never goes; a lock whose
+ *             block went gets a fresh one at its next use.
+ *   idle-raced  the look is stopped right after claiming an idle block;
+ *             the lock is then used (entered): the use undoes the claim,
+ *             and the look, let go, keeps the block (its holds say so).
+ *   pinned    a thread that exits holding a block pins it: it never goes
+ *             while its word holds it (a lock held by a thread that is
+ *             gone stays held, as glibc's).
+ *   overflow  (last: it turns idle freeing off for the process) a thread
+ *             that holds more blocks than its record has room for: from
+ *             then on no idle block goes.
  * Exit 0 pass ("ext_reclaim: OK CASE"), 1 fail (one line), 2 usage.
  */
 #define _GNU_SOURCE
@@ -389,13 +403,144 @@ static void churn(void)
 	pthread_join(s, NULL);
 }
 
+/* ---- idle locks ---- */
+
+/* An idle-marked block attached to w (as the shim's), or the one there. */
+static struct blk *attach_idle(ls_ext_word_t *w)
+{
+	struct blk *b = ls_ext_alloc_wait(SIZE);
+	b->h.reclaim = ls_ext_reclaim_id(reclaim_blk);
+	b->h.idle = 1;
+	atomic_store(&b->h.used, 1);
+	return (struct blk *)ls_ext_attach(w, &b->h, SIZE, NULL);
+}
+
+/* As a lock path: w's block, entered (attached if need be). */
+static struct blk *enter(ls_ext_word_t *w)
+{
+	for (;;) {
+		struct blk *b = (struct blk *)ls_ext_enter(w);
+		if (b)
+			return b;
+		attach_idle(w);
+	}
+}
+
+static void idle(void)
+{
+	ls_ext_scan();
+	ls_ext_scan(); /* nothing of earlier cases */
+	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
+	struct blk *used = attach_idle(&w[0]), *held = enter(&w[1]), *plain = state(&w[2]);
+	struct blk *lazy = attach_idle(&w[3]);
+	ls_ext_scan(); /* clears `used` of all */
+	struct blk *again = enter(&w[0]);
+	if (again != used)
+		fail("idle: the block changed under a live lock");
+	ls_hold_pop(&again->h); /* used, left */
+	ls_ext_scan();
+	if (is_free(used) || is_free(held) || is_free(plain))
+		fail("idle: a block went that was used since the last look, held, or not marked idle");
+	if (!is_free(lazy))
+		fail("idle: an idle block unused for two looks was kept");
+	ls_ext_scan();
+	if (!is_free(used))
+		fail("idle: an idle block unused since the last look was kept");
+	if (is_free(held) || is_free(plain))
+		fail("idle: a held block, or one not marked idle, went");
+	if (atomic_load(&w[0]) != &used->h)
+		fail("idle: the pool wrote the lock's word");
+	struct blk *fresh = enter(&w[0]);
+	if (is_free(fresh) || atomic_load(&w[0]) != &fresh->h || !ls_ext_mine(&w[0], &fresh->h))
+		fail("idle: the lock's next use did not get a block of its own");
+	ls_hold_pop(&fresh->h);
+	ls_hold_pop(&held->h);
+	ls_ext_scan();
+	ls_ext_scan();
+	if (!is_free(held) || !is_free(fresh))
+		fail("idle: blocks left idle for two looks were kept");
+}
+
+static void idle_raced(void)
+{
+	ls_ext_scan();
+	ls_ext_scan();
+	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
+	struct blk *b = attach_idle(&w[0]);
+	ls_ext_scan(); /* clears `used` */
+	pthread_t t = start_look(2);
+	/* claimed: the lock's next use undoes the claim and keeps the block */
+	struct blk *e = enter(&w[0]);
+	if (e != b)
+		fail("idle-raced: a use during the claim did not keep the block");
+	if (end_look(t) != 0 || is_free(b))
+		fail("idle-raced: the look freed a block in use");
+	ls_hold_pop(&e->h);
+	/* the same with the hold taken before the claim (a holder): the look
+	 * sees it after its barrier */
+	e = enter(&w[0]);
+	ls_ext_scan();
+	t = start_look(2);
+	if (end_look(t) != 0 || is_free(b))
+		fail("idle-raced: the look freed a held block");
+	ls_hold_pop(&e->h);
+}
+
+static ls_ext_word_t *pin_word;
+static void *pin_holder(void *arg)
+{
+	(void)arg;
+	enter(pin_word); /* and exits holding it */
+	return NULL;
+}
+
+static void pinned(void)
+{
+	ls_ext_scan();
+	ls_ext_scan();
+	pin_word = (ls_ext_word_t *)map_page();
+	pthread_t t;
+	if (pthread_create(&t, NULL, pin_holder, NULL))
+		fail("pthread_create");
+	pthread_join(t, NULL);
+	struct blk *b = (struct blk *)ls_ext_load(pin_word);
+	for (int i = 0; i < 3; i++)
+		ls_ext_scan();
+	if (!b || is_free(b))
+		fail("pinned: the block of a lock held by a thread that exited went");
+}
+
+static void overflow(void)
+{
+	ls_ext_scan();
+	ls_ext_scan();
+	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
+	struct blk *b[LS_HOLD_SLOTS + 2];
+	for (int i = 0; i < LS_HOLD_SLOTS + 1; i++)
+		b[i] = enter(&w[i]); /* one more than the record holds */
+	struct blk *lone = attach_idle(&w[LS_HOLD_SLOTS + 1]);
+	for (int i = 0; i < 3; i++)
+		ls_ext_scan();
+	if (is_free(lone))
+		fail("overflow: an idle block went while a thread's holds were not all known");
+	for (int i = LS_HOLD_SLOTS; i >= 0; i--)
+		ls_hold_pop(&b[i]->h);
+	for (int i = 0; i < 3; i++)
+		ls_ext_scan();
+	for (int i = 0; i <= LS_HOLD_SLOTS + 1; i++)
+		if (is_free(i <= LS_HOLD_SLOTS ? b[i] : lone))
+			fail("overflow: a block went after holds were lost");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		void (*run)(void);
-	} cases[] = {{"gone", gone},	   {"raced", raced},   {"restored", restored},
-		     {"destroy", destroy}, {"nested", nested}, {"churn", churn}};
+	} cases[] = {{"gone", gone},	    {"raced", raced},		{"restored", restored},
+		     {"destroy", destroy},  {"nested", nested},		{"churn", churn},
+		     {"idle", idle},	    {"idle-raced", idle_raced}, {"pinned", pinned},
+		     {"overflow", overflow}};
 	const char *which = argc == 2 ? argv[1] : "";
 	bool any = false;
 	/* the protocol is under test: peek even under a seccomp filter
@@ -413,7 +558,8 @@ int main(int argc, char **argv)
 		}
 	if (!any) {
 		fprintf(stderr,
-			"ext_reclaim: usage: ext_reclaim gone|raced|restored|destroy|nested|churn|all\n");
+			"ext_reclaim: usage: ext_reclaim "
+			"gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|all\n");
 		return 2;
 	}
 	return 0;
