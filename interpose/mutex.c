@@ -78,17 +78,26 @@ static const struct ls_algo *g_algo(struct ls_mutex *m)
  * mutex or for the one it was copied from: either way a block of the
  * region, safe to read, so only pthread_mutex_init (which may meet
  * garbage) checks ls_ext_owns. */
-void ls_ext_lock(void *inline_state)
+static __attribute__((noinline)) void ext_lock_slow(void *inline_state)
 {
 	ls_g.algo->lock(ls_mutex_ext_enter(ls_mutex_of(inline_state), g_algo));
 }
 
+void ls_ext_lock(void *inline_state)
+{
+	/* the slow path apart, so that this one saves no register */
+	struct ls_ext *e = (struct ls_ext *)ls_ext_try_enter(&ls_mutex_of(inline_state)->alg.ext);
+	if (LS_LIKELY(e))
+		ls_g.algo->lock(e + 1);
+	else
+		ext_lock_slow(inline_state);
+}
+
 int ls_ext_trylock(void *inline_state)
 {
-	void *st = ls_mutex_ext_enter(ls_mutex_of(inline_state), g_algo);
-	int r = ls_g.algo->trylock(st);
+	int r = ls_g.algo->trylock(ls_mutex_ext_enter(ls_mutex_of(inline_state), g_algo));
 	if (r)
-		ls_mutex_ext_leave(st);
+		ls_hold_drop_top(); /* the state's (pool.h) */
 	return r;
 }
 

@@ -129,7 +129,8 @@ static inline __attribute__((always_inline)) int rdlock_fast(pthread_rwlock_t *r
 	int r = ls_rwg.rdlock(st, ls_rw_how(l), &ls_rd.one.token);
 	if (LS_UNLIKELY(r)) {
 		ls_rd.one.lock = NULL;
-		ls_rw_state_leave(st, ext);
+		if (ext)
+			ls_hold_drop_top(); /* st's (pool.h) */
 	}
 	return r;
 }

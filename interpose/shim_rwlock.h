@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) void *ls_rw_state_fast_enter(struct
 {
 	if (!ext)
 		return l->alg.state;
-	struct ls_rwext *e = (struct ls_rwext *)ls_ext_enter(&l->alg.ext);
+	struct ls_rwext *e = (struct ls_rwext *)ls_ext_try_enter(&l->alg.ext);
 	return LS_LIKELY(e) ? e + 1 : NULL;
 }
 

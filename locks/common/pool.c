@@ -750,7 +750,8 @@ struct ls_ext_head *ls_ext_take(ls_ext_word_t *w, struct ls_ext_head **held)
 #define HOLDS_USED 1u
 #define HOLDS_OVER 2u /* | USED: a hold could not be recorded */
 
-static struct ls_holds holds_none = {.top = &holds_none.slot[1], .end = &holds_none.slot[1]};
+static struct ls_holds holds_none = {.top = &holds_none.slot[LS_HOLD_BASE],
+				     .end = &holds_none.slot[LS_HOLD_BASE]};
 __thread struct ls_holds *ls_holds_me __attribute__((tls_model("initial-exec"))) = &holds_none;
 static _Atomic(struct ls_holds *) holds_all;
 /* Set for good when a thread's holds could not be recorded at all (no
@@ -768,14 +769,14 @@ static pthread_once_t holds_once = PTHREAD_ONCE_INIT;
 static void holds_exit(void *arg)
 {
 	struct ls_holds *r = arg;
-	for (struct ls_ext_head **t = &r->slot[1]; t < r->top; t++)
+	for (struct ls_ext_head **t = &r->slot[LS_HOLD_BASE]; t < r->top; t++)
 		if (*t)
 			/* relaxed: read by the look after its barrier */
 			atomic_store_explicit(&(*t)->pinned, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&r->state, memory_order_relaxed) & HOLDS_OVER)
 		atomic_store_explicit(&holds_lost, true, memory_order_relaxed);
 	ls_holds_me = &holds_none;
-	__atomic_store_n(&r->top, &r->slot[1], __ATOMIC_RELAXED);
+	__atomic_store_n(&r->top, &r->slot[LS_HOLD_BASE], __ATOMIC_RELAXED);
 	/* release: a thread that takes the record sees it empty */
 	atomic_store_explicit(&r->state, HOLDS_FREE, memory_order_release);
 }
@@ -803,8 +804,8 @@ static struct ls_holds *holds_take(void)
 		r = ls_ext_alloc(sizeof(*r)); /* zeroed; never attached */
 		if (!r)
 			return NULL;
-		r->top = &r->slot[1];
-		r->end = &r->slot[1 + LS_HOLD_SLOTS];
+		r->top = &r->slot[LS_HOLD_BASE];
+		r->end = &r->slot[LS_HOLD_BASE + LS_HOLD_SLOTS];
 		atomic_store_explicit(&r->state, HOLDS_USED, memory_order_relaxed);
 		r->next = atomic_load_explicit(&holds_all, memory_order_relaxed);
 		/* release: the look reads a record's fields after finding it */
@@ -840,10 +841,10 @@ static void moves_end(struct ls_holds *r)
 static void holds_compact(struct ls_holds *r)
 {
 	moves_begin(r);
-	struct ls_ext_head **out = &r->slot[1];
-	for (struct ls_ext_head **t = &r->slot[1]; t < r->top; t++) {
+	struct ls_ext_head **out = &r->slot[LS_HOLD_BASE];
+	for (struct ls_ext_head **t = &r->slot[LS_HOLD_BASE]; t < r->top; t++) {
 		bool keep = *t != NULL;
-		for (struct ls_ext_head **u = &r->slot[1]; u < out && keep; u++)
+		for (struct ls_ext_head **u = &r->slot[LS_HOLD_BASE]; u < out && keep; u++)
 			keep = *u != *t;
 		if (keep)
 			__atomic_store_n(out++, *t, __ATOMIC_RELAXED);
@@ -881,14 +882,14 @@ void ls_hold_pop_slow(struct ls_ext_head *h)
 {
 	struct ls_holds *r = ls_holds_me;
 	struct ls_ext_head **t = r->top;
-	while (--t > &r->slot[0])
+	while (--t > &r->slot[LS_HOLD_BASE - 1])
 		if (*t == h)
 			break;
-	if (t == &r->slot[0])
+	if (t == &r->slot[LS_HOLD_BASE - 1])
 		return; /* never entered here */
 	__atomic_store_n(t, NULL, __ATOMIC_RELAXED);
 	t = r->top;
-	while (t[-1] == NULL && t - 1 > &r->slot[0])
+	while (t[-1] == NULL && t - 1 > &r->slot[LS_HOLD_BASE - 1])
 		t--;
 	__atomic_store_n(&r->top, t, __ATOMIC_RELAXED);
 }
@@ -896,7 +897,7 @@ void ls_hold_pop_slow(struct ls_ext_head *h)
 void ls_hold_drop_below(struct ls_ext_head *h)
 {
 	struct ls_holds *r = ls_holds_me;
-	for (struct ls_ext_head **t = r->top - 1; --t > &r->slot[0];)
+	for (struct ls_ext_head **t = r->top - 1; --t > &r->slot[LS_HOLD_BASE - 1];)
 		if (*t == h) {
 			__atomic_store_n(t, NULL, __ATOMIC_RELAXED);
 			return;
@@ -963,9 +964,9 @@ static bool holds_read(void)
 		if ((m1 & 1) || (atomic_load_explicit(&r->state, memory_order_relaxed) & HOLDS_OVER))
 			return false;
 		struct ls_ext_head **top = __atomic_load_n(&r->top, __ATOMIC_RELAXED);
-		if (top < &r->slot[1] || top > &r->slot[1 + LS_HOLD_SLOTS])
+		if (top < &r->slot[LS_HOLD_BASE] || top > &r->slot[LS_HOLD_BASE + LS_HOLD_SLOTS])
 			return false;
-		for (struct ls_ext_head **t = &r->slot[1]; t < top; t++) {
+		for (struct ls_ext_head **t = &r->slot[LS_HOLD_BASE]; t < top; t++) {
 			struct ls_ext_head *h = __atomic_load_n(t, __ATOMIC_RELAXED);
 			if (!h)
 				continue;

@@ -331,19 +331,20 @@ typedef struct ls_ext_head *_Atomic ls_ext_word_t;
 
 /* ---- holds (see "Idle locks" above) ----
  * A thread's record of the blocks it is using: entered and not yet left.
- * slot[0] is NULL for ever, so that the top's neighbour can be read on an
- * empty stack; a thread that has no record yet points at an empty one
+ * slot[0] and slot[1] are NULL for ever, so that the top's two neighbours
+ * can be read on an empty stack; a thread that has no record yet points at an empty one
  * whose top is its end, so that its first push takes the slow path. The
  * records live in the pool (type-stable: the pool reads any of them at
  * any time) and are reused after their thread's exit. */
-#define LS_HOLD_SLOTS 35
+#define LS_HOLD_SLOTS 34
+#define LS_HOLD_BASE 2 /* the NULL slots below the first entry */
 struct ls_holds {
 	struct ls_ext_head **top; /* the next free slot */
-	struct ls_ext_head **end; /* &slot[1 + LS_HOLD_SLOTS] */
+	struct ls_ext_head **end; /* &slot[LS_HOLD_BASE + LS_HOLD_SLOTS] */
 	struct ls_holds *next;	  /* every record made (pool.c) */
 	_Atomic unsigned state;	  /* pool.c: free, in use, overflowed */
 	_Atomic unsigned moves;	  /* odd while entries move (pool.c) */
-	struct ls_ext_head *slot[1 + LS_HOLD_SLOTS];
+	struct ls_ext_head *slot[LS_HOLD_BASE + LS_HOLD_SLOTS];
 };
 extern __thread struct ls_holds *ls_holds_me __attribute__((tls_model("initial-exec")));
 void ls_hold_push_slow(struct ls_ext_head *h);
@@ -367,11 +368,24 @@ static inline void ls_hold_push(struct ls_ext_head *h)
  * release that entered the block again keeps one, pool.c). */
 void ls_hold_drop_below(struct ls_ext_head *h);
 
-/* Is h the block the thread entered last? */
+/* Is h the block the thread entered last, or the one before (a block
+ * whose lock's state holds another's word: a wrapper's out-of-line block
+ * over hierarchical lines, c-rw-wp's lines under +bravo)? Then its release
+ * needs no entering, and its pop is at the top once the inner one's is
+ * done. */
 static inline bool ls_hold_is_top(const struct ls_ext_head *h)
 {
 	struct ls_holds *r = ls_holds_me;
-	return r->top[-1] == h;
+	return r->top[-1] == h || r->top[-2] == h;
+}
+
+/* The thread's last entry goes: an attempt that failed, whose block is the
+ * last the thread entered (an algorithm leaves what it entered itself
+ * before it fails), so that nothing of it need be kept across the call. */
+static inline void ls_hold_drop_top(void)
+{
+	struct ls_holds *r = ls_holds_me;
+	__atomic_store_n(&r->top, r->top - 1, __ATOMIC_RELAXED);
 }
 
 /* The last entry of h goes: the caller will not touch h again (until it
@@ -421,7 +435,7 @@ static inline struct ls_ext_head *ls_ext_load(ls_ext_word_t *w)
  * every thread by the pool's barrier (membarrier), so no fence is paid
  * here: either the pool sees the hold or this thread sees the claim. The
  * caller leaves it with ls_hold_pop. */
-static inline struct ls_ext_head *ls_ext_enter(ls_ext_word_t *w)
+static inline __attribute__((always_inline)) struct ls_ext_head *ls_ext_enter(ls_ext_word_t *w)
 {
 	struct ls_ext_head *h = atomic_load_explicit(w, memory_order_acquire);
 	if (__builtin_expect(!h, 0))
@@ -435,6 +449,30 @@ static inline struct ls_ext_head *ls_ext_enter(ls_ext_word_t *w)
 	/* relaxed: a hint for the pool's next look */
 	if (!atomic_load_explicit(&h->used, memory_order_relaxed))
 		atomic_store_explicit(&h->used, 1, memory_order_relaxed);
+	return h;
+}
+
+/* ls_ext_enter without a call, for a fast path whose every other case
+ * goes to a slow path that starts over: NULL if w holds no block of its
+ * own, or the thread's holds need their slow path, or the block is used
+ * for the first time since the pool's last look (then nothing is
+ * entered). */
+static inline __attribute__((always_inline)) struct ls_ext_head *ls_ext_try_enter(ls_ext_word_t *w)
+{
+	struct ls_ext_head *h = atomic_load_explicit(w, memory_order_acquire);
+	struct ls_holds *r = ls_holds_me;
+	struct ls_ext_head **t = r->top;
+	if (__builtin_expect(!h || t == r->end, 0))
+		return NULL;
+	__atomic_store_n(t, h, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->top, t + 1, __ATOMIC_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	/* relaxed: a hint for the pool's next look */
+	if (__builtin_expect(!ls_ext_mine(w, h) || !atomic_load_explicit(&h->used, memory_order_relaxed),
+			     0)) {
+		__atomic_store_n(&r->top, t, __ATOMIC_RELAXED); /* left */
+		return NULL;
+	}
 	return h;
 }
 

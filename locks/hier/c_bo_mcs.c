@@ -169,7 +169,7 @@ static __attribute__((noinline)) void cbm_lock_cohort(struct cbm *l, struct head
 static void cbm_lock(void *state)
 {
 	struct cbm *l = state;
-	struct head *h = (struct head *)ls_hier_enter(&l->lines);
+	struct head *h = (struct head *)ls_hier_try_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && ls_ttas_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;

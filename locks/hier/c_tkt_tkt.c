@@ -179,7 +179,7 @@ static __attribute__((noinline)) void ctt_lock_cohort(struct ctt *l, struct ls_c
 static void ctt_lock(void *state)
 {
 	struct ctt *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_try_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && ls_tkt_try(&l->global)) {
 		h->holder = LS_HIER_FAST;
 		return;

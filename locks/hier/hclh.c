@@ -321,7 +321,7 @@ static inline bool global_try(struct hclh *l, struct head *h)
 static void hclh_lock(void *state)
 {
 	struct hclh *l = state;
-	struct head *h = (struct head *)ls_hier_enter(&l->lines);
+	struct head *h = (struct head *)ls_hier_try_enter(&l->lines);
 	/* relaxed: a hint; the CAS that follows decides and orders */
 	if (LS_LIKELY(h) && ls_hier_fastpath &&
 	    atomic_load_explicit(&l->global, memory_order_relaxed) == NULL && LS_LIKELY(global_try(l, h)))

@@ -181,6 +181,12 @@ static inline struct ls_hier_head *ls_hier_enter(ls_hier_lines_t *w)
 {
 	return (struct ls_hier_head *)ls_ext_enter(w);
 }
+/* For a lock's fast path: ls_ext_try_enter (NULL: nothing entered; the
+ * slow path's ls_hier_enter_attach finds the block and enters it). */
+static inline __attribute__((always_inline)) struct ls_hier_head *ls_hier_try_enter(ls_hier_lines_t *w)
+{
+	return (struct ls_hier_head *)ls_ext_try_enter(w);
+}
 struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
 					  void (*init)(struct ls_hier_head *));
 /* h: what the acquisition returned (NULL: nothing). Only compares h. */

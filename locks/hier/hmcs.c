@@ -374,7 +374,7 @@ static inline bool fast_try(struct hmcs *l, struct head *h)
 static void hmcs_lock(void *state)
 {
 	struct hmcs *l = state;
-	struct head *h = (struct head *)ls_hier_enter(&l->lines);
+	struct head *h = (struct head *)ls_hier_try_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && LS_LIKELY(fast_try(l, h)))
 		return;
 	hmcs_lock_tree(l, h);

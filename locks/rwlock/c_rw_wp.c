@@ -362,7 +362,7 @@ static __attribute__((noinline)) int read_retry(struct crw *l, struct ls_hier_he
 static int crw_rdlock(void *state, unsigned how, void **token)
 {
 	struct crw *l = state;
-	struct ls_hier_head *h = ls_hier_enter(&l->lines);
+	struct ls_hier_head *h = ls_hier_try_enter(&l->lines);
 	unsigned c;
 	if (LS_LIKELY(h) && LS_LIKELY(ls_cluster_fast(&c))) {
 		unsigned i = 1 + ls_cluster_fold(c, h->nclusters);
@@ -552,7 +552,7 @@ static __attribute__((noinline)) void write_rp(struct crw *l, struct ls_cohort_h
 static void crw_wrlock(void *state, unsigned how)
 {
 	struct crw *l = state;
-	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_enter(&l->lines);
+	struct ls_cohort_head *h = (struct ls_cohort_head *)ls_hier_try_enter(&l->lines);
 	if (LS_LIKELY(h) && ls_hier_fastpath && !atomic_load_explicit(&l->barrier, memory_order_relaxed) &&
 	    global_try(l)) {
 		h->holder = LS_HIER_FAST;
