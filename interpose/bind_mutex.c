@@ -75,10 +75,20 @@ static const struct ls_algo *bound_algo(struct ls_mutex *m)
 	{                                                                                                    \
 		entry_of(ls_mutex_of(s), near)->op.m.unlock(s);                                              \
 	}                                                                                                    \
-	static void name##_ext_lock(void *s)                                                                 \
+	static __attribute__((noinline)) void name##_ext_lock_slow(void *s)                                  \
 	{                                                                                                    \
 		struct ls_mutex *m = ls_mutex_of(s);                                                         \
 		entry_of(m, near)->own.m.lock(ls_mutex_ext_enter(m, bound_algo));                            \
+	}                                                                                                    \
+	static void name##_ext_lock(void *s)                                                                 \
+	{                                                                                                    \
+		/* the slow path apart, so that this one saves no register */                                \
+		struct ls_mutex *m = ls_mutex_of(s);                                                         \
+		struct ls_ext *e = (struct ls_ext *)ls_ext_try_enter(&m->alg.ext);                           \
+		if (LS_LIKELY(e))                                                                            \
+			entry_of(m, near)->own.m.lock(e + 1);                                                \
+		else                                                                                         \
+			name##_ext_lock_slow(s);                                                             \
 	}                                                                                                    \
 	static int name##_ext_trylock(void *s)                                                               \
 	{                                                                                                    \

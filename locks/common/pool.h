@@ -351,7 +351,12 @@ void ls_hold_push_slow(struct ls_ext_head *h);
 void ls_hold_pop_slow(struct ls_ext_head *h);
 
 /* relaxed: the pool reads a thread's holds only after a barrier on every
- * thread (ls_ext_scan); the atomics keep the compiler from tearing them */
+ * thread (ls_ext_scan); the atomics keep the compiler from tearing them.
+ * The top moves first, then the entry is written: a signal handler that
+ * locks in between pushes above it and pops back (a push the other way
+ * round would lose the entry to the handler's). A look that reads the top
+ * before the entry is written reads a stale one: the thread's owner check,
+ * after the look's barrier, then sees the claim. */
 static inline void ls_hold_push(struct ls_ext_head *h)
 {
 	struct ls_holds *r = ls_holds_me;
@@ -360,8 +365,9 @@ static inline void ls_hold_push(struct ls_ext_head *h)
 		ls_hold_push_slow(h);
 		return;
 	}
-	__atomic_store_n(t, h, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->top, t + 1, __ATOMIC_RELAXED);
+	atomic_signal_fence(memory_order_seq_cst);
+	__atomic_store_n(t, h, __ATOMIC_RELAXED);
 }
 
 /* An entry of h below the top goes (the top is another entry of h: a
@@ -464,8 +470,9 @@ static inline __attribute__((always_inline)) struct ls_ext_head *ls_ext_try_ente
 	struct ls_ext_head **t = r->top;
 	if (__builtin_expect(!h || t == r->end, 0))
 		return NULL;
+	__atomic_store_n(&r->top, t + 1, __ATOMIC_RELAXED); /* as ls_hold_push */
+	atomic_signal_fence(memory_order_seq_cst);
 	__atomic_store_n(t, h, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->top, t + 1, __ATOMIC_RELAXED);
 	atomic_signal_fence(memory_order_seq_cst);
 	/* relaxed: a hint for the pool's next look */
 	if (__builtin_expect(!ls_ext_mine(w, h) || !atomic_load_explicit(&h->used, memory_order_relaxed),
