@@ -70,7 +70,7 @@ CASES="copy reuse many many-held nested threads"
 # LOCKSWAP_VERBOSE run for a mutex algorithm and an rwlock one at once
 with_memory() {
   local m=() r=() i out lines re nl=$'\n' mx=() mo=() rx=() ro=()
-  lines=" $(algos_with_code 'ls_hier_attach\(&' | tr '\n' ' ') "
+  lines=" $(algos_with_code 'ls_hier_enter_attach\(&' | tr '\n' ' ') "
   read -ra m <<<"$(algos lock | tr '\n' ' ')"
   read -ra r <<<"$(rwalgos lock | tr '\n' ' ')"
   for ((i = 0; i < ${#m[@]} || i < ${#r[@]}; i++)); do

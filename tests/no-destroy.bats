@@ -65,7 +65,7 @@ within_untraced() {
 #                the pool (alock, ptl, cal, cal-fp, clh-tp): reclaimed by
 #                the pool through the algorithm's own destroy (shim.c)
 #   lines        the hierarchical locks with per-cluster lines (hier.h:
-#                ls_hier_attach), reclaimed by the pool
+#                ls_hier_enter_attach), reclaimed by the pool
 #   gcr          NAME+gcr: the wrapper allocates nothing (locks/wrap/gcr.c),
 #                so a composition leaves behind what NAME does, through the
 #                shim's one path for a wrapped state: the compositions
@@ -88,7 +88,7 @@ probe_lists() {
     fi
   done
   printf '%s\n' "${out[@]}" >"$BATS_FILE_TMPDIR/out-of-line"
-  algos_with_code 'ls_hier_attach\(&' | grep -xF "$(algos lock)" >"$BATS_FILE_TMPDIR/lines"
+  algos_with_code 'ls_hier_enter_attach\(&' | grep -xF "$(algos lock)" >"$BATS_FILE_TMPDIR/lines"
   printf '%s\n' "${gout[@]}" "${ginline[0]}" "${ginline[@]: -1}" >"$BATS_FILE_TMPDIR/gcr"
 }
 listed() { cat "$BATS_FILE_TMPDIR/$1"; }

@@ -175,7 +175,7 @@ static uint32_t update(_Atomic uint32_t *w, uint32_t set, uint32_t clear, bool l
 /* A new block: fastq is ready (see the file comment). */
 static void init_block(struct ls_hier_head *hh)
 {
-	/* relaxed: the block is published by ls_hier_attach's release CAS */
+	/* relaxed: the block is published by ls_hier_enter_attach's release CAS */
 	atomic_store_explicit(&((struct head *)hh)->fastq.state, SMW | OWN, memory_order_relaxed);
 }
 

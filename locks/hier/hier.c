@@ -16,19 +16,13 @@ static size_t block_size(const struct ls_hier_head *h)
 static const char lines_kind;
 
 static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
-				   void (*init)(struct ls_hier_head *), bool idle);
-
-struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
-				    void (*init)(struct ls_hier_head *))
-{
-	return attach(w, with_groups, flat, init, false);
-}
+				   void (*init)(struct ls_hier_head *));
 
 struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
 					  void (*init)(struct ls_hier_head *))
 {
 	for (;;) {
-		struct ls_hier_head *h = attach(w, with_groups, flat, init, true);
+		struct ls_hier_head *h = attach(w, with_groups, flat, init);
 		if ((const void *)h == flat)
 			return h;
 		/* the pool may have freed it since (an idle lock's): again */
@@ -38,7 +32,7 @@ struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, 
 }
 
 static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
-				   void (*init)(struct ls_hier_head *), bool idle)
+				   void (*init)(struct ls_hier_head *))
 {
 	const struct ls_ext_head *marker = flat; /* never written */
 	struct ls_ext_head *seen = ls_ext_attached(w, marker);
@@ -60,7 +54,7 @@ static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const v
 	h->ext.kind = &lines_kind;
 	h->ext.reclaim =
 	    ls_ext_reclaim_id(ls_ext_holds_nothing); /* lines only: the pool frees it when the lock is gone */
-	h->ext.idle = idle;
+	h->ext.idle = 1;			     /* every use enters it (hier.h) */
 	/* relaxed: a hint; a fresh block outlives the pool's next look */
 	atomic_store_explicit(&h->ext.used, 1, memory_order_relaxed);
 	h->nclusters = n;

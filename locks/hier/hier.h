@@ -30,7 +30,7 @@
  * instead: a static const head (read-only memory: never written), whose
  * owner is NULL (never a lock's word). ls_hier_load then says "not mine" with the same loads and
  * compare as for a lock with no block yet, so every acquisition takes the
- * slow path, where ls_hier_attach returns the marker; from then until
+ * slow path, where ls_hier_enter_attach returns the marker; from then until
  * destroy the lock is its top-level lock alone, and an acquisition waits
  * on it: c-bo-mcs its global backoff lock, c-tkt-tkt its global ticket
  * lock. hclh and hmcs have a queue at the top, whose holder must find its
@@ -42,7 +42,7 @@
  * that send the unlock to its slow path, which sees the marker), so the
  * paths of a lock with a block are unchanged. The word goes from NULL (or
  * a copy's foreign pointer) to a block or the marker only by the CAS of
- * ls_hier_attach, and back to NULL only by destroy: a lock is in one mode
+ * ls_hier_enter_attach, and back to NULL only by destroy: a lock is in one mode
  * from its first acquisition to its destroy, whatever threads raced to
  * attach (the losers adopt the winner's block or marker), and a copy by
  * value of an unlocked flat lock is an unlocked flat lock. destroy resets
@@ -153,19 +153,21 @@ static inline void *ls_hier_line(struct ls_hier_head *h, unsigned i)
 	return (char *)h + (size_t)i * LS_CACHELINE;
 }
 
-/* Attaches a block of the lock's own to *w (clusters, and groups if
+/* For an acquisition that found no block of the lock's own (see
+ * ls_hier_enter below): attaches one to *w (clusters, and groups if
  * with_groups and the topology has them), unless another thread did, and
- * returns it; or, if the lock has the marker `flat` or no block can be had
- * without the pool's reserve, attaches `flat` and returns it. init (may be
- * NULL) prepares a new block, zero-filled, before it is published. */
-struct ls_hier_head *ls_hier_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
-				    void (*init)(struct ls_hier_head *));
+ * returns it entered; or, if the lock has the marker `flat` or no block
+ * can be had without the pool's reserve, attaches `flat` and returns it
+ * (never entered). init (may be NULL) prepares a new block, zero-filled,
+ * before it is published. */
+struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
+					  void (*init)(struct ls_hier_head *));
 /* destroy(): frees the block, if the lock has one of its own; returns
  * what was attached (the caller resets its top level if it was `flat`). */
 struct ls_hier_head *ls_hier_detach(ls_hier_lines_t *w);
 
 /* The block for an acquisition, if the lock has its own (else NULL: call
- * ls_hier_attach); its head and zeroed lines are seen (ls_ext_load). */
+ * ls_hier_enter_attach); its head and zeroed lines are seen (ls_ext_load). */
 static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
 {
 	return (struct ls_hier_head *)ls_ext_load(w);
@@ -175,8 +177,7 @@ static inline struct ls_hier_head *ls_hier_load(ls_hier_lines_t *w)
  * locks"): an acquisition enters the block (ls_hier_enter, else
  * ls_hier_enter_attach), a failed one leaves it at once, and the unlock
  * leaves it after its release (ls_hier_leave). The marker is never
- * entered. Blocks attached by ls_hier_attach (c-rw-wp's) are not freed
- * while their words hold them. */
+ * entered. */
 static inline struct ls_hier_head *ls_hier_enter(ls_hier_lines_t *w)
 {
 	return (struct ls_hier_head *)ls_ext_enter(w);
@@ -187,8 +188,6 @@ static inline __attribute__((always_inline)) struct ls_hier_head *ls_hier_try_en
 {
 	return (struct ls_hier_head *)ls_ext_try_enter(w);
 }
-struct ls_hier_head *ls_hier_enter_attach(ls_hier_lines_t *w, bool with_groups, const void *flat,
-					  void (*init)(struct ls_hier_head *));
 /* h: what the acquisition returned (NULL: nothing). Only compares h. */
 static inline void ls_hier_leave(struct ls_hier_head *h, const void *flat)
 {
