@@ -100,12 +100,19 @@ static bool use_rw;
 static struct slot *slots;
 static long nlocks, ops;
 
+/* A deadline an hour away: the timed calls' path, never their timeout. */
+static struct timespec far_deadline(void)
+{
+	struct timespec far;
+	clock_gettime(CLOCK_REALTIME, &far);
+	far.tv_sec += 3600;
+	return far;
+}
+
 static void take(struct slot *s, unsigned how)
 {
+	struct timespec far = far_deadline();
 	if (use_rw) {
-		struct timespec far;
-		clock_gettime(CLOCK_REALTIME, &far);
-		far.tv_sec += 3600;
 		CHECK_RC(how == 2 ? pthread_rwlock_timedwrlock(&s->rw, &far) : pthread_rwlock_wrlock(&s->rw),
 			 0);
 		CHECK(atomic_exchange(&s->writing, 1) == 0);
@@ -117,9 +124,6 @@ static void take(struct slot *s, unsigned how)
 		while (pthread_mutex_trylock(&s->m) != 0)
 			sched_yield();
 	} else {
-		struct timespec far;
-		clock_gettime(CLOCK_REALTIME, &far);
-		far.tv_sec += 3600;
 		CHECK_RC(pthread_mutex_timedlock(&s->m, &far), 0);
 	}
 }
@@ -150,9 +154,7 @@ static void peek(struct slot *s, unsigned how)
 		while (pthread_rwlock_tryrdlock(&s->rw) != 0)
 			sched_yield();
 	} else {
-		struct timespec far;
-		clock_gettime(CLOCK_REALTIME, &far);
-		far.tv_sec += 3600;
+		struct timespec far = far_deadline();
 		CHECK_RC(pthread_rwlock_timedrdlock(&s->rw, &far), 0);
 	}
 	CHECK(atomic_load(&s->writing) == 0);
