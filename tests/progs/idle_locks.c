@@ -15,8 +15,10 @@
  *   busy [THREADS [OPS [LOCKS]]]  (default 4 x 20,000 x 4,096) mutual
  *       exclusion on LOCKS live mutexes, most of them rarely used (an op
  *       picks one of the first 16 three times in four, else any), while
- *       the main thread keeps making new mutexes, so that the pool looks
- *       often and finds idle ones: every op takes its lock by lock,
+ *       each worker makes 64 new mutexes every 8 ops (used once, never
+ *       again; half of the time while it holds a lock) and the main thread
+ *       makes more meanwhile (at most 16 per op in all), so that the pool
+ *       looks often and finds idle ones: every op takes its lock by lock,
  *       trylock or timedlock (a far deadline), sometimes a second lock
  *       too, and releases them in the order taken (not the reverse); each
  *       lock guards a counter incremented by a read, a yield and a write.
@@ -163,10 +165,33 @@ static void peek(struct slot *s, unsigned how)
 	CHECK_RC(pthread_rwlock_unlock(&s->rw), 0);
 }
 
+/* n new locks (of the kind under test), each used once and kept, never
+ * used again: the pool's blocks run out, so it looks (in this thread)
+ * and finds idle blocks, the workers' rarely used locks' among them. */
+static void churn(int n)
+{
+	struct slot *m = calloc((size_t)n, sizeof(*m));
+	if (!m) {
+		fprintf(stderr, "idle_locks: out of memory\n");
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		if (use_rw) {
+			CHECK_RC(pthread_rwlock_wrlock(&m[i].rw), 0);
+			CHECK_RC(pthread_rwlock_unlock(&m[i].rw), 0);
+		} else {
+			CHECK_RC(pthread_mutex_lock(&m[i].m), 0);
+			CHECK_RC(pthread_mutex_unlock(&m[i].m), 0);
+		}
+	}
+}
+
 static void *worker(void *p)
 {
 	unsigned seed = (unsigned)(uintptr_t)p * 2654435761u + 1;
 	for (long i = 0; i < ops; i++) {
+		if (i % 16 == 0)
+			churn(64); /* holding nothing */
 		unsigned r = rand_r(&seed);
 		long a = (r & 3) ? r % 16 : (long)((unsigned)rand_r(&seed) % nlocks);
 		long b = (r >> 8) % 8 == 0 ? (long)((unsigned)rand_r(&seed) % nlocks) : -1;
@@ -185,6 +210,8 @@ static void *worker(void *p)
 		if (b >= 0)
 			take(&slots[b], (r >> 12) % 3);
 		bump(&slots[a]);
+		if (i % 16 == 8)
+			churn(64); /* holding a's block: the look must see it */
 		if (b >= 0)
 			bump(&slots[b]);
 		give(&slots[a]); /* not the reverse order */
@@ -215,30 +242,20 @@ static int busy(int argc, char **argv)
 	}
 	for (long i = 0; i < threads; i++)
 		CHECK_RC(pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1)), 0);
-	/* the churn: new mutexes, used once and forgotten, until the workers
-	 * are done (joined one by one, trying between rounds) */
+	/* and the main thread's churn, as long as the workers run but no more
+	 * than 16 locks per op in all (so that a run's work is bounded when
+	 * the workers crawl beside other work) */
 	long made = 0, joined = 0;
 	while (joined < threads) {
-		struct slot *m = calloc(256, sizeof(*m));
-		if (!m) {
-			fprintf(stderr, "idle_locks: out of memory\n");
-			return 1;
+		if (made < 16 * threads * ops) {
+			churn(256);
+			made += 256;
+		} else {
+			CHECK_RC(pthread_join(t[joined], NULL), 0);
+			joined++;
 		}
-		for (int i = 0; i < 256; i++) {
-			if (use_rw) {
-				CHECK_RC(pthread_rwlock_wrlock(&m[i].rw), 0);
-				CHECK_RC(pthread_rwlock_unlock(&m[i].rw), 0);
-			} else {
-				CHECK_RC(pthread_mutex_lock(&m[i].m), 0);
-				CHECK_RC(pthread_mutex_unlock(&m[i].m), 0);
-			}
-		}
-		made += 256;
 		while (joined < threads && pthread_tryjoin_np(t[joined], NULL) == 0)
 			joined++;
-		if (made > 4000000) /* a hang detector's job, not ours: just stop making */
-			while (joined < threads)
-				CHECK_RC(pthread_join(t[joined++], NULL), 0);
 	}
 	long sum = 0, expect = 0;
 	/* the expected count: rerun the workers' choices */
