@@ -752,6 +752,12 @@ struct ls_ext_head *ls_ext_take(ls_ext_word_t *w, struct ls_ext_head **held)
 
 static struct ls_holds holds_none = {.top = &holds_none.slot[LS_HOLD_BASE],
 				     .end = &holds_none.slot[LS_HOLD_BASE]};
+/* The same, for a thread that could not take a record: it set holds_lost
+ * itself, before any block it entered since, so its holds no longer
+ * matter, and it does not ask again (each try took the pool's region lock
+ * and a failing mmap, on every lock it entered, while no memory was left). */
+static struct ls_holds holds_refused = {.top = &holds_refused.slot[LS_HOLD_BASE],
+					.end = &holds_refused.slot[LS_HOLD_BASE]};
 __thread struct ls_holds *ls_holds_me __attribute__((tls_model("initial-exec"))) = &holds_none;
 static _Atomic(struct ls_holds *) holds_all;
 /* Set for good when a thread's holds could not be recorded at all (no
@@ -856,11 +862,14 @@ static void holds_compact(struct ls_holds *r)
 void ls_hold_push_slow(struct ls_ext_head *h)
 {
 	struct ls_holds *r = ls_holds_me;
+	if (r == &holds_refused)
+		return;
 	if (r == &holds_none) {
 		r = holds_take();
 		if (!r) {
 			/* relaxed: read by the look after its barrier */
 			atomic_store_explicit(&holds_lost, true, memory_order_relaxed);
+			ls_holds_me = &holds_refused;
 			return;
 		}
 		ls_holds_me = r;

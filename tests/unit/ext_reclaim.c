@@ -2,7 +2,7 @@
  * ext_reclaim.c - the pool reclaims the out-of-line block of a lock that is
  * gone, and only then (locks/common/pool.h, "Reclaiming"; issue 30).
  *
- *   ext_reclaim gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|all
+ *   ext_reclaim gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|refused|all
  *
  * A "lock" here is a word (ls_ext_word_t) in memory the test owns, with a
  * reclaimable block attached as the shim and locks/hier attach theirs.
@@ -46,9 +46,14 @@
  *   pinned    a thread that exits holding a block pins it: it never goes
  *             while its word holds it (a lock held by a thread that is
  *             gone stays held, as glibc's).
- *   overflow  (last: it turns idle freeing off for the process) a thread
- *             that holds more blocks than its record has room for: from
- *             then on no idle block goes.
+ *   overflow  (it turns idle freeing off for the process: after the
+ *             others) a thread that holds more blocks than its record has
+ *             room for: from then on no idle block goes.
+ *   refused   (after overflow) threads that find no memory for a record of
+ *             their holds still enter and leave blocks, and do not ask for
+ *             a record again, even once memory is back: each ask took the
+ *             pool's region lock and a failing mmap, on every lock they
+ *             entered, while nothing was left.
  * Exit 0 pass ("ext_reclaim: OK CASE"), 1 fail (one line), 2 usage.
  */
 #define _GNU_SOURCE
@@ -64,6 +69,7 @@
 
 #define FAIL_PREFIX "ext_reclaim: FAIL "
 #include "fail.h"
+#include "nomem.h"
 #include "lock.h"
 #include "pool.h"
 
@@ -532,15 +538,87 @@ static void overflow(void)
 			fail("overflow: a block went after holds were lost");
 }
 
+/* ---- a thread refused a record ---- */
+
+#define OCCUPIERS 64	     /* more than the records earlier cases left free */
+#define MAX_TAKEN (1u << 20) /* every block the pool can still give */
+static void *kept[MAX_TAKEN];
+static size_t kept_sizes[MAX_TAKEN];
+static ls_ext_word_t *occ_word;
+static _Atomic int occ_phase, occ_done, occ_refused, occ_asked, occ_lost;
+
+/* A record of holds: a real one has room above its top; the pool's
+ * stand-ins (none yet, refused) have none. */
+static bool has_record(void)
+{
+	return ls_holds_me->top != ls_holds_me->end;
+}
+
+static void *occupier(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&occ_phase) < 1)
+		usleep(100);
+	struct blk *b = enter(occ_word);
+	bool refused = !has_record();
+	for (int i = 0; i < 100; i++) {
+		struct blk *c = enter(occ_word);
+		if (c != b)
+			atomic_fetch_add(&occ_lost, 1);
+		ls_hold_pop(&c->h);
+	}
+	atomic_fetch_add(&occ_done, 1);
+	while (atomic_load(&occ_phase) < 2)
+		usleep(100);
+	struct blk *c = enter(occ_word);
+	if (refused) {
+		atomic_fetch_add(&occ_refused, 1);
+		if (has_record())
+			atomic_fetch_add(&occ_asked, 1);
+	}
+	ls_hold_pop(&c->h);
+	ls_hold_pop(&b->h);
+	return NULL;
+}
+
+static void refused(void)
+{
+	occ_word = (ls_ext_word_t *)map_page();
+	ls_hold_pop(&enter(occ_word)->h);
+	pthread_t t[OCCUPIERS];
+	for (int i = 0; i < OCCUPIERS; i++) /* their stacks before the limit */
+		if (pthread_create(&t[i], NULL, occupier, NULL))
+			fail("pthread_create");
+	/* no address space left: every block the pool still has, of each
+	 * size a record or a lock takes */
+	static const size_t sizes[] = {LS_EXT_MAX, (sizeof(struct ls_holds) + 63) & ~(size_t)63, 64};
+	struct nomem nm = {.blocks = kept, .sizes = kept_sizes, .max = MAX_TAKEN};
+	nomem_begin(&nm, sizes, sizeof sizes / sizeof sizes[0]);
+	atomic_store(&occ_phase, 1);
+	while (atomic_load(&occ_done) < OCCUPIERS)
+		usleep(100);
+	nomem_end(&nm);
+	atomic_store(&occ_phase, 2);
+	for (int i = 0; i < OCCUPIERS; i++)
+		pthread_join(t[i], NULL);
+	if (atomic_load(&occ_lost))
+		fail("refused: a thread entering the lock got another block than its own");
+	if (atomic_load(&occ_refused) == 0)
+		fail("refused: every one of %d threads got a record with no memory left", OCCUPIERS);
+	if (atomic_load(&occ_asked))
+		fail("refused: %d of %d threads refused a record asked for one again",
+		     atomic_load(&occ_asked), atomic_load(&occ_refused));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		void (*run)(void);
-	} cases[] = {{"gone", gone},	    {"raced", raced},		{"restored", restored},
-		     {"destroy", destroy},  {"nested", nested},		{"churn", churn},
-		     {"idle", idle},	    {"idle-raced", idle_raced}, {"pinned", pinned},
-		     {"overflow", overflow}};
+	} cases[] = {{"gone", gone},	     {"raced", raced},		 {"restored", restored},
+		     {"destroy", destroy},   {"nested", nested},	 {"churn", churn},
+		     {"idle", idle},	     {"idle-raced", idle_raced}, {"pinned", pinned},
+		     {"overflow", overflow}, {"refused", refused}};
 	const char *which = argc == 2 ? argv[1] : "";
 	bool any = false;
 	/* the protocol is under test: peek even under a seccomp filter
@@ -557,9 +635,10 @@ int main(int argc, char **argv)
 			any = true;
 		}
 	if (!any) {
-		fprintf(stderr,
-			"ext_reclaim: usage: ext_reclaim "
-			"gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|all\n");
+		fprintf(
+		    stderr,
+		    "ext_reclaim: usage: ext_reclaim "
+		    "gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|refused|all\n");
 		return 2;
 	}
 	return 0;

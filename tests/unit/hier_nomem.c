@@ -47,6 +47,7 @@
 
 #define FAIL_PREFIX "hier_nomem: FAIL "
 #include "fail.h"
+#include "nomem.h"
 #define OPT_PROG "hier_nomem"
 #include "opts.h"
 
@@ -67,25 +68,12 @@ static unsigned long iters = 3000;
 static int limit_s = 30;
 static _Atomic int go, done;
 static void *taken[MAX_TAKEN];
-static size_t ntaken[2], taken_size[2] = {LS_EXT_MAX, LS_CACHELINE};
+static size_t taken_sizes[MAX_TAKEN];
+static struct nomem nm = {.blocks = taken, .sizes = taken_sizes, .max = MAX_TAKEN};
 
 static ls_hier_lines_t *lines_of(struct slot *s)
 {
 	return (ls_hier_lines_t *)(void *)(s->state + LS_HIER_LINES_AT);
-}
-
-/* The size of the address space, with plain syscalls (no malloc). */
-static size_t as_size(void)
-{
-	char buf[128];
-	int fd = open("/proc/self/statm", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		opt_error("cannot read /proc/self/statm");
-	buf[n] = 0;
-	return (size_t)strtoul(buf, NULL, 10) * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static void enter(struct slot *s)
@@ -150,34 +138,17 @@ static void workload(void (*before_start)(void))
 		     nthreads * iters);
 }
 
-static struct rlimit saved;
-
 /* No address space left: the limit at the current size, and whatever the
  * pool's current chunk still had carved out (large blocks, then lines). */
 static void no_address_space(void)
 {
-	if (getrlimit(RLIMIT_AS, &saved))
-		opt_error("getrlimit failed");
-	struct rlimit r = {as_size(), saved.rlim_max};
-	if (setrlimit(RLIMIT_AS, &r))
-		opt_error("setrlimit(RLIMIT_AS) failed");
-	size_t n = 0;
-	for (int k = 0; k < 2; k++) {
-		void *p;
-		while (n < MAX_TAKEN && (p = ls_ext_alloc(taken_size[k])))
-			taken[n++] = p;
-		ntaken[k] = n;
-	}
-	if (n == MAX_TAKEN)
-		opt_error("the pool still gives blocks after %u: is RLIMIT_AS enforced?", MAX_TAKEN);
+	static const size_t sizes[] = {LS_EXT_MAX, LS_CACHELINE};
+	nomem_begin(&nm, sizes, sizeof sizes / sizeof sizes[0]);
 }
 
 static void address_space_back(void)
 {
-	if (setrlimit(RLIMIT_AS, &saved))
-		opt_error("cannot restore RLIMIT_AS");
-	for (size_t i = 0; i < ntaken[1]; i++)
-		ls_ext_free(taken[i], taken_size[i >= ntaken[0]]);
+	nomem_end(&nm);
 }
 
 int main(int argc, char **argv)

@@ -38,6 +38,7 @@
 
 #define FAIL_PREFIX "rw_nomem: FAIL "
 #include "fail.h"
+#include "nomem.h"
 
 #define NLOCKS 3
 #define MAX_THREADS 16
@@ -54,8 +55,8 @@ static struct rw locks[NLOCKS];
 static unsigned nthreads = 4;
 static long iters = 4000;
 static _Atomic unsigned round_no, finished;
-static void *blocks[MAX_BLOCKS];
-static size_t nblocks, nbig; /* blocks taken; the first nbig of LS_EXT_MAX bytes */
+static void *blocks[MAX_BLOCKS]; /* taken, with their sizes */
+static size_t block_sizes[MAX_BLOCKS];
 
 static size_t inner_at; /* where the cluster-aware lock's state starts */
 
@@ -183,22 +184,9 @@ int main(int argc, char **argv)
 			fail("pthread_create");
 
 	/* Round 1: no address space. */
-	struct rlimit saved, low;
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
-	if (!f || fscanf(f, "%lu", &pages) != 1 || getrlimit(RLIMIT_AS, &saved))
-		fail("cannot read the address space's size");
-	fclose(f);
-	low = (struct rlimit){pages * (rlim_t)sysconf(_SC_PAGESIZE), saved.rlim_max};
-	if (setrlimit(RLIMIT_AS, &low))
-		fail("setrlimit(RLIMIT_AS)");
-	while (nblocks < MAX_BLOCKS && (blocks[nblocks] = ls_ext_alloc(LS_EXT_MAX)))
-		nblocks++;
-	nbig = nblocks;
-	while (nblocks < MAX_BLOCKS && (blocks[nblocks] = ls_ext_alloc(LS_CACHELINE)))
-		nblocks++;
-	if (nblocks == MAX_BLOCKS)
-		fail("the pool still gives blocks after %u: is RLIMIT_AS enforced?", MAX_BLOCKS);
+	static const size_t sizes[] = {LS_EXT_MAX, LS_CACHELINE};
+	struct nomem nm = {.blocks = blocks, .sizes = block_sizes, .max = MAX_BLOCKS};
+	nomem_begin(&nm, sizes, sizeof sizes / sizeof sizes[0]);
 	run_round(1, limit_s);
 	long writes = 0;
 	for (int k = 0; k < NLOCKS; k++) {
@@ -215,10 +203,7 @@ int main(int argc, char **argv)
 	printf("rw_nomem: round 1 (no address space): %s, every lock flat, %ld writes\n", name, writes);
 
 	/* Round 2: address space back, locks destroyed: blocks again. */
-	if (setrlimit(RLIMIT_AS, &saved))
-		fail("cannot restore RLIMIT_AS");
-	for (size_t i = 0; i < nblocks; i++)
-		ls_ext_free(blocks[i], i < nbig ? LS_EXT_MAX : LS_CACHELINE);
+	nomem_end(&nm);
 	for (int k = 0; k < NLOCKS; k++)
 		if (algo->destroy)
 			algo->destroy(locks[k].state);
