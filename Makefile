@@ -146,7 +146,13 @@ $(B)/progs/%: tests/progs/%.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -O1 -g -pthread $(WARN) -o $@ $<
 
-tests-build: all $(UNIT_BINS) $(PROG_BINS) $(B)/demo-contend
+# The helpers' run limit (tests/tools/run-limit.c: timeout and env in one
+# start), static: no loader at each of its thousands of starts.
+$(B)/tools/run-limit: tests/tools/run-limit.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 $(WARN) -static -o $@ $<
+
+tests-build: all $(UNIT_BINS) $(PROG_BINS) $(B)/demo-contend $(B)/tools/run-limit
 
 -include $(sort $(wildcard mk/*.mk))
 

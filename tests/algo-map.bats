@@ -20,7 +20,7 @@ DL="$B/algo-map/libalgo_map_dl.so"
 mapped() {
   local map=$1
   shift
-  timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO_MAP="$map" "$@" 2>&1
+  "$RUN_LIMIT" -k 5 "$TEST_TIMEOUT" LD_PRELOAD="$LIB" LOCKSWAP_VERBOSE=1 LOCKSWAP_ALGO_MAP="$map" "$@" 2>&1
 }
 
 @test "glibc itself passes every algo_map case (the program is the specification)" {
@@ -109,7 +109,7 @@ mapped() {
 }
 
 @test "without LOCKSWAP_VERBOSE: at exit, one line for each rule that matched no lock (a typo, a stale offset), none for a rule that matched; once, though the program forks" {
-  run --separate-stderr timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$LIB" \
+  run --separate-stderr "$RUN_LIMIT" -k 5 "$TEST_TIMEOUT" LD_PRELOAD="$LIB" \
     LOCKSWAP_ALGO_MAP='make_hot=mcs,cache_inti=mcs,algo_map+0x12345=ticket' "$P" functions
   assert_success
   [ "$stderr" = "lockswap: map: rule 'cache_inti=mcs' matched no mutex (no function named cache_inti in the program or its loaded libraries)
@@ -169,7 +169,7 @@ lockswap: map: rule 'algo_map+0x12345=ticket' matched no mutex (no lock was crea
   done
   for i in "${pairs[@]}"; do
     read -r a b <<<"$i"
-    timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_WAIT=park \
+    "$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_WAIT=park \
       LOCKSWAP_ALGO_MAP="make_hot=$a,make_cold=$b" "$P" queues 600 >"$BATS_TEST_TMPDIR/out" 2>&1 ||
       { failed+=("$a+$b"); tail -3 "$BATS_TEST_TMPDIR/out"; }
   done

@@ -189,8 +189,8 @@ gcr_e2e_untraced() {
   reps=" $(gcr_rep_names | tr '\n' ' ') "
   for a in $GCR_DATA_BASES; do datas+="$a+gcr "; done
   # reap: wait for one job; a failure is kept with the end of its output.
-  # Each job is one fork of this shell (timeout, env, the program): a
-  # process start costs ~10 ms of CPU here, so no subshell is added.
+  # Each job is one fork of this shell (run-limit, then the program: a
+  # process start costs ~10 ms of CPU here, so no subshell is added).
   reap() {
     rc=0
     wait -n -p pid || rc=$?
@@ -208,7 +208,7 @@ gcr_e2e_untraced() {
     for j in "${jobs[@]}"; do
       n=$((n + 1))
       # shellcheck disable=SC2086
-      timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_WAIT="$wait" \
+      "$RUN_LIMIT" -k 5 "$limit" LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_WAIT="$wait" \
         TEST_ITERS_PERCENT="$TEST_ITERS_PERCENT" "$PROGS"/$j >"$dir/out.$n" 2>&1 &
       what[$!]="$a ($wait) $j $n"
       running=$((running + 1))

@@ -54,6 +54,10 @@ LIB="$B/liblockswap.so"
 LOCKSWAP="$B/lockswap"
 PROGS="$B/progs"
 UNIT="$B/unit"
+# timeout -k K SECS env VAR=VALUE... in one static start (tests/tools/run-limit.c:
+# the two starts cost ~10 ms more of CPU per run here); under, each_* and
+# validate_each run through it
+RUN_LIMIT="$B/tools/run-limit"
 : "${TEST_TIMEOUT:=60}"
 # A per-run timeout turns a deadlock into a failure; it is a hang detector,
 # never a speed check. A file's TEST_TIMEOUT is what a run needs on a quiet
@@ -237,7 +241,7 @@ under_family() {
   local env=(LD_PRELOAD="$LIB" "$var=$algo" TEST_ITERS_PERCENT="$ITERS_PERCENT")
   [ -n "$wait" ] && env+=(LOCKSWAP_WAIT="$wait")
   # hang_timeout, without a subshell per run
-  timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env "${env[@]}" "$@"
+  "$RUN_LIMIT" -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) "${env[@]}" "$@"
 }
 
 # quick_pick LISTFN NAME...: under `make test-quick` (TEST_QUICK=1), which
@@ -353,7 +357,7 @@ validate_each_untraced() {
     sized_words "$wait" "$a" "$@"
     for s in $seeds; do
       rc=0
-      out=$(TEST_ITERS_PERCENT=$ITERS_PERCENT timeout -k 2 "${STRESS_TIMEOUT:-120}" "${SIZED[@]}" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      out=$("$RUN_LIMIT" -k 2 "${STRESS_TIMEOUT:-120}" TEST_ITERS_PERCENT="$ITERS_PERCENT" "${SIZED[@]}" -a "$a" -s "$s" -q 2>&1) || rc=$?
       if [ "$rc" -ne 0 ]; then
         failed+=("$a(seed $s)")
         [ "$rc" -eq 124 ] && out+=$'\n(killed after '"${STRESS_TIMEOUT:-120}"' s: deadlock or lost wake-up?)'

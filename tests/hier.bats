@@ -84,13 +84,13 @@ level_names() {
   local l rc text f="$BATS_TEST_TMPDIR/level" limit=$((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5}))
   for l in auto numa package l3 l2 core thread:1 thread:64 thread:6/3; do
     rc=0
-    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=hmcs LOCKSWAP_CLUSTER=$l LOCKSWAP_VERBOSE=1 "$HELLO" >"$f" 2>&1 || rc=$?
+    "$RUN_LIMIT" -k 5 "$limit" LD_PRELOAD="$LIB" LOCKSWAP_ALGO=hmcs LOCKSWAP_CLUSTER=$l LOCKSWAP_VERBOSE=1 "$HELLO" >"$f" 2>&1 || rc=$?
     read -r -d '' text <"$f" || true
     [ "$rc" -eq 0 ] || { echo "$l: exit $rc: $text"; return 1; }
     [[ $'\n'"$text" == *$'\n'"lockswap: clusters "* ]] || { echo "$l: no clusters line: $text"; return 1; }
     [[ $'\n'"$text"$'\n' == *$'\n'"main ran"$'\n'* ]] || { echo "$l: main did not run: $text"; return 1; }
   done
-  timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs LOCKSWAP_VERBOSE=1 "$HELLO" >"$f" 2>&1 || true
+  "$RUN_LIMIT" -k 5 "$limit" LD_PRELOAD="$LIB" LOCKSWAP_ALGO=mcs LOCKSWAP_VERBOSE=1 "$HELLO" >"$f" 2>&1 || true
   read -r -d '' text <"$f" || true
   [[ "$text" != *clusters* ]] || { echo "mcs reports clusters: $text"; return 1; }
 }
@@ -99,7 +99,7 @@ level_names() {
 # runs (one program start, no subshell: a start costs ~10 ms of CPU)
 rejected() {
   local f="$BATS_TEST_TMPDIR/rejected" rc=0 out=()
-  timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$3" "$1=$2" "$HELLO" >"$f" 2>&1 || rc=$?
+  "$RUN_LIMIT" -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$3" "$1=$2" "$HELLO" >"$f" 2>&1 || rc=$?
   mapfile -t out <"$f"
   [ "$rc" -eq 2 ] || { echo "$1='$2' under $3: status $rc"; return 1; }
   [ "${#out[@]}" -eq 1 ] || { echo "$1='$2': ${#out[@]} lines: ${out[*]}"; return 1; }
@@ -138,18 +138,18 @@ hwloc_runs() {
   for a in $(algos lock); do
     [[ "$hier" != *" $a "* ]] || continue
     rc=0
-    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files cat /proc/self/maps >"$f" 2>&1 || rc=$?
+    "$RUN_LIMIT" -k 5 "$limit" LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files cat /proc/self/maps >"$f" 2>&1 || rc=$?
     read -r -d '' text <"$f" || true
     [ "$rc" -eq 0 ] || { echo "$a: exit $rc: $text"; return 1; }
     [[ "$text" != *hwloc* ]] || { echo "$a maps or loads hwloc"; return 1; }
   done
   for a in $(hier_algos); do
-    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files "$HELLO" >"$f" 2>&1 || true
+    "$RUN_LIMIT" -k 5 "$limit" LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files "$HELLO" >"$f" 2>&1 || true
     read -r -d '' text <"$f" || true
     [[ "$text" == *'file=libhwloc.so.15 [0];  dynamically loaded by'* ]] || { echo "$a: no hwloc"; return 1; }
     [[ "$text" =~ $fini ]] || { echo "$a: hwloc not closed"; return 1; }
     # thread:N needs no topology
-    timeout -k 5 "$limit" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files LOCKSWAP_CLUSTER=thread:3 "$HELLO" >"$f" 2>&1 || true
+    "$RUN_LIMIT" -k 5 "$limit" LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LD_DEBUG=files LOCKSWAP_CLUSTER=thread:3 "$HELLO" >"$f" 2>&1 || true
     read -r -d '' text <"$f" || true
     [[ "$text" != *hwloc* ]] || { echo "$a with thread:3 loads hwloc"; return 1; }
   done

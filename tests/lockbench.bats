@@ -181,7 +181,7 @@ col() {
     # that saw none is repeated, up to 10 times: waiting for the
     # violation, not for luck
     for try in 1 2 3 4 5 6 7 8 9 10; do
-      run timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
+      run "$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 -m "$m"
       [ "$status" -eq 0 ] || break
     done
     [ "$status" -eq 3 ] || { echo "mode $m: status $status after $try runs: $output"; return 1; }
@@ -221,7 +221,7 @@ col() {
   [ -f "$NOLOCK" ] || skip "build/doubles/nolock.so not built"
   for m in "--read 0.5" "--read 0.5 -m trylock" "-L spin"; do
     # shellcheck disable=SC2086
-    run timeout -k 5 "$TEST_TIMEOUT" env LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 $m
+    run "$RUN_LIMIT" -k 5 "$TEST_TIMEOUT" LD_PRELOAD="$NOLOCK" "$LB" -t 4 -d 0.5 -c 8 -N 0 $m
     [ "$status" -eq 3 ] || { echo "$m: status $status: $output"; return 1; }
     assert_output --partial "VIOLATED"
   done

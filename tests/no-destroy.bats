@@ -23,7 +23,7 @@ SLACK_KB=1024
 growth() {
   local kind=$1 n=$2 w=$3 out
   shift 3
-  out=$(timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env "$@" "$P" "$kind" "$n" "$w" 2>&1) ||
+  out=$("$RUN_LIMIT" -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) "$@" "$P" "$kind" "$n" "$w" 2>&1) ||
     { echo "$out" >&2; return 1; }
   [[ "$out" =~ rss_growth_kb=([0-9-]+) ]] || { echo "$out" >&2; return 1; }
   GROWTH=${BASH_REMATCH[1]}
@@ -196,7 +196,7 @@ idle_within_untraced() {
   [[ "$out" =~ rss_growth_kb=([0-9-]+) ]] || { echo "glibc: $out"; return 1; }
   base=${BASH_REMATCH[1]}
   for a in $names; do
-    out=$(timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" "$var=$a" "$@" "$I" "$kind" 2>&1) ||
+    out=$("$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" "$var=$a" "$@" "$I" "$kind" 2>&1) ||
       { failed+=("$a(failed: $out)"); continue; }
     [[ "$out" =~ rss_growth_kb=([0-9-]+) ]] || { failed+=("$a($out)"); continue; }
     [ "${BASH_REMATCH[1]}" -le $((base + SLACK_KB)) ] || failed+=("$a(+${BASH_REMATCH[1]}kB)")
@@ -242,11 +242,11 @@ idle_within_untraced() {
   each_algo "" -- "$I" busy 4 1000 || return 1
   local a m out
   for a in $(listed gcr); do
-    out=$(timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" "$I" busy 4 1000 2>&1) ||
+    out=$("$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" "$I" busy 4 1000 2>&1) ||
       { echo "$a: $out"; return 1; }
   done
   for m in '*=alock' '*=hmcs' '*=clh-tp+gcr'; do
-    out=$(timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$I" busy 4 1000 2>&1) ||
+    out=$("$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$I" busy 4 1000 2>&1) ||
       { echo "map $m: $out"; return 1; }
   done
 }
@@ -255,11 +255,11 @@ idle_within_untraced() {
   each_rwalgo "" -- "$I" busy-rw 4 1000 || return 1
   local a m out
   for a in alock hmcs; do
-    out=$(timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO=$a "$I" busy-rw 4 1000 2>&1) ||
+    out=$("$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_RWALGO=mutex LOCKSWAP_ALGO=$a "$I" busy-rw 4 1000 2>&1) ||
       { echo "mutex mode over $a: $out"; return 1; }
   done
   for m in '*=c-rw-wp' '*=mcs-rw+bravo'; do
-    out=$(timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$I" busy-rw 4 1000 2>&1) ||
+    out=$("$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$I" busy-rw 4 1000 2>&1) ||
       { echo "map $m: $out"; return 1; }
   done
 }
@@ -285,7 +285,7 @@ idle_within_untraced() {
   RW_ALGOS="mutex mcs-rw c-rw-wp+bravo" each_rwalgo "" yield -- "$PROGS/rwlock_life" all || return 1
   local m out
   for m in '*=mcs-rw' '*=c-rw-wp+bravo' '*=central'; do
-    out=$(timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$PROGS/rwlock_life" all 2>&1) ||
+    out=$("$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_ALGO_MAP="$m" "$PROGS/rwlock_life" all 2>&1) ||
       { echo "map $m: $out"; return 1; }
   done
 }

@@ -28,7 +28,7 @@ profiled() {
 profiled_as() {
   local var=$1 algo=$2 out=$3
   shift 3
-  timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" "$var=$algo" LOCKSWAP_WAIT=park \
+  "$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" "$var=$algo" LOCKSWAP_WAIT=park \
     LOCKSWAP_PROFILE=1 LOCKSWAP_PROFILE_TOP=0 LOCKSWAP_PROFILE_OUT="$out" "$@"
 }
 
@@ -249,7 +249,7 @@ each_dlopen() {
       want=${c#*:}
       c=${c%:*}
       st=0
-      timeout -k 5 "$(hang_timeout)" env LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
+      "$RUN_LIMIT" -k 5 "$(hang_timeout)" LD_PRELOAD="$LIB" LOCKSWAP_ALGO="$a" LOCKSWAP_PROFILE=1 \
         LOCKSWAP_PROFILE_OUT="$T/$c.csv" "$P" "$c" >"$T/$c.expect" 2>"$T/$c.err" || st=$?
       [ "$st" -eq "$want" ] || { echo "$a $c: status $st, expected $want"; cat "$T/$c.err"; return 1; }
       grep -q "acquired  contended" "$T/$c.err" || { echo "$a $c: no table on stderr"; cat "$T/$c.err"; return 1; }
