@@ -15,7 +15,7 @@ run_lib() {
   local env=(LD_PRELOAD="$LIB")
   while [ "$1" != "--" ]; do env+=("$1"); shift; done
   shift
-  run --separate-stderr timeout -k 5 "$(hang_timeout)" env "${env[@]}" "$@"
+  run --separate-stderr "$RUN_LIMIT" -k 5 "$(hang_timeout)" "${env[@]}" "$@"
 }
 
 # lib_quick VAR=VALUE... -- CMD...: as run_lib (status, output, stderr,
@@ -28,7 +28,7 @@ lib_quick() {
   shift
   status=0
   # (hang_timeout's arithmetic, without a subshell per run)
-  output=$(timeout -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) env "${env[@]}" "$@" \
+  output=$("$RUN_LIMIT" -k 5 $((TEST_TIMEOUT * ${LOCKSWAP_TEST_TIMEOUT_SCALE:-5})) "${env[@]}" "$@" \
     2>"$BATS_TEST_TMPDIR/stderr") || status=$?
   stderr=$(<"$BATS_TEST_TMPDIR/stderr")
   stderr_lines=()

@@ -43,7 +43,11 @@
 #   iters_for WAIT ALGO N, @N@ in CMD or ARGS, TEST_ITERS_PERCENT
 #                           runs under yield sized by what they
 #                           check: see "Sizing runs by policy" below
-ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+# (the folder above tests/, without a subshell per test where bats gives an
+# absolute path, as it does)
+if [[ "$BATS_TEST_DIRNAME" == /*/tests ]]; then ROOT=${BATS_TEST_DIRNAME%/tests}; else
+  ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+fi
 # Tests run what the repository builds and scripts/deps.sh installs
 # (Debian's packages, in the system's directories), never what else a
 # user's PATH puts first: a pyenv shim for python3 costs 0.8 s of CPU a
@@ -186,10 +190,33 @@ for _f in /usr/lib/bats/bats-support/src/{output,error,lang}.bash \
 done
 unset _f
 
+# names_of ARG...: NAMES_OF=(the lines of lockswap --names ARG...), kept for
+# the bats run (one file of run-tests' pool) in BATS_RUN_TMPDIR: the lists
+# are the build's, and each_* asked at every call (a start of lockswap and
+# a subshell, 10-15 ms of CPU on this VM). A failure is not kept: lockswap's
+# message goes to stderr and its status is returned.
+names_of() {
+  local key memo
+  NAMES_OF=()
+  if [ -z "${BATS_RUN_TMPDIR:-}" ] || [ "$LOCKSWAP" != "$B/lockswap" ]; then
+    mapfile -t NAMES_OF < <("$LOCKSWAP" --names "$@")
+    wait $! || return
+    return 0
+  fi
+  key="$*"
+  memo=$BATS_RUN_TMPDIR/names.${key//[^A-Za-z0-9_.+-]/_}
+  if [ ! -f "$memo" ]; then
+    "$LOCKSWAP" --names "$@" >"$memo.new" || { local rc=$?; rm -f "$memo.new"; return "$rc"; }
+    mv -f "$memo.new" "$memo"
+  fi
+  mapfile -t NAMES_OF <"$memo"
+}
+
 algos() {
   local caps=() c
   for c in "$@"; do caps+=(--cap "$c"); done
-  "$LOCKSWAP" --names "${caps[@]}"
+  names_of "${caps[@]}" || return
+  [ ${#NAMES_OF[@]} -eq 0 ] || printf '%s\n' "${NAMES_OF[@]}"
 }
 
 # under ALGO [WAIT] -- CMD...
@@ -215,20 +242,21 @@ native_passes() {
 # ---- the reader-writer and spinlock families (issue 19) ----
 
 rwalgos() {
-  local caps=() c names n
+  local caps=() c n
   for c in "$@"; do caps+=(--cap "$c"); done
-  names=$("$LOCKSWAP" --names rwlock "${caps[@]}") || return 1
+  names_of rwlock "${caps[@]}" || return 1
   if [ -n "${RW_ALGOS:-}" ]; then
-    for n in $names; do [[ " $RW_ALGOS " == *" $n "* ]] && echo "$n"; done
+    for n in "${NAMES_OF[@]}"; do [[ " $RW_ALGOS " == *" $n "* ]] && echo "$n"; done
     return 0
   fi
-  printf '%s\n' "$names"
+  [ ${#NAMES_OF[@]} -eq 0 ] || printf '%s\n' "${NAMES_OF[@]}"
 }
 
 spinalgos() {
   local caps=() c
   for c in "$@"; do caps+=(--cap "$c"); done
-  "$LOCKSWAP" --names spin "${caps[@]}"
+  names_of spin "${caps[@]}" || return
+  [ ${#NAMES_OF[@]} -eq 0 ] || printf '%s\n' "${NAMES_OF[@]}"
 }
 
 # under_family VAR ALGO [WAIT] -- CMD...: as under, with VAR=ALGO
@@ -294,18 +322,30 @@ each_family() {
   untraced each_family_untraced "$@"
 }
 each_family_untraced() {
-  local listfn=$1 var=$2 caps=$3 wait= failed=() a rc names excl arg w out
+  local listfn=$1 var=$2 caps=$3 wait= failed=() a rc names excl arg w out lines=()
   out=${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/each-family.$BASHPID.$RANDOM
   shift 3
   if [ "$1" != "--" ]; then wait=$1; shift; fi
   shift
+  # the lists through $out, not $(...): no subshell per call
   # shellcheck disable=SC2086
-  names=$($listfn $caps)
+  $listfn $caps >"$out"
+  mapfile -t lines <"$out"
+  names="${lines[*]}"
   [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
   [ -z "${TEST_QUICK:-}" ] || names=$(quick_pick "$listfn" $names)
-  [ -z "${TEST_POLICY_OWN:-}" ] || [ -z "$wait" ] || [ "$wait" = park ] || names=$(policy_own_pick $names)
+  if [ -n "${TEST_POLICY_OWN:-}" ] && [ -n "$wait" ] && [ "$wait" != park ]; then
+    # shellcheck disable=SC2086
+    policy_own_pick $names >"$out"
+    mapfile -t lines <"$out"
+    names="${lines[*]}"
+  fi
   excl=" "
-  if [ "$listfn" = rwalgos ]; then excl=" $(rwalgos exclusive | tr '\n' ' ') "; fi
+  if [ "$listfn" = rwalgos ]; then
+    rwalgos exclusive >"$out"
+    mapfile -t lines <"$out"
+    excl=" ${lines[*]} "
+  fi
   for a in $names; do
     arg=all
     [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
@@ -326,7 +366,8 @@ each_family_untraced() {
       { printf '=== %s (wait=%s) exit %d:\n' "$a" "${wait:-default}" "$rc"; cat "$out"; } | tail -n 20
     fi
   done
-  rm -f "$out"
+  # (bats removes BATS_TEST_TMPDIR; rm is one more start per call)
+  [ -n "${BATS_TEST_TMPDIR:-}" ] || rm -f "$out"
   if [ ${#failed[@]} -ne 0 ]; then
     echo "failed under: ${failed[*]}"
     return 1
@@ -349,22 +390,27 @@ validate_each() {
   untraced validate_each_untraced "$@"
 }
 validate_each_untraced() {
-  local names=$1 seeds=$2 a s rc out wait= prev= w failed=()
+  local names=$1 seeds=$2 a s rc out wait= prev= w failed=() log
   shift 2
   [ -n "$names" ] || { echo "no algorithm to run"; return 1; }
   for w in "$@"; do [ "$prev" = -w ] && wait=$w; prev=$w; done
+  # each run's output into a file, read only on failure (as each_family)
+  log=${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/validate.$BASHPID.$RANDOM
   for a in $names; do
     sized_words "$wait" "$a" "$@"
     for s in $seeds; do
       rc=0
-      out=$("$RUN_LIMIT" -k 2 "${STRESS_TIMEOUT:-120}" TEST_ITERS_PERCENT="$ITERS_PERCENT" "${SIZED[@]}" -a "$a" -s "$s" -q 2>&1) || rc=$?
+      "$RUN_LIMIT" -k 2 "${STRESS_TIMEOUT:-120}" TEST_ITERS_PERCENT="$ITERS_PERCENT" "${SIZED[@]}" -a "$a" -s "$s" -q \
+        >"$log" 2>&1 || rc=$?
       if [ "$rc" -ne 0 ]; then
         failed+=("$a(seed $s)")
+        out=$(tail -n 15 "$log")
         [ "$rc" -eq 124 ] && out+=$'\n(killed after '"${STRESS_TIMEOUT:-120}"' s: deadlock or lost wake-up?)'
-        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "${SIZED[*]}" "$rc" "$(tail -n 15 <<<"$out")"
+        printf '=== %s seed %s: %s exit %d\n%s\n' "$a" "$s" "${SIZED[*]}" "$rc" "$out"
       fi
     done
   done
+  [ -n "${BATS_TEST_TMPDIR:-}" ] || rm -f "$log"
   [ ${#failed[@]} -eq 0 ] || { echo "failed: ${failed[*]}"; return 1; }
 }
 

@@ -223,22 +223,29 @@ expect_has() {
 # with bash-completion loaded as an interactive shell has it, and a PATH of
 # the test's own ($T/path: the programs a test puts there, nothing else), in
 # $T (the current folder, for file names), sorted, each word followed by a
-# space
+# space. The words go out as "QUERY-NUMBER<tab>WORD" lines, sorted and
+# joined once for all the queries (not three programs per query).
 completions() {
   mkdir -p "$T/path"
   (cd "$T" && bash -c '
     source /usr/share/bash-completion/bash_completion
     source "$0"
-    sort=$(type -P sort) sed=$(type -P sed) tr=$(type -P tr)
     PATH=$1; shift
+    n=0
+    printf -v sep "\x1f"
     for q in "$@"; do
-      mapfile -d $'"'"'\x1f'"'"' -t COMP_WORDS < <(printf %s "$q")
+      COMP_WORDS=()
+      while [ -n "$q" ]; do COMP_WORDS+=("${q%%"$sep"*}"); q=${q#*"$sep"}; done
       COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
       COMPREPLY=()
       _lockswap 2>/dev/null
-      printf "%s\n" "${COMPREPLY[@]}" | "$sort" -u | "$sed" "/^\$/d" | "$tr" "\n" " "
-      echo
-    done' "$ROOT/scripts/completion/lockswap" "$T/path" "$@")
+      for w in "${COMPREPLY[@]}"; do
+        [ -z "$w" ] || printf "%d\t%s\n" "$n" "$w"
+      done
+      n=$((n + 1))
+    done' "$ROOT/scripts/completion/lockswap" "$T/path" "$@") |
+    sort -t $'\t' -k1,1n -k2 -u |
+    awk -F '\t' -v n=$# '{ s[$1] = s[$1] $2 " " } END { for (i = 0; i < n; i++) print s[i] }'
 }
 
 check_expected() {

@@ -34,7 +34,7 @@ REVOKE="$UNIT/bravo_revoke"
 # in the order tests below, never
 PATIENT=LOCKSWAP_CRWWP_PATIENCE=10000000
 
-order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
+order() { "$RUN_LIMIT" -k 5 "$(hang_timeout)" "$@"; }
 
 # The loops over every rwlock below run untraced (helpers.bash: bats'
 # DEBUG trap on each of their commands cost more than the runs), without
@@ -44,7 +44,7 @@ order() { timeout -k 5 "$(hang_timeout)" env "$@"; }
 each_wake_fail() {
   local label=$1
   shift
-  OUT=$(timeout -k 5 "$TMO" env "$@" 2>&1) && return 0
+  OUT=$("$RUN_LIMIT" -k 5 "$TMO" "$@" 2>&1) && return 0
   FAILED+=("$label: exit $?: $OUT")
   return 1
 }
