@@ -321,31 +321,32 @@ under_rw() {
 each_family() {
   untraced each_family_untraced "$@"
 }
+# lines_of FILE CMD...: LINES_OF="CMD's output lines, space-separated",
+# read through FILE (no subshell: a fork of the test's shell costs 4-8 ms of
+# CPU here)
+lines_of() {
+  local f=$1 l=()
+  shift
+  "$@" >"$f"
+  mapfile -t l <"$f"
+  LINES_OF="${l[*]}"
+}
 each_family_untraced() {
-  local listfn=$1 var=$2 caps=$3 wait= failed=() a rc names excl arg w out lines=()
+  local listfn=$1 var=$2 caps=$3 wait= failed=() a rc names excl arg w out
   out=${BATS_TEST_TMPDIR:-${TMPDIR:-/tmp}}/each-family.$BASHPID.$RANDOM
   shift 3
   if [ "$1" != "--" ]; then wait=$1; shift; fi
   shift
   # the lists through $out, not $(...): no subshell per call
   # shellcheck disable=SC2086
-  $listfn $caps >"$out"
-  mapfile -t lines <"$out"
-  names="${lines[*]}"
+  lines_of "$out" $listfn $caps
+  names=$LINES_OF
   [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
   [ -z "${TEST_QUICK:-}" ] || names=$(quick_pick "$listfn" $names)
-  if [ -n "${TEST_POLICY_OWN:-}" ] && [ -n "$wait" ] && [ "$wait" != park ]; then
-    # shellcheck disable=SC2086
-    policy_own_pick $names >"$out"
-    mapfile -t lines <"$out"
-    names="${lines[*]}"
-  fi
+  # shellcheck disable=SC2086
+  [ -z "${TEST_POLICY_OWN:-}" ] || [ -z "$wait" ] || [ "$wait" = park ] || { lines_of "$out" policy_own_pick $names && names=$LINES_OF; }
   excl=" "
-  if [ "$listfn" = rwalgos ]; then
-    rwalgos exclusive >"$out"
-    mapfile -t lines <"$out"
-    excl=" ${lines[*]} "
-  fi
+  [ "$listfn" != rwalgos ] || { lines_of "$out" rwalgos exclusive && excl=" $LINES_OF "; }
   for a in $names; do
     arg=all
     [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
