@@ -12,7 +12,8 @@
 #     counter), completion (a lost lock token is a deadlock: killed by
 #     `timeout`), ETIMEDOUT never early, and no queue node left in use after
 #     destroy();
-#   - an AddressSanitizer build of the harness (build/asan/stress, rules in
+#   - an AddressSanitizer build of the harness over these locks
+#     (build/asan/abortable/stress, rules in
 #     mk/abortable.mk). Queue nodes are type-stable, so ASan cannot see them
 #     by itself: the abortable locks poison a node while it is free
 #     (locks/abortable/abortable.h). It CAN report an access to a node after the
@@ -140,8 +141,8 @@ ab_stress() {
 # --- AddressSanitizer -----------------------------------------------------------
 
 @test "ASan (nodes poisoned while free): every abortable lock, -inject, park and spin, mix, 1 us patience" {
-  ab_stress "$ABORTABLE" "81" "$B/asan/stress" -w park -t 5 -n 300 -l 2 -m mix -p 1000
-  ab_stress "$ABORTABLE" "83" "$B/asan/stress" -w spin -t 3 -n 200 -l 2 -m mix -p 2000
+  ab_stress "$ABORTABLE" "81" "$B/asan/abortable/stress" -w park -t 5 -n 300 -l 2 -m mix -p 1000
+  ab_stress "$ABORTABLE" "83" "$B/asan/abortable/stress" -w spin -t 3 -n 200 -l 2 -m mix -p 2000
 }
 
 # --- the non-blocking property -------------------------------------------------
@@ -173,7 +174,7 @@ nbtest() { # ALGO WAIT ARGS...
   local a
   for a in $NONBLOCKING; do
     nbtest "$a" park "$UNIT/abortable_nbtimeout-inject" -p 200000 -t 3 -r 40 -s 2 || return 1
-    nbtest "$a" yield "$B/asan/abortable_nbtimeout" -p 200000 -t 3 -r 20 -s 3 || return 1
+    nbtest "$a" yield "$B/asan/abortable/abortable_nbtimeout" -p 200000 -t 3 -r 20 -s 3 || return 1
   done
 }
 
