@@ -35,13 +35,14 @@ $(B)/asan/liblocks-abortable.a: $(ASAN_ABORTABLE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# a program linked whole with the archive among its prerequisites
+ASAN_LINK = mkdir -p $(@D) && $(CC) $(ASAN_CFLAGS) -o $@ $< -Wl,--whole-archive $(filter %.a,$^) -Wl,--no-whole-archive
+
 $(B)/asan/%: tests/unit/%.c $(B)/asan/liblocks.a $(HDRS) $(wildcard tests/unit/*.h)
-	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -o $@ $< -Wl,--whole-archive $(B)/asan/liblocks.a -Wl,--no-whole-archive
+	$(ASAN_LINK)
 
 $(B)/asan/abortable/%: tests/unit/%.c $(B)/asan/liblocks-abortable.a $(HDRS) $(wildcard tests/unit/*.h)
-	@mkdir -p $(@D)
-	$(CC) $(ASAN_CFLAGS) -o $@ $< -Wl,--whole-archive $(B)/asan/liblocks-abortable.a -Wl,--no-whole-archive
+	$(ASAN_LINK)
 
 .PHONY: asan
 asan: $(B)/asan/stress $(B)/asan/abortable_nbtimeout

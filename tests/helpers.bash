@@ -343,10 +343,16 @@ each_family_untraced() {
   names=$LINES_OF
   [ -n "$names" ] || { echo "no algorithm has capabilities: $caps"; return 1; }
   [ -z "${TEST_QUICK:-}" ] || names=$(quick_pick "$listfn" $names)
-  # shellcheck disable=SC2086
-  [ -z "${TEST_POLICY_OWN:-}" ] || [ -z "$wait" ] || [ "$wait" = park ] || { lines_of "$out" policy_own_pick $names && names=$LINES_OF; }
+  if [ -n "${TEST_POLICY_OWN:-}" ] && [ -n "$wait" ] && [ "$wait" != park ]; then
+    # shellcheck disable=SC2086
+    lines_of "$out" policy_own_pick $names
+    names=$LINES_OF
+  fi
   excl=" "
-  [ "$listfn" != rwalgos ] || { lines_of "$out" rwalgos exclusive && excl=" $LINES_OF "; }
+  if [ "$listfn" = rwalgos ]; then
+    lines_of "$out" rwalgos exclusive
+    excl=" $LINES_OF "
+  fi
   for a in $names; do
     arg=all
     [[ "$excl" == *" $a "* ]] && arg=exclusive-ok
