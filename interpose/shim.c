@@ -111,7 +111,7 @@ static void mutex_ext_reclaim(struct ls_ext_head *h)
 struct ls_ext *ls_mutex_ext_new(struct ls_mutex *m, const struct ls_algo *a, bool wait)
 {
 	size_t size = sizeof(struct ls_ext) + a->state_size;
-	struct ls_ext *e = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
+	struct ls_ext *e = ls_ext_alloc_for(&m->alg.ext, size, wait);
 	if (e) {
 		/* relaxed atomic: a stale copy of another mutex may read it */
 		__atomic_store_n(&e->h.owner, (const void *)&m->alg.ext, __ATOMIC_RELAXED);

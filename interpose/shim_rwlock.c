@@ -50,7 +50,7 @@ static void rw_ext_reclaim(struct ls_ext_head *h)
 
 struct ls_rwext *ls_rw_ext_new(struct ls_rwlock *l, const struct ls_rwalgo *a, bool wait)
 {
-	struct ls_rwext *e = wait ? ls_ext_alloc_wait(ls_rw_ext_size(a)) : ls_ext_alloc(ls_rw_ext_size(a));
+	struct ls_rwext *e = ls_ext_alloc_for(&l->alg.ext, ls_rw_ext_size(a), wait);
 	if (e) {
 		/* relaxed atomic: a stale copy of another rwlock may read it;
 		 * before the state's init, which may read it (bind_rwlock.c) */

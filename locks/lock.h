@@ -197,6 +197,8 @@ enum ls_test_point {
 	LS_POINT_VISIBLE,	/* a waiter has made itself visible to the lock (its node swapped
 				 * into the tail, its ticket taken) and written nothing else yet:
 				 * where fork() may leave a thread (tests/unit/fork_window.c) */
+	LS_POINT_ATTACHING,	/* an attach has read the lock's word and not yet decided
+				 * whether the block there is the lock's own (pool.h) */
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

@@ -103,9 +103,14 @@ static _Atomic uint64_t node_head[LS_NODE_CLASSES]; /* global free nodes: tag | 
 static _Atomic uint64_t ext_head[EXT_CLASSES];
 static _Atomic int scan_lock; /* one look at a time (ls_ext_scan) */
 /* When to look (pool.h, "Reclaiming"): lines of blocks handed out and not
- * freed, handed out since the last look, and how many of those make the
- * next look due. Counts for a heuristic: relaxed. */
-static _Atomic uint64_t ext_out_lines, ext_since, ext_due = SCAN_MIN_LINES;
+ * freed, handed out since the last look, those of them attached where a
+ * block had been (a lock used again after the pool took its block as
+ * idle's, or a copy's), and how many make the next look due. Counts for a
+ * heuristic: relaxed. The shortest interval between looks, in lines
+ * (ext_window), is the looks' own: written with the scan lock held. */
+static _Atomic uint64_t ext_out_lines, ext_since, ext_again, ext_due = SCAN_MIN_LINES;
+static uint64_t ext_window = SCAN_MIN_LINES;
+#define WINDOW_MAX ((uint64_t)1 << 40)
 
 bool ls_node_counting;
 static _Atomic long nodes_in_use, nodes_max, nodes_carved;
@@ -541,11 +546,11 @@ static char *ext_carved_now(char *p, uint32_t lines)
 }
 
 /* From the free list, after a look if one is due: once the blocks handed
- * out since the last look have half as many lines as were out after it
- * (at least SCAN_MIN_LINES). Then the garbage a look finds was made since
- * the last one, so blocks of locks that are gone never outnumber about
- * half of those alive (plus that minimum), and each look, whose cost is
- * the pool's size, is paid for by as many allocations (pool.h,
+ * out since the last look have half as many lines as were out after it,
+ * or the window's (see next_due). Then the garbage a look finds was made
+ * since the last one, so blocks of locks that are gone never outnumber
+ * about half of those alive (plus the window), and each look, whose cost
+ * is the pool's size, is paid for by as many allocations (pool.h,
  * "Reclaiming"). */
 static unsigned scan_locked(void);
 static char *ext_pop(uint32_t lines)
@@ -603,6 +608,20 @@ void *ls_ext_alloc_wait(size_t size)
 	return ext_out(p, lines);
 }
 
+void *ls_ext_alloc_for(const ls_ext_word_t *w, size_t size, bool wait)
+{
+	/* relaxed: a hint; ls_ext_attach decides */
+	const void *stale = atomic_load_explicit((ls_ext_word_t *)w, memory_order_relaxed);
+	void *p = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
+	if (!p || p != stale)
+		return p;
+	void *q = wait ? ls_ext_alloc_wait(size) : ls_ext_alloc(size);
+	if (!q)
+		return p; /* the only one: ls_ext_attach empties the word first */
+	ls_ext_free(p, size);
+	return q;
+}
+
 void ls_ext_free(void *p, size_t size)
 {
 	uint32_t lines = ext_lines(size);
@@ -655,64 +674,112 @@ static bool cas_owner(struct ls_ext_head *h, uintptr_t from, uintptr_t to)
 					   __ATOMIC_RELAXED);
 }
 
-/* `seen`, found in w, is a block the pool is looking at for w. Still in w,
- * it is w's: undo the claim (pool.h, "Reclaiming", step 4); the pool's own
- * undo or free then fails its CAS. If the pool is freeing it, wait for the
- * end: freed (then it is not w's), or w's again (a destroy had taken it,
- * which cannot race with a use). */
-static void settle_seen(ls_ext_word_t *w, struct ls_ext_head *seen)
+/* Is `seen`, found in w, w's own block? Decided on one reading of its
+ * owner at a time: w's, yes; claimed by a look for w (still in w, it is
+ * w's): the claim undone (pool.h, "Reclaiming", step 4; the look's own undo
+ * or free then fails its CAS), yes; w|FREEING (the pool frees it, or
+ * another attach has put it in w and not yet made it w's): wait, and read
+ * the word again once it has changed (AGAIN); anything else: no. Two
+ * readings (the marks, then the owner) let a look claim the block between
+ * them: w's own block, entered by its holders, then looked like another's,
+ * the attach put a fresh one in w, and the look, finding w changed, gave
+ * the first back to w: two blocks of one lock, a c-rw-wp reader counted in
+ * one and leaving from the other. */
+enum owned { NOT_OWNED, OWNED, AGAIN };
+static enum owned owned_by(ls_ext_word_t *w, struct ls_ext_head *seen)
 {
-	uintptr_t o;
-	while (looked_at(seen) == (uintptr_t)w) {
+	for (;;) {
 		/* relaxed: the CAS decides */
-		o = (uintptr_t)__atomic_load_n(&seen->owner, __ATOMIC_RELAXED);
+		uintptr_t o = (uintptr_t)__atomic_load_n(&seen->owner, __ATOMIC_RELAXED);
+		if (o == (uintptr_t)w)
+			return OWNED;
+		if (!(o & (CLAIMED | FREEING)) || (o & ~(uintptr_t)(CLAIMED | FREEING)) != (uintptr_t)w)
+			return NOT_OWNED;
 		if (o & CLAIMED) {
 			if (cas_owner(seen, o, (uintptr_t)w))
-				return;
-		} else {
-			sched_yield(); /* the pool frees it in a few instructions */
+				return OWNED;
+			continue;
 		}
+		sched_yield(); /* the pool frees it, or the attach ends, in a few instructions */
+		if (atomic_load_explicit(w, memory_order_acquire) != seen)
+			return AGAIN;
 	}
+}
+
+/* Is h, which was in w and not w's own when the attach looked, w's (or
+ * claimed for w) now? Then it was attached to w again in between: the same
+ * pointer back in the word (the block freed while w still named it, and
+ * handed out to an attach to w), and an attach deciding on the earlier
+ * reading would displace a block in use. (w|FREEING: the pool frees it, or
+ * another attach has not made it w's yet: nobody uses it.) */
+static bool became_own(ls_ext_word_t *w, const struct ls_ext_head *h)
+{
+	uintptr_t o = (uintptr_t)__atomic_load_n(&h->owner, __ATOMIC_RELAXED);
+	return o == (uintptr_t)w || o == ((uintptr_t)w | CLAIMED);
 }
 
 struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
 				  const struct ls_ext_head *marker)
 {
+	bool real = fresh != marker;
+	/* Pending (w|FREEING) until the end: no thread takes fresh for w's
+	 * own before it is in w for good (ls_ext_load and ls_ext_enter want
+	 * the owner w; an attach that meets it waits). relaxed atomic: a
+	 * stale copy of another lock may read it. */
+	if (real)
+		__atomic_store_n(&fresh->owner, (const void *)((uintptr_t)w | FREEING), __ATOMIC_RELAXED);
 	struct ls_ext_head *seen = atomic_load_explicit(w, memory_order_acquire);
 	for (;;) {
-		if (seen && seen != marker && looked_at(seen) == (uintptr_t)w)
-			settle_seen(w, seen);
-		if (seen == fresh && fresh != marker) {
+		LS_TEST_POINT(LS_POINT_ATTACHING);
+		if (seen == fresh && real) {
 			/* w holds a pointer to what fresh was in an earlier
-			 * life (a copy of a lock, saved before its block was
-			 * freed, put back): empty w before fresh names it, so
-			 * that no thread takes fresh for w's own unattached */
+			 * life (freed while w still named it, or a copy of a
+			 * lock saved before its block was freed, put back):
+			 * empty w first, then attach it as any other */
 			atomic_compare_exchange_strong_explicit(w, &seen, NULL, memory_order_acquire,
 								memory_order_acquire);
 			seen = atomic_load_explicit(w, memory_order_acquire);
 			continue;
 		}
-		if (ls_ext_mine(w, seen) || (marker && seen == marker)) {
-			if (fresh != marker)
+		enum owned own = (marker && seen == marker) ? OWNED : seen ? owned_by(w, seen) : NOT_OWNED;
+		if (own == AGAIN) {
+			seen = atomic_load_explicit(w, memory_order_acquire);
+			continue;
+		}
+		if (own == OWNED) {
+			if (real)
 				ls_ext_free(fresh, size); /* another thread attached first */
 			return seen;
 		}
-		/* NULL, a copy's block or garbage left by a copy: replace it.
-		 * relaxed: published by the CAS. A stale copy of another lock
-		 * may read it (atomic). */
-		if (fresh != marker)
-			__atomic_store_n(&fresh->owner, (const void *)w, __ATOMIC_RELAXED);
-		/* release: fresh's head and contents are visible to whoever
-		 * loads the word with acquire (ls_ext_load); acquire: so are
-		 * those of a block another thread attached */
-		if (atomic_compare_exchange_strong_explicit(w, &seen, fresh, memory_order_acq_rel,
-							    memory_order_acquire)) {
-			if (fresh != marker && fresh->reclaim)
-				/* release: a look that sees the mark (acquire)
-				 * sees the head written before the CAS */
-				atomic_fetch_or_explicit(side_of(fresh), ATTACHED, memory_order_release);
+		/* NULL, a copy's block, or one freed while w still named it:
+		 * replace it. release: fresh's head and contents are visible
+		 * to whoever loads the word with acquire (ls_ext_load);
+		 * acquire: so are those of a block another thread attached */
+		struct ls_ext_head *was = seen;
+		if (!atomic_compare_exchange_strong_explicit(w, &seen, fresh, memory_order_acq_rel,
+							     memory_order_acquire))
+			continue;
+		if (!real)
 			return fresh;
+		if (was && was != marker && became_own(w, was)) {
+			/* displaced: put it back (nobody took fresh: pending) */
+			seen = fresh;
+			if (atomic_compare_exchange_strong_explicit(w, &seen, was, memory_order_acq_rel,
+								    memory_order_acquire))
+				seen = was;
+			continue;
 		}
+		/* attached where a block was: see next_due. relaxed: counts */
+		if (was && was != marker)
+			atomic_fetch_add_explicit(&ext_again, ext_lines(size), memory_order_relaxed);
+		/* w's now. release: with the CAS's, for a thread that loaded
+		 * the word before this store */
+		__atomic_store_n(&fresh->owner, (const void *)w, __ATOMIC_RELEASE);
+		if (fresh->reclaim)
+			/* release: a look that sees the mark (acquire) sees the
+			 * head written before */
+			atomic_fetch_or_explicit(side_of(fresh), ATTACHED, memory_order_release);
+		return fresh;
 	}
 }
 
@@ -1067,6 +1134,32 @@ unsigned ls_ext_scan(void)
 	return scan_locked();
 }
 
+/* When the next look is due (see ext_pop), with the scan lock held: once
+ * half as many lines as are out have been handed out, or the window,
+ * whichever is more. The window is SCAN_MIN_LINES while the locks the pool
+ * took as idle stay idle. When a quarter or more of a whole window's lines
+ * went to locks used again after their block went (ext_again: each such
+ * lock is alive, and is counted once per look, since only a look takes a
+ * block), the looks came too often for the locks the program comes back
+ * to: a working set larger than the window, used in turn, would otherwise
+ * lose its blocks at every look and attach them again for ever, each time
+ * paying an allocation and each look its peeks and barrier. The window
+ * then doubles, so it stays within 8 times the lines of those live locks;
+ * when fewer than a sixteenth went to them, it halves back. */
+static void next_due(void)
+{
+	/* relaxed: counts */
+	uint64_t out = atomic_load_explicit(&ext_out_lines, memory_order_relaxed);
+	uint64_t since = atomic_load_explicit(&ext_since, memory_order_relaxed);
+	uint64_t again = atomic_exchange_explicit(&ext_again, 0, memory_order_relaxed);
+	if (since >= ext_window && again * 4 >= since && ext_window < WINDOW_MAX)
+		ext_window *= 2;
+	else if (again * 16 < since && ext_window > SCAN_MIN_LINES)
+		ext_window /= 2;
+	atomic_store_explicit(&ext_due, out / 2 > ext_window ? out / 2 : ext_window, memory_order_relaxed);
+	atomic_store_explicit(&ext_since, 0, memory_order_relaxed);
+}
+
 /* ls_ext_scan with the scan lock held; releases it. */
 static unsigned scan_locked(void)
 {
@@ -1108,11 +1201,7 @@ static unsigned scan_locked(void)
 	}
 	if (began)
 		ls_peek_end();
-	/* The next look (see ext_pop); relaxed: counts */
-	uint64_t out = atomic_load_explicit(&ext_out_lines, memory_order_relaxed);
-	atomic_store_explicit(&ext_due, out / 2 > SCAN_MIN_LINES ? out / 2 : SCAN_MIN_LINES,
-			      memory_order_relaxed);
-	atomic_store_explicit(&ext_since, 0, memory_order_relaxed);
+	next_due();
 	scan_lock_release();
 	return blocks;
 }

@@ -95,10 +95,14 @@
  * anything else), unmapped, or re-initialised. The pool looks before an
  * allocation once the blocks handed out since its last look (from the
  * free lists or new memory) have half as many lines as were out after
- * that look (at least SCAN_MIN_LINES, pool.c): the blocks in use stay
- * within about 1.5 times those whose word still holds them, plus that
- * minimum, and each look is paid for by the allocations since the last
- * one. A lock whose memory was freed but not yet written again (by the
+ * that look, or the WINDOW's lines if more: the blocks in use stay within
+ * about 1.5 times those whose word still holds them, plus the window, and
+ * each look is paid for by the allocations since the last one. The window
+ * is SCAN_MIN_LINES (pool.c) unless the program keeps coming back to
+ * locks whose blocks went as idle ("Idle locks" below): when a quarter of
+ * a window's lines went to such locks, it doubles; when under a sixteenth,
+ * it halves back (pool.c, next_due). Those locks are alive, so the window
+ * stays within 8 times their lines. A lock whose memory was freed but not yet written again (by the
  * allocator or the memory's next user) still holds its block and counts
  * as alive: a program's free heap keeps such words for a while (glibc's
  * free lists and merged free chunks leave a freed object's middle as it
@@ -121,7 +125,11 @@
  *      undone; else the owner becomes w|4 (FREEING) by CAS and the pool
  *      takes the block's ATTACHED mark (below); a thread that meets a
  *      claimed block in its own word undoes the claim itself
- *      (ls_ext_attach), and waits out FREEING, which ends in a free;
+ *      (ls_ext_attach), and waits out FREEING, which ends in a free. The
+ *      attach decides on one reading of the owner at a time whether the
+ *      block in the word is the lock's own (w, or w claimed or being
+ *      freed: pool.c, owned_by), never on two, between which a claim
+ *      could land and make the lock's own block look like another's;
  *   5. the block's reclaim function frees what its state holds (queue
  *      nodes, a nested block), then the block goes to its free list.
  * Exactly one of destroy and the pool frees a block: each takes its
@@ -147,7 +155,9 @@
  * the look frees such a block only if
  *   1. it was not entered since the previous look (`used`, cleared by each
  *      look: a block goes at the second look after its last use, so locks
- *      in use keep theirs and re-attaching stays rare);
+ *      in use keep theirs and re-attaching stays rare; a table of locks
+ *      used in turn, larger than the window, loses its blocks at first,
+ *      and the window grows until it holds them);
  *   2. after the claim and the barrier (steps 2-3 above) no thread's holds
  *      name it: the barrier orders each thread's push before its owner
  *      check, so either the look sees the hold or the thread sees the claim
@@ -491,16 +501,26 @@ static inline struct ls_ext_head *ls_ext_attached(ls_ext_word_t *w, const struct
 	return ls_ext_mine(w, h) || (marker && h == marker) ? h : NULL;
 }
 
+/* As ls_ext_alloc (wait: ls_ext_alloc_wait), for a block to attach to word w: not
+ * the block w still names from an earlier life (freed while w named it,
+ * "Idle locks"), unless it is the only one to be had. Attached again to
+ * w, that block would put the same pointer back in the word, and an
+ * attach that had read the word before, deciding on the earlier life
+ * (not w's), could then replace the block its holders use (pool.c,
+ * ls_ext_attach). */
+void *ls_ext_alloc_for(const ls_ext_word_t *w, size_t size, bool wait);
 /* Attaches `fresh` to w, unless a block of w's own or `marker` is there by
  * then (another thread attached it first: fresh, size bytes, is freed, and
  * that one adopted). fresh is a block with its contents ready (the CAS
- * publishes them), whose owner ls_ext_attach sets to w just before (a
- * caller that sets it earlier lets a thread that finds a stale pointer to
- * the block in w, left there by a copy of an earlier lock, take it for
- * w's own before it is attached: the shim still does), or `marker`
- * itself. Returns what w holds afterwards. A block of w's that the pool
- * has claimed while it still is in w (see "Reclaiming", step 4) is w's
- * again. */
+ * publishes them; ls_ext_alloc_for gives it), or `marker` itself. Its owner
+ * is w|FREEING from the start until it is in w for good, so that no thread
+ * takes it for w's own before (a thread that finds it in w waits, as for a
+ * block the pool frees); then w. Whether the block found in w is w's own is
+ * decided on one reading of its owner, and a block that was replaced but
+ * turns out to have become w's meanwhile (the same pointer back in the
+ * word) is put back. Returns what w holds afterwards. A block of w's that
+ * the pool has claimed while it still is in w (see "Reclaiming", step 4) is
+ * w's again. */
 struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
 				  const struct ls_ext_head *marker);
 

@@ -48,7 +48,7 @@ static struct ls_hier_head *attach(ls_hier_lines_t *w, bool with_groups, const v
 	}
 	/* zero-filled; NULL when no address space is left (never the reserve):
 	 * then the marker (hier.h, "No address space") */
-	struct ls_hier_head *h = ls_ext_alloc((size_t)(1 + n + g) * LS_CACHELINE);
+	struct ls_hier_head *h = ls_ext_alloc_for(w, (size_t)(1 + n + g) * LS_CACHELINE, false);
 	if (!h)
 		return (struct ls_hier_head *)ls_ext_attach(w, (struct ls_ext_head *)marker, 0, marker);
 	h->ext.kind = &lines_kind;

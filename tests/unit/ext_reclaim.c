@@ -2,7 +2,8 @@
  * ext_reclaim.c - the pool reclaims the out-of-line block of a lock that is
  * gone, and only then (locks/common/pool.h, "Reclaiming"; issue 30).
  *
- *   ext_reclaim gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|refused|all
+ *   ext_reclaim
+ * gone|raced|restored|destroy|nested|churn|idle|reused|idle-raced|attach-raced|stale|pinned|overflow|refused|all
  *
  * A "lock" here is a word (ls_ext_word_t) in memory the test owns, with a
  * reclaimable block attached as the shim and locks/hier attach theirs.
@@ -40,9 +41,33 @@
  *             and goes at the next; one a thread holds (entered, not left)
  *             never goes; one not marked idle never goes; a lock whose
  *             block went gets a fresh one at its next use.
+ *   reused    idle blocks of a working set larger than the shortest
+ *             interval between looks, used in turn round after round (a
+ *             table of locks swept by a program): after a few rounds the
+ *             locks keep their blocks (the looks' window grew), where
+ *             before every use attached a fresh one, for ever; then locks
+ *             used once and never again still lose theirs (the window
+ *             shrinks back), so memory does not follow them.
  *   idle-raced  the look is stopped right after claiming an idle block;
  *             the lock is then used (entered): the use undoes the claim,
  *             and the look, let go, keeps the block (its holds say so).
+ *   attach-raced  an attach (a lock's slow path) has read the word and
+ *             holds the lock's idle block, and is stopped before it decides
+ *             whether that block is the lock's own; a look claims the block
+ *             and is stopped after its claim; the attach, let go, keeps the
+ *             block (undoing the claim), and the look, let go, leaves it:
+ *             one block of the lock's, in its word (taking the claimed
+ *             block for another's, the attach put a fresh one in the word
+ *             and the look gave the first back to the lock: two blocks of
+ *             one lock, a c-rw-wp reader counted in one and leaving from
+ *             the other, a writer waiting for ever).
+ *   stale     a lock whose idle block went (its word still names it),
+ *             the block at the head of the free list: a block for that
+ *             lock (ls_ext_alloc_for) is another one, so that attaching it
+ *             never puts the same pointer back in the word (an attach
+ *             that had read the word before could then replace the block
+ *             its holders use); the lock's next use gets a block of its
+ *             own.
  *   pinned    a thread that exits holding a block pins it: it never goes
  *             while its word holds it (a lock held by a thread that is
  *             gone stays held, as glibc's).
@@ -96,7 +121,7 @@ static void reclaim_blk(struct ls_ext_head *h)
 /* Attaches a fresh block to w (or adopts the one there) and returns it. */
 static struct blk *attach(ls_ext_word_t *w)
 {
-	struct blk *b = ls_ext_alloc_wait(SIZE);
+	struct blk *b = ls_ext_alloc_for(w, SIZE, true);
 	b->h.reclaim = ls_ext_reclaim_id(reclaim_blk);
 	return (struct blk *)ls_ext_attach(w, &b->h, SIZE, NULL);
 }
@@ -129,8 +154,17 @@ static int stop_where;
 static _Atomic int claimed, go;
 static _Atomic unsigned look_result;
 
+static __thread int attach_stop; /* an attacher: stop once, having read the word */
+static _Atomic int attaching, attach_go;
+
 void ls_test_point(enum ls_test_point id)
 {
+	if (id == LS_POINT_ATTACHING && attach_stop) {
+		attach_stop = 0;
+		atomic_store(&attaching, 1);
+		while (!atomic_load(&attach_go))
+			usleep(100);
+	}
 	if (id == LS_POINT_POOL_CLAIMING && stop_at && --stop_at == 0) {
 		atomic_store(&claimed, 1);
 		while (!atomic_load(&go))
@@ -414,7 +448,7 @@ static void churn(void)
 /* An idle-marked block attached to w (as the shim's), or the one there. */
 static struct blk *attach_idle(ls_ext_word_t *w)
 {
-	struct blk *b = ls_ext_alloc_wait(SIZE);
+	struct blk *b = ls_ext_alloc_for(w, SIZE, true);
 	b->h.reclaim = ls_ext_reclaim_id(reclaim_blk);
 	b->h.idle = 1;
 	atomic_store(&b->h.used, 1);
@@ -467,6 +501,50 @@ static void idle(void)
 		fail("idle: blocks left idle for two looks were kept");
 }
 
+/* 8,192 locks of two lines: 8 times the shortest interval between looks
+ * (SCAN_MIN_LINES, pool.c), so that a lock comes back long after the
+ * second look since its last use; and twenty times as many used once. */
+#define WS_LOCKS 8192
+#define ONCE_LOCKS (20 * WS_LOCKS)
+static void reused(void)
+{
+	ls_ext_scan();
+	ls_ext_scan();
+	ls_ext_word_t *w = calloc(WS_LOCKS, sizeof *w), *once = calloc(ONCE_LOCKS, sizeof *once);
+	struct blk **first = calloc(ONCE_LOCKS, sizeof *first);
+	if (!w || !once || !first)
+		fail("calloc");
+	unsigned fresh = 0;
+	for (int round = 0; round < 10; round++) {
+		fresh = 0;
+		for (int i = 0; i < WS_LOCKS; i++) {
+			struct blk *b = (struct blk *)ls_ext_enter(&w[i]);
+			if (!b) {
+				fresh++;
+				b = enter(&w[i]);
+			}
+			ls_hold_pop(&b->h);
+		}
+	}
+	if (fresh > WS_LOCKS / 64)
+		fail("reused: %u of %d locks used in turn attached a fresh block in the tenth round (the "
+		     "pool took their blocks as idle between two uses)",
+		     fresh, WS_LOCKS);
+	/* locks used once: the window shrinks back, so every block but those
+	 * of the last few intervals' locks goes (SCAN_MIN_LINES is 1,024 of
+	 * these locks: the last 4,096 may stay) */
+	for (int i = 0; i < ONCE_LOCKS; i++)
+		first[i] = enter(&once[i]), ls_hold_pop(&first[i]->h);
+	unsigned kept = 0;
+	for (int i = 0; i < ONCE_LOCKS - 4096; i++)
+		kept += ls_ext_mine(&once[i], &first[i]->h); /* (a block that went may be another's now) */
+	if (kept > WS_LOCKS / 64)
+		fail("reused: %u of %d locks used once kept their blocks after 4,096 more were made "
+		     "(the window stayed as the working set made it)",
+		     kept, ONCE_LOCKS - 4096);
+	free(first);
+}
+
 static void idle_raced(void)
 {
 	ls_ext_scan();
@@ -489,6 +567,61 @@ static void idle_raced(void)
 	t = start_look(2);
 	if (end_look(t) != 0 || is_free(b))
 		fail("idle-raced: the look freed a held block");
+	ls_hold_pop(&e->h);
+}
+
+static ls_ext_word_t *raced_word;
+static struct blk *raced_got;
+static void *attacher(void *arg)
+{
+	(void)arg;
+	attach_stop = 1;
+	raced_got = attach_idle(raced_word);
+	return NULL;
+}
+
+static void attach_raced(void)
+{
+	ls_ext_scan();
+	ls_ext_scan();
+	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
+	struct blk *b = attach_idle(&w[0]);
+	ls_ext_scan(); /* clears `used`: b is idle */
+	raced_word = &w[0];
+	atomic_store(&attaching, 0);
+	atomic_store(&attach_go, 0);
+	pthread_t t;
+	if (pthread_create(&t, NULL, attacher, NULL))
+		fail("pthread_create");
+	while (!atomic_load(&attaching))
+		usleep(100);
+	pthread_t look = start_look(2); /* claims b, which the attacher has read */
+	atomic_store(&attach_go, 1);
+	pthread_join(t, NULL);
+	end_look(look);
+	if (raced_got != b || atomic_load(&w[0]) != &b->h)
+		fail("attach-raced: the attach did not keep the lock's own block, which a look had claimed");
+	if (!ls_ext_mine(&w[0], &b->h))
+		fail("attach-raced: the lock's block is not its own after the look");
+}
+
+static void stale(void)
+{
+	ls_ext_scan();
+	ls_ext_scan();
+	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
+	struct blk *b = attach_idle(&w[0]);
+	ls_ext_scan(); /* clears `used` */
+	ls_ext_scan(); /* frees it: w still names it */
+	if (!is_free(b) || atomic_load(&w[0]) != &b->h)
+		fail("stale: the idle block did not go, its word naming it");
+	struct blk *n = ls_ext_alloc_for(&w[0], SIZE, true);
+	if (n == b)
+		fail("stale: the block for a lock is the one its word still names");
+	ls_ext_free(n, SIZE);
+	struct blk *e = enter(&w[0]);
+	if (!ls_ext_mine(&w[0], &e->h) || atomic_load(&w[0]) != &e->h)
+		fail("stale: the lock's next use did not get a block of its own");
 	ls_hold_pop(&e->h);
 }
 
@@ -615,10 +748,20 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		void (*run)(void);
-	} cases[] = {{"gone", gone},	     {"raced", raced},		 {"restored", restored},
-		     {"destroy", destroy},   {"nested", nested},	 {"churn", churn},
-		     {"idle", idle},	     {"idle-raced", idle_raced}, {"pinned", pinned},
-		     {"overflow", overflow}, {"refused", refused}};
+	} cases[] = {{"gone", gone},
+		     {"raced", raced},
+		     {"restored", restored},
+		     {"destroy", destroy},
+		     {"nested", nested},
+		     {"churn", churn},
+		     {"idle", idle},
+		     {"reused", reused},
+		     {"idle-raced", idle_raced},
+		     {"attach-raced", attach_raced},
+		     {"stale", stale},
+		     {"pinned", pinned},
+		     {"overflow", overflow},
+		     {"refused", refused}};
 	const char *which = argc == 2 ? argv[1] : "";
 	bool any = false;
 	/* the protocol is under test: peek even under a seccomp filter
@@ -635,10 +778,10 @@ int main(int argc, char **argv)
 			any = true;
 		}
 	if (!any) {
-		fprintf(
-		    stderr,
-		    "ext_reclaim: usage: ext_reclaim "
-		    "gone|raced|restored|destroy|nested|churn|idle|idle-raced|pinned|overflow|refused|all\n");
+		fprintf(stderr, "ext_reclaim: usage: ext_reclaim "
+				"gone|raced|restored|destroy|nested|churn|idle|reused|idle-raced|attach-"
+				"raced|stale|pinned|"
+				"overflow|refused|all\n");
 		return 2;
 	}
 	return 0;
