@@ -677,14 +677,15 @@ static bool cas_owner(struct ls_ext_head *h, uintptr_t from, uintptr_t to)
 /* Is `seen`, found in w, w's own block? Decided on one reading of its
  * owner at a time: w's, yes; claimed by a look for w (still in w, it is
  * w's): the claim undone (pool.h, "Reclaiming", step 4; the look's own undo
- * or free then fails its CAS), yes; w|FREEING (the pool frees it, or
- * another attach has put it in w and not yet made it w's): wait, and read
- * the word again once it has changed (AGAIN); anything else: no. Two
- * readings (the marks, then the owner) let a look claim the block between
- * them: w's own block, entered by its holders, then looked like another's,
- * the attach put a fresh one in w, and the look, finding w changed, gave
- * the first back to w: two blocks of one lock, a c-rw-wp reader counted in
- * one and leaving from the other. */
+ * or free then fails its CAS), yes; being freed for w: wait, and read the
+ * word again once it has changed (AGAIN; the free ends in a few
+ * instructions, and no look is under way in a fork child: the prepare
+ * handler takes the scan lock); anything else: no. Two readings (the
+ * marks, then the owner) let a look claim the block between them: w's own
+ * block, entered by its holders, then looked like another's, the attach
+ * put a fresh one in w, and the look, finding w changed, gave the first
+ * back to w: two blocks of one lock, a c-rw-wp reader counted in one and
+ * leaving from the other. */
 enum owned { NOT_OWNED, OWNED, AGAIN };
 static enum owned owned_by(ls_ext_word_t *w, struct ls_ext_head *seen)
 {
@@ -700,42 +701,24 @@ static enum owned owned_by(ls_ext_word_t *w, struct ls_ext_head *seen)
 				return OWNED;
 			continue;
 		}
-		sched_yield(); /* the pool frees it, or the attach ends, in a few instructions */
+		sched_yield(); /* the pool frees it in a few instructions */
 		if (atomic_load_explicit(w, memory_order_acquire) != seen)
 			return AGAIN;
 	}
 }
 
-/* Is h, which was in w and not w's own when the attach looked, w's (or
- * claimed for w) now? Then it was attached to w again in between: the same
- * pointer back in the word (the block freed while w still named it, and
- * handed out to an attach to w), and an attach deciding on the earlier
- * reading would displace a block in use. (w|FREEING: the pool frees it, or
- * another attach has not made it w's yet: nobody uses it.) */
-static bool became_own(ls_ext_word_t *w, const struct ls_ext_head *h)
-{
-	uintptr_t o = (uintptr_t)__atomic_load_n(&h->owner, __ATOMIC_RELAXED);
-	return o == (uintptr_t)w || o == ((uintptr_t)w | CLAIMED);
-}
-
 struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
 				  const struct ls_ext_head *marker)
 {
-	bool real = fresh != marker;
-	/* Pending (w|FREEING) until the end: no thread takes fresh for w's
-	 * own before it is in w for good (ls_ext_load and ls_ext_enter want
-	 * the owner w; an attach that meets it waits). relaxed atomic: a
-	 * stale copy of another lock may read it. */
-	if (real)
-		__atomic_store_n(&fresh->owner, (const void *)((uintptr_t)w | FREEING), __ATOMIC_RELAXED);
 	struct ls_ext_head *seen = atomic_load_explicit(w, memory_order_acquire);
 	for (;;) {
 		LS_TEST_POINT(LS_POINT_ATTACHING);
-		if (seen == fresh && real) {
+		if (seen == fresh && fresh != marker) {
 			/* w holds a pointer to what fresh was in an earlier
-			 * life (freed while w still named it, or a copy of a
-			 * lock saved before its block was freed, put back):
-			 * empty w first, then attach it as any other */
+			 * life (the only block ls_ext_alloc_for could give,
+			 * or a copy of a lock saved before its block was
+			 * freed, put back): empty w before fresh names it, so
+			 * that no thread takes fresh for w's own unattached */
 			atomic_compare_exchange_strong_explicit(w, &seen, NULL, memory_order_acquire,
 								memory_order_acquire);
 			seen = atomic_load_explicit(w, memory_order_acquire);
@@ -747,39 +730,33 @@ struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, s
 			continue;
 		}
 		if (own == OWNED) {
-			if (real)
+			if (fresh != marker)
 				ls_ext_free(fresh, size); /* another thread attached first */
 			return seen;
 		}
-		/* NULL, a copy's block, or one freed while w still named it:
-		 * replace it. release: fresh's head and contents are visible
-		 * to whoever loads the word with acquire (ls_ext_load);
-		 * acquire: so are those of a block another thread attached */
+		/* NULL, a copy's block or one freed while w still named it:
+		 * replace it. relaxed: published by the CAS. A stale copy of
+		 * another lock may read it (atomic). */
+		if (fresh != marker)
+			__atomic_store_n(&fresh->owner, (const void *)w, __ATOMIC_RELAXED);
+		/* release: fresh's head and contents are visible to whoever
+		 * loads the word with acquire (ls_ext_load); acquire: so are
+		 * those of a block another thread attached */
 		struct ls_ext_head *was = seen;
-		if (!atomic_compare_exchange_strong_explicit(w, &seen, fresh, memory_order_acq_rel,
-							     memory_order_acquire))
-			continue;
-		if (!real)
+		if (atomic_compare_exchange_strong_explicit(w, &seen, fresh, memory_order_acq_rel,
+							    memory_order_acquire)) {
+			if (fresh == marker)
+				return fresh;
+			/* attached where a block was: see next_due. relaxed:
+			 * counts */
+			if (was && was != marker)
+				atomic_fetch_add_explicit(&ext_again, ext_lines(size), memory_order_relaxed);
+			if (fresh->reclaim)
+				/* release: a look that sees the mark (acquire)
+				 * sees the head written before the CAS */
+				atomic_fetch_or_explicit(side_of(fresh), ATTACHED, memory_order_release);
 			return fresh;
-		if (was && was != marker && became_own(w, was)) {
-			/* displaced: put it back (nobody took fresh: pending) */
-			seen = fresh;
-			if (atomic_compare_exchange_strong_explicit(w, &seen, was, memory_order_acq_rel,
-								    memory_order_acquire))
-				seen = was;
-			continue;
 		}
-		/* attached where a block was: see next_due. relaxed: counts */
-		if (was && was != marker)
-			atomic_fetch_add_explicit(&ext_again, ext_lines(size), memory_order_relaxed);
-		/* w's now. release: with the CAS's, for a thread that loaded
-		 * the word before this store */
-		__atomic_store_n(&fresh->owner, (const void *)w, __ATOMIC_RELEASE);
-		if (fresh->reclaim)
-			/* release: a look that sees the mark (acquire) sees the
-			 * head written before */
-			atomic_fetch_or_explicit(side_of(fresh), ATTACHED, memory_order_release);
-		return fresh;
 	}
 }
 

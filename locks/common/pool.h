@@ -512,15 +512,14 @@ void *ls_ext_alloc_for(const ls_ext_word_t *w, size_t size, bool wait);
 /* Attaches `fresh` to w, unless a block of w's own or `marker` is there by
  * then (another thread attached it first: fresh, size bytes, is freed, and
  * that one adopted). fresh is a block with its contents ready (the CAS
- * publishes them; ls_ext_alloc_for gives it), or `marker` itself. Its owner
- * is w|FREEING from the start until it is in w for good, so that no thread
- * takes it for w's own before (a thread that finds it in w waits, as for a
- * block the pool frees); then w. Whether the block found in w is w's own is
- * decided on one reading of its owner, and a block that was replaced but
- * turns out to have become w's meanwhile (the same pointer back in the
- * word) is put back. Returns what w holds afterwards. A block of w's that
- * the pool has claimed while it still is in w (see "Reclaiming", step 4) is
- * w's again. */
+ * publishes them; ls_ext_alloc_for gives it), whose owner ls_ext_attach
+ * sets to w just before (a caller that sets it earlier lets a thread that
+ * finds a stale pointer to the block in w, left there by a copy of an
+ * earlier lock, take it for w's own before it is attached: the shim still
+ * does), or `marker` itself. Whether the block found in w is w's own is
+ * decided on one reading of its owner at a time (pool.c, owned_by).
+ * Returns what w holds afterwards. A block of w's that the pool has claimed
+ * while it still is in w (see "Reclaiming", step 4) is w's again. */
 struct ls_ext_head *ls_ext_attach(ls_ext_word_t *w, struct ls_ext_head *fresh, size_t size,
 				  const struct ls_ext_head *marker);
 
