@@ -545,13 +545,22 @@ static void reused(void)
 	free(first);
 }
 
-static void idle_raced(void)
+/* A lock of its own page (*w) with an idle block, unused since the look
+ * just made (nothing of earlier cases left to look at). */
+static struct blk *idle_lock(ls_ext_word_t **w)
 {
 	ls_ext_scan();
 	ls_ext_scan();
-	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
-	struct blk *b = attach_idle(&w[0]);
+	*w = (ls_ext_word_t *)map_page();
+	struct blk *b = attach_idle(&(*w)[0]);
 	ls_ext_scan(); /* clears `used` */
+	return b;
+}
+
+static void idle_raced(void)
+{
+	ls_ext_word_t *w;
+	struct blk *b = idle_lock(&w);
 	pthread_t t = start_look(2);
 	/* claimed: the lock's next use undoes the claim and keeps the block */
 	struct blk *e = enter(&w[0]);
@@ -582,11 +591,8 @@ static void *attacher(void *arg)
 
 static void attach_raced(void)
 {
-	ls_ext_scan();
-	ls_ext_scan();
-	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
-	struct blk *b = attach_idle(&w[0]);
-	ls_ext_scan(); /* clears `used`: b is idle */
+	ls_ext_word_t *w;
+	struct blk *b = idle_lock(&w);
 	raced_word = &w[0];
 	atomic_store(&attaching, 0);
 	atomic_store(&attach_go, 0);
@@ -607,11 +613,8 @@ static void attach_raced(void)
 
 static void stale(void)
 {
-	ls_ext_scan();
-	ls_ext_scan();
-	ls_ext_word_t *w = (ls_ext_word_t *)map_page();
-	struct blk *b = attach_idle(&w[0]);
-	ls_ext_scan(); /* clears `used` */
+	ls_ext_word_t *w;
+	struct blk *b = idle_lock(&w);
 	ls_ext_scan(); /* frees it: w still names it */
 	if (!is_free(b) || atomic_load(&w[0]) != &b->h)
 		fail("stale: the idle block did not go, its word naming it");
