@@ -108,7 +108,7 @@ static _Atomic int scan_lock; /* one look at a time (ls_ext_scan) */
  * idle's, or a copy's), and how many make the next look due. Counts for a
  * heuristic: relaxed. The shortest interval between looks, in lines
  * (ext_window), is the looks' own: written with the scan lock held. */
-static _Atomic uint64_t ext_out_lines, ext_since, ext_again, ext_due = SCAN_MIN_LINES;
+static _Atomic uint64_t ext_out_lines, ext_since, ext_again, ext_carved_lines, ext_due = SCAN_MIN_LINES;
 static uint64_t ext_window = SCAN_MIN_LINES;
 #define WINDOW_MAX ((uint64_t)1 << 40)
 
@@ -542,6 +542,8 @@ static char *ext_carved_now(char *p, uint32_t lines)
 	/* relaxed: the look reads it to step over the block, and only
 	 * trusts it with ATTACHED, which a release sets later */
 	atomic_store_explicit(side_of(p), (uint8_t)lines, memory_order_relaxed);
+	/* relaxed: counts (see next_due) */
+	atomic_fetch_add_explicit(&ext_carved_lines, lines, memory_order_relaxed);
 	return p;
 }
 
@@ -1133,7 +1135,15 @@ static void next_due(void)
 		ext_window *= 2;
 	else if (again * 16 < since && ext_window > SCAN_MIN_LINES)
 		ext_window /= 2;
-	atomic_store_explicit(&ext_due, out / 2 > ext_window ? out / 2 : ext_window, memory_order_relaxed);
+	/* and at least half the blocks' lines on the free lists: a look walks
+	 * the whole pool, so it is paid for by as many allocations, which the
+	 * free lists serve without growing it (a pool grown for a working set
+	 * and then left with few blocks out looked every SCAN_MIN_LINES) */
+	uint64_t carved = atomic_load_explicit(&ext_carved_lines, memory_order_relaxed);
+	uint64_t due = carved > out ? (carved - out) / 2 : 0;
+	if (due < out / 2)
+		due = out / 2;
+	atomic_store_explicit(&ext_due, due > ext_window ? due : ext_window, memory_order_relaxed);
 	atomic_store_explicit(&ext_since, 0, memory_order_relaxed);
 }
 

@@ -531,17 +531,18 @@ static void reused(void)
 		     "pool took their blocks as idle between two uses)",
 		     fresh, WS_LOCKS);
 	/* locks used once: the window shrinks back, so every block but those
-	 * of the last few intervals' locks goes (SCAN_MIN_LINES is 1,024 of
-	 * these locks: the last 4,096 may stay) */
+	 * of the last intervals' locks goes (an interval is at least half the
+	 * blocks on the free lists: the first half of these locks must have
+	 * lost theirs) */
 	for (int i = 0; i < ONCE_LOCKS; i++)
 		first[i] = enter(&once[i]), ls_hold_pop(&first[i]->h);
 	unsigned kept = 0;
-	for (int i = 0; i < ONCE_LOCKS - 4096; i++)
+	for (int i = 0; i < ONCE_LOCKS / 2; i++)
 		kept += ls_ext_mine(&once[i], &first[i]->h); /* (a block that went may be another's now) */
 	if (kept > WS_LOCKS / 64)
-		fail("reused: %u of %d locks used once kept their blocks after 4,096 more were made "
-		     "(the window stayed as the working set made it)",
-		     kept, ONCE_LOCKS - 4096);
+		fail("reused: %u of the first %d locks used once kept their blocks after %d more were "
+		     "made (memory followed them)",
+		     kept, ONCE_LOCKS / 2, ONCE_LOCKS / 2);
 	free(first);
 }
 
