@@ -199,6 +199,9 @@ enum ls_test_point {
 				 * where fork() may leave a thread (tests/unit/fork_window.c) */
 	LS_POINT_ATTACHING,	/* an attach has read the lock's word and not yet decided
 				 * whether the block there is the lock's own (pool.h) */
+	LS_POINT_HANDING,	/* a releaser found a successor behind it and has not yet
+				 * handed over (clh-try) */
+	LS_NPOINTS
 };
 #ifdef LS_TEST_POINTS
 void ls_test_point(enum ls_test_point id);

@@ -12,7 +12,9 @@
 # usable afterwards. Scenarios: "enqueuing" (mcs-try's tail CAS fails
 # because the successor has not linked yet; clh-try hands over at once
 # there) and "leaving" (an earlier waiter that is leaving holds the
-# hand-over up: both locks).
+# hand-over up: both locks). "linkout" (clh-try) stops the releaser between
+# its look at the tail and its hand-over while the successor leaves as
+# last: the lock must end free with an empty tail, which trylock takes.
 load helpers
 H=$UNIT/trylock_handover
 
@@ -33,6 +35,10 @@ handover() {
 @test "mcs-try, clh-try: a successor out of patience while a leaving waiter holds the release up gets the hand-over, every policy" {
   handover mcs-try leaving
   handover clh-try leaving
+}
+
+@test "clh-try: a successor that links itself out between the releaser's look at the tail and its hand-over leaves the lock free (trylock takes it at once), every policy" {
+  handover clh-try linkout
 }
 
 @test "test points compile to nothing outside the instrumented build; there, the stress programs stop nowhere and the test-point programs inject nothing" {
@@ -59,7 +65,7 @@ handover() {
   run "$H" -a clh-try -m nap
   [ "$status" -eq 2 ]
   [ "${#lines[@]}" -eq 1 ]
-  [[ "$output" == *"(valid: enqueuing, leaving)"* ]]
+  [[ "$output" == *"(valid: enqueuing, leaving, linkout)"* ]]
   run "$H" -a clh-try -m leaving -w nap
   [ "$status" -eq 2 ]
   [[ "$output" == *"(valid: spin, yield, park)"* ]]

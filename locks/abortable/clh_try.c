@@ -20,9 +20,14 @@
  *	LEAVING    owner timed out; node->prev names its predecessor
  *	TRANSIENT  the successor is leaving and owns this word for a moment
  *	RECYCLED   the successor has finished with this (LEAVING) node
- * Transitions: WAITING -> AVAILABLE (release), WAITING -> LEAVING (owner
- * times out), WAITING/LEAVING -> TRANSIENT (successor starts leaving),
- * TRANSIENT -> WAITING (successor done), LEAVING/TRANSIENT -> RECYCLED.
+ *	TAILBACK   as WAITING, and a successor that was last linked itself
+ *		   out: the tail names this node again (ours, below)
+ * Transitions: WAITING -> AVAILABLE (release), WAITING/TAILBACK -> LEAVING
+ * (owner times out), WAITING/TAILBACK/LEAVING -> TRANSIENT (successor
+ * starts leaving), TRANSIENT -> WAITING/TAILBACK (successor done: TAILBACK
+ * if it swung the tail back, else the value it found), TAILBACK -> WAITING
+ * (the releaser, before it looks at the tail again), LEAVING/TRANSIENT ->
+ * RECYCLED.
  *
  * Who frees which node (ls_node_alloc, one per attempt):
  *	- the acquirer frees its predecessor's node once it has seen
@@ -38,6 +43,19 @@
  * successor that times out may swing the tail back to our node while we
  * are releasing, release retries that CAS each time the successor's
  * TRANSIENT mark clears, so an unheld lock always ends with tail == NULL.
+ * That needs one more value: a releaser that found the tail past its node
+ * hands over with a CAS of its status from WAITING to AVAILABLE, and a
+ * successor could link itself out (swing the tail back to the releaser's
+ * node and restore its status) between the two; the release then made a
+ * node nobody follows AVAILABLE, and the lock stayed free with a tail
+ * that trylock's CAS of NULL never passes (a program whose threads only
+ * try the lock then waits for ever: seen under rwstress's mutex+bravo over
+ * clh-try, a writer retrying trywrlock while holding the lock the others
+ * wanted). So a successor that links itself out restores TAILBACK, on
+ * which the hand-over's CAS fails; the releaser turns it back into
+ * WAITING, looks at the tail again (empties the queue if it is its node)
+ * and only then hands over: every link-out after that look leaves TAILBACK
+ * again (tests/unit/trylock_handover.c, scenario linkout).
  * trylock is a single CAS of an empty tail (no node enters the queue);
  * lock() is an attempt with infinite patience (the timeout path never runs).
  *
@@ -65,7 +83,11 @@
  * and when it times out it leaves without marking it (the holder's node
  * never leaves, and its release over a live leaver is what the handshake
  * already covers: the leaver's successor, or the next arrival, finds it
- * AVAILABLE). A hold taken before the fork empties the queue if its tail
+ * AVAILABLE; not a trylock, which does not pass a node in the tail: a
+ * live waiter that links itself out as last while that hold is released
+ * can leave the lock free with the tail on the holder's node, taken by the
+ * next blocking attempt only; TAILBACK cannot mark a node the leaver must
+ * not touch. Known, not fixed). A hold taken before the fork empties the queue if its tail
  * is stale (every waiter is gone; its node is never freed then: a
  * successor that is gone may have marked it), else makes its node
  * AVAILABLE whatever mark a successor that is gone left on it. Its unlock
@@ -85,7 +107,7 @@
 #include "abortable.h"
 #include "fork.h"
 
-enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED };
+enum { WAITING, AVAILABLE, LEAVING, TRANSIENT, RECYCLED, TAILBACK };
 
 struct node {
 	union {
@@ -112,6 +134,20 @@ static inline void stamp(struct node *n)
 {
 	_Static_assert(WAITING == 0, "the stamp is the whole word");
 	__atomic_store_n(&n->gen_status, (uint64_t)ls_fork_stamp(), __ATOMIC_RELAXED);
+}
+
+/* Marks our own node LEAVING (release: publishes i->prev), once no
+ * successor holds its word TRANSIENT; a successor that linked itself out
+ * may have left it TAILBACK. */
+static void mark_leaving(struct node *i)
+{
+	for (;;) {
+		uint32_t v = ab_load(&i->status);
+		if ((v == WAITING || v == TAILBACK) && ab_cas(&i->status, v, LEAVING))
+			return;
+		if (v == TRANSIENT)
+			ls_wait_while_eq(&i->status, TRANSIENT);
+	}
 }
 
 /* The first live waiter of a fork child, i, whose predecessor is stale:
@@ -150,8 +186,7 @@ static __attribute__((noinline)) int fork_slow(struct clh_try *l, struct node *i
 	/* Out of patience: leave, pointing our successor at pred. */
 	/* relaxed: published by the release CAS that marks us LEAVING */
 	atomic_store_explicit(&i->prev, pred, memory_order_relaxed);
-	while (!ab_cas(&i->status, WAITING, LEAVING))
-		ls_wait_while_eq(&i->status, TRANSIENT);
+	mark_leaving(i);
 	struct node *expected = i;
 	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expected, pred, memory_order_acq_rel,
 						     memory_order_relaxed))
@@ -222,7 +257,7 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 				return fork_slow(l, i, pred, 0); /* out of patience */
 			continue;
 		}
-		break; /* WAITING: the word is ours until we restore it */
+		break; /* WAITING or TAILBACK: the word is ours until we restore it */
 	}
 	LS_TEST_POINT(LS_POINT_LEAVING);
 	/* relaxed: published by the release CAS that marks us LEAVING */
@@ -231,24 +266,24 @@ static __attribute__((noinline)) int slow(struct clh_try *l, struct node *i, str
 
 	/* Mark ourselves LEAVING, once our own successor is not TRANSIENT
 	 * on us. release (in ab_cas): publishes i->prev with LEAVING. */
-	while (!ab_cas(&i->status, WAITING, LEAVING))
-		ls_wait_while_eq(&i->status, TRANSIENT);
+	mark_leaving(i);
 	LS_INJECT();
 
 	/* Last in line: link ourselves out. i is ours and alive, so a tail
-	 * equal to i is this very attempt (no ABA). */
+	 * equal to i is this very attempt (no ABA). Then TAILBACK, so that a
+	 * releasing pred looks at the tail again (see the header). */
 	struct node *expected = i;
 	if (atomic_compare_exchange_strong_explicit(&l->tail, &expected, pred, memory_order_acq_rel,
 						    memory_order_relaxed)) {
 		LS_INJECT();
-		ab_set(&pred->status, WAITING);
+		ab_set(&pred->status, TAILBACK);
 		ab_node_free(i);
 		return ETIMEDOUT;
 	}
 	/* Not last: the successor will see LEAVING, take pred, and answer. */
 	ab_wait_for(&i->status, RECYCLED);
 	LS_INJECT();
-	ab_set(&pred->status, WAITING);
+	ab_set(&pred->status, stat == TAILBACK ? TAILBACK : WAITING); /* what we found */
 	ab_node_free(i);
 	return ETIMEDOUT;
 
@@ -335,18 +370,23 @@ static __attribute__((noinline)) void release_slow(struct clh_try *l, struct nod
 		fork_release(l, i);
 		return;
 	}
+	LS_TEST_POINT(LS_POINT_HANDING);
 	for (;;) {
 		LS_INJECT();
-		/* (B) release: pairs with (A); the successor frees i */
+		/* (B) release: pairs with (A); the successor frees i. WAITING:
+		 * no successor linked itself out since we last saw the tail
+		 * past i (see the header) */
 		if (ab_cas(&i->status, WAITING, AVAILABLE)) {
 			LS_TEST_POINT(LS_POINT_RELEASED);
 			return;
 		}
-		/* A successor is leaving and holds our word: from now on the
-		 * next one stays (see the header); wait, retry. */
+		/* A successor is leaving and holds our word, or has linked
+		 * itself out: from now on the next one stays (see the header);
+		 * wait, look at the tail again, retry. */
 		atomic_store_explicit(&i->releasing, 1, memory_order_seq_cst);
 		LS_TEST_POINT(LS_POINT_RELEASING);
 		ls_wait_while_eq(&i->status, TRANSIENT);
+		ab_cas(&i->status, TAILBACK, WAITING); /* before the look at the tail */
 		if (clh_try_empty(l, i)) {
 			LS_TEST_POINT(LS_POINT_RELEASED);
 			LS_INJECT();

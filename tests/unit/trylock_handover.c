@@ -4,7 +4,7 @@
  * Scott & Scherer's try-locks, cured in locks/abortable/mcs_try.c and
  * clh_try.c; see their headers).
  *
- *   trylock_handover -a ALGO -m enqueuing|leaving [-w spin|yield|park]
+ *   trylock_handover -a ALGO -m enqueuing|leaving|linkout [-w spin|yield|park]
  *                    [-p PATIENCE_NS(200000)] [-r ROUNDS(4)] [-W SECONDS(30)]
  *
  * Links build/liblocks-inject.a (mk/trylock.mk), where LS_TEST_POINT(id)
@@ -26,8 +26,18 @@
  *      hand over, marks its node and stops (RELEASING); E completes its
  *      departure (ETIMEDOUT: it began before H released); then S enqueues
  *      behind H, runs out of patience while H is held, and must stay.
+ *   linkout (clh-try: a successor that links itself out between the
+ *      releaser's look at the tail and its hand-over)  S swaps itself into
+ *      the tail and stops (VISIBLE); H's unlock finds the tail past its node
+ *      and stops before it hands over (HANDING); S goes on, runs out of
+ *      patience, and, last in line, swings the tail back to H's node and
+ *      returns ETIMEDOUT (H had not begun to hand over: S must not stay);
+ *      then H goes on. The lock must then be free: trylock 0 (without the
+ *      fix H made its node AVAILABLE with the tail still on it, a free lock
+ *      whose trylock returned EBUSY until a blocking attempt came by).
  *
- * H is let go once S has reached STAYING, or has returned: without the fix
+ * In enqueuing and leaving, H is let go once S has reached STAYING, or has
+ * returned: without the fix
  * S leaves and its timedlock returns ETIMEDOUT, which fails the test. With
  * it, S must return 0 (the hand-over), after its deadline, alone in the
  * critical section (an occupant word), with trylock then EBUSY; after S
@@ -63,8 +73,8 @@ static const char *const role_names[NROLES] = {"other", "holder", "leaver", "suc
 static const char *const point_names[] = {"ENQUEUED", "LEAVING", "RELEASING", "STAYING"};
 #define NPOINTS 4
 
-enum scenario { ENQUEUING, LEAVING };
-static const char *const scenario_names[] = {"enqueuing", "leaving"};
+enum scenario { ENQUEUING, LEAVING, LINKOUT };
+static const char *const scenario_names[] = {"enqueuing", "leaving", "linkout"};
 
 /* Events, each set once per round. */
 enum {
@@ -74,6 +84,7 @@ enum {
 	EV_STAYING = 8,	     /* S, out of patience, stays for H's hand-over */
 	EV_LEAVER_DONE = 16, /* E's timedlock returned */
 	EV_SUCC_DONE = 32,   /* S's timedlock returned (and S released if it held) */
+	EV_HANDING = 64,     /* H found S behind it and stops before handing over (linkout) */
 };
 
 static const struct ls_algo *algo;
@@ -85,7 +96,7 @@ static _Atomic int occupant; /* role inside the critical section, or NOBODY */
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER; /* glibc's: not preloaded */
 static pthread_cond_t ev_cv = PTHREAD_COND_INITIALIZER;
 static unsigned events;
-static _Atomic unsigned hits[NROLES][LS_POINT_VISIBLE + 1]; /* every point, counted */
+static _Atomic unsigned hits[NROLES][LS_NPOINTS]; /* every point, counted */
 static const char *volatile where[NROLES];
 static __thread enum role role;
 
@@ -127,7 +138,10 @@ void ls_test_point(enum ls_test_point id)
 	atomic_fetch_add(&hits[role][id], 1);
 	switch (role) {
 	case SUCCESSOR:
-		if (id == LS_POINT_ENQUEUED && scenario == ENQUEUING) {
+		if (id == LS_POINT_VISIBLE && scenario == LINKOUT) {
+			post(EV_ENQUEUED);
+			await(EV_HANDING, "stopped at VISIBLE until the holder stops before handing over");
+		} else if (id == LS_POINT_ENQUEUED && scenario == ENQUEUING) {
 			post(EV_ENQUEUED);
 			await(EV_MARKED, "stopped at ENQUEUED until the holder marks its node releasing");
 		} else if (id == LS_POINT_STAYING) {
@@ -141,7 +155,10 @@ void ls_test_point(enum ls_test_point id)
 		}
 		break;
 	case HOLDER:
-		if (id == LS_POINT_RELEASING) {
+		if (id == LS_POINT_HANDING && scenario == LINKOUT) {
+			post(EV_HANDING);
+			await(EV_SUCC_DONE, "stopped at HANDING until the successor returns");
+		} else if (id == LS_POINT_RELEASING && scenario != LINKOUT) {
 			post(EV_MARKED);
 			await(EV_STAYING | EV_SUCC_DONE,
 			      "stopped at RELEASING until the successor stays for the hand-over or returns");
@@ -239,6 +256,9 @@ static void *user(void *arg)
 	return NULL;
 }
 
+static void linkout_checks(int round, const struct attempt *s);
+static void later_use(int round);
+
 static void one_round(int round)
 {
 	memset(hits, 0, sizeof hits);
@@ -261,8 +281,8 @@ static void one_round(int round)
 		fail("pthread_create");
 	if (pthread_create(&ts, NULL, timed_attempt, &s))
 		fail("pthread_create");
-	if (scenario == ENQUEUING)
-		await(EV_ENQUEUED, "waiting for the successor to reach ENQUEUED");
+	if (scenario != LEAVING)
+		await(EV_ENQUEUED, "waiting for the successor to be in the tail");
 	else
 		await(EV_LEAVING, "waiting for the leaver to reach LEAVING");
 	leave(HOLDER);
@@ -274,6 +294,10 @@ static void one_round(int round)
 	pthread_join(ts, NULL);
 	role = NOBODY;
 
+	if (scenario == LINKOUT) {
+		linkout_checks(round, &s);
+		return;
+	}
 	if (!hit(HOLDER, LS_POINT_RELEASING))
 		fail("round %d: the holder's release never reached RELEASING (it handed over at once): the "
 		     "scenario did not put it in the window",
@@ -300,6 +324,36 @@ static void one_round(int round)
 	if (algo->trylock(L) != 0)
 		fail("round %d: after the hand-over and the successor's release, trylock failed", round);
 	algo->unlock(L);
+	later_use(round);
+}
+
+/* linkout: S left as last while H was between its look at the tail and its
+ * hand-over; H released after S returned. */
+static void linkout_checks(int round, const struct attempt *s)
+{
+	char b1[64];
+	if (!hit(HOLDER, LS_POINT_HANDING))
+		fail("round %d: the holder's release never reached HANDING (it found no successor behind "
+		     "it): the scenario did not put it in the window",
+		     round);
+	if (s->rc != ETIMEDOUT)
+		fail("round %d: the successor, out of patience before the holder began to hand over, "
+		     "returned %d, not ETIMEDOUT (test points it reached: %s)",
+		     round, s->rc, hit_list(SUCCESSOR, b1, sizeof b1));
+	/* The lock is free: the first trylock takes it (no blocking attempt
+	 * has come by to pass over a node left in the tail). */
+	if (algo->trylock(L) != 0)
+		fail("round %d: the successor linked itself out before the holder's hand-over, and after "
+		     "the release trylock returned EBUSY: the lock is free, its tail is not",
+		     round);
+	algo->unlock(L);
+	later_use(round);
+}
+
+/* The lock serves two threads making lock and timed attempts (a plain
+ * counter checks exclusion), is free after, and is destroyed. */
+static void later_use(int round)
+{
 	pthread_t u[2];
 	long got[2] = {0, 0};
 	counter = 0;
@@ -343,7 +397,7 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr,
-				"usage: trylock_handover -a ALGO -m enqueuing|leaving [-w spin|yield|park] "
+				"usage: trylock_handover -a ALGO -m enqueuing|leaving|linkout [-w spin|yield|park] "
 				"[-p NS] [-r ROUNDS] [-W SECONDS]\n");
 			return 2;
 		}
@@ -351,10 +405,7 @@ int main(int argc, char **argv)
 	algo = opt_algo(name);
 	if (!algo->timedlock)
 		opt_error("-a: %s has no native timeout (valid: the try-locks, mcs-try and clh-try)", name);
-	scenario = opt_choose("m", "scenario", mode ? mode : "",
-			      (const char *const[]){"enqueuing", "leaving"}, 2) == 0
-		       ? ENQUEUING
-		       : LEAVING;
+	scenario = (enum scenario)opt_choose("m", "scenario", mode ? mode : "", scenario_names, 3);
 	static char prefix[256];
 	snprintf(prefix, sizeof prefix, "trylock_handover: FAIL algo=%s scenario=%s: ", algo->name, mode);
 	fail_prefix = prefix;
