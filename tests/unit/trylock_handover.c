@@ -396,9 +396,9 @@ int main(int argc, char **argv)
 			watchdog = (int)opt_number("W", optarg, 1, 3600);
 			break;
 		default:
-			fprintf(stderr,
-				"usage: trylock_handover -a ALGO -m enqueuing|leaving|linkout [-w spin|yield|park] "
-				"[-p NS] [-r ROUNDS] [-W SECONDS]\n");
+			fputs("usage: trylock_handover -a ALGO -m enqueuing|leaving|linkout "
+			      "[-w spin|yield|park] [-p NS] [-r ROUNDS] [-W SECONDS]\n",
+			      stderr);
 			return 2;
 		}
 	}
