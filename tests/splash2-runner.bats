@@ -346,7 +346,7 @@ EOF
 	grep -qx 'barnes,plummer-200,glibc,-,1,0,1,[0-9.]*,[0-9.]*,[0-9.]*,ok' "$OUTD/results.csv"
 }
 
-@test "if the runner is killed outright, its load processes and the app still end by themselves" {
+@test "if the runner is killed outright, its load processes and the app still end by themselves; the next run removes its scratch folder (its owner is gone, or its pid names another process), not a live runner's" {
 	# the app stays busy until its time limit, 10 s: long enough to be seen
 	# running (by scans of /proc, slow on a busy machine) before the runner
 	# would stop it
@@ -368,11 +368,23 @@ EOF
 	wait_for 5 none_in "$TREE/codes/apps/raytrace"
 	# its scratch folder is removed by the next run
 	local work
-	work=$(grep -l "^$pid\$" /tmp/splash2-run.*/owner | xargs dirname)
+	work=$(grep -l "^$pid " /tmp/splash2-run.*/owner | xargs dirname)
 	[ -d "$work" ]
+	# a folder whose owner's pid now names another process (a pid is
+	# reused: the start time differs) goes too; a live owner's stays
+	local stat rest reused live
+	stat=$(cat /proc/$$/stat)
+	read -r -a rest <<<"${stat##*) }"
+	reused=$(mktemp -d /tmp/splash2-run.XXXXXXXX)
+	live=$(mktemp -d /tmp/splash2-run.XXXXXXXX)
+	echo "$$ 1" >"$reused/owner"
+	echo "$$ ${rest[19]}" >"$live/owner"
 	run s2g --no-plot --apps barnes --configs 1 --reps 1 --out "$OUTD-2"
 	assert_success
 	[ ! -e "$work" ]
+	[ ! -e "$reused" ]
+	[ -d "$live" ] || { echo "the folder of a live owner was removed"; return 1; }
+	rm -r "$live"
 }
 
 @test "--report recomputes medians, ranges, ratios to glibc and failures from a CSV" {
