@@ -105,9 +105,9 @@ rw_all() {
   rw_all 13 "$S-inject" -w yield -t 6 -n @300@ -m mix -l 3 -k own
 }
 
-@test "the mutex-serialised mode, alone and under BRAVO, over a queue lock, a try lock, an out-of-line lock and a wrapped lock (LOCKSWAP_ALGO): mutex+bravo has the capabilities the mutex lock gives (its queue nodes counted)" {
+@test "the mutex-serialised mode, alone and under BRAVO, over a queue lock, a try lock, a non-blocking try lock (nodes in per-thread rings), an out-of-line lock and a wrapped lock (LOCKSWAP_ALGO): mutex+bravo has the capabilities the mutex lock gives (its queue nodes counted)" {
   local m
-  for m in mcs clh-try alock ticket+gcr; do
+  for m in mcs clh-try clh-nb alock ticket+gcr; do
     LOCKSWAP_ALGO=$m RW_ALGOS="mutex mutex+bravo" rw_all 11 "$S" -w park -t 6 -n 500 -m mix -l 3 || return 1
   done
 }
