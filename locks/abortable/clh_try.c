@@ -87,8 +87,8 @@
  * live waiter that links itself out as last while that hold is released
  * can leave the lock free with the tail on the holder's node, taken by the
  * next blocking attempt only; TAILBACK cannot mark a node the leaver must
- * not touch. Known, not fixed). A hold taken before the fork empties the queue if its tail
- * is stale (every waiter is gone; its node is never freed then: a
+ * not touch. Known, not fixed). A hold taken before the fork empties the
+ * queue if its tail is stale (every waiter is gone; its node is never freed then: a
  * successor that is gone may have marked it), else makes its node
  * AVAILABLE whatever mark a successor that is gone left on it. Its unlock
  * clears `holder` first, as every unlock does, and puts it back once its
