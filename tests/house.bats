@@ -167,6 +167,7 @@ build_tree() {
 @test "DEVELOPERS.md stays under 6 KB and links to ARCHITECTURE.md, the one map of the house" {
   local n
   n=$(wc -c <"$ROOT/DEVELOPERS.md")
-  [ "$n" -lt 6144 ] || { echo "DEVELOPERS.md is $n bytes (at most 6 KB: the map is ARCHITECTURE.md's)"; return 1; }
+  # under 6,000 bytes: under 6 KB whether a KB is 1,000 bytes or 1,024
+  [ "$n" -lt 6000 ] || { echo "DEVELOPERS.md is $n bytes (under 6,000: the map is ARCHITECTURE.md's)"; return 1; }
   grep -q '](ARCHITECTURE.md)' "$ROOT/DEVELOPERS.md"
 }
