@@ -17,8 +17,13 @@ case "${1:-}" in
 esac
 
 missing=()
+# one dpkg-query for all (a process start costs milliseconds, make test runs this first)
+declare -A have=()
+while IFS=$'\t' read -r p s; do
+  [ "$s" = 'install ok installed' ] && have[$p]=1
+done < <(dpkg-query -W -f='${Package}\t${Status}\n' "${pkgs[@]}" 2>/dev/null)
 for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [ -n "${have[$p]:-}" ] || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
