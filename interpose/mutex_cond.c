@@ -32,10 +32,14 @@
  * runs in C and C++ threads alike. (With -fexceptions the handler became a
  * landing pad, and an asynchronous cancel inside the wait ran it twice.)
  *
- * Destroy: a waiter that was signalled may still be about to drop its
- * reference; destroy waits for refs to drain (glibc does the same), so the
- * usual "broadcast, then destroy and free" is safe. Destroy while threads
- * are still blocked is EBUSY.
+ * Destroy waits for refs to drain: every waiter holds one from the moment
+ * it is queued until it returns, so destroy returns 0 once none is left.
+ * That makes the usual "broadcast, then destroy and free" safe while the
+ * woken waiters are still leaving, and it is glibc 2.36's behaviour for a
+ * waiter still blocked (POSIX leaves that case undefined; older drafts
+ * allowed EBUSY): glibc's destroy raises a flag and sleeps until the last
+ * waiter has left, woken by a signal, a broadcast, its deadline or a
+ * cancel from another thread. It never returns EBUSY.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -413,12 +417,8 @@ ls_pthread_cond_destroy(pthread_cond_t *cv)
 
 static int destroy_cond(struct ls_cond *c)
 {
-	ilock(c);
-	bool blocked = c->head != NULL;
-	iunlock(c);
-	if (blocked)
-		return EBUSY;
-	/* Wait for signalled waiters to drop their references. */
+	/* Wait for every waiter, signalled or still blocked, to drop its
+	 * reference (the header: glibc's destroy does the same). */
 	for (;;) {
 		uint32_t r = atomic_load_explicit(&c->refs, memory_order_acquire);
 		if ((r & ~REFS_DESTROYING) == 0)

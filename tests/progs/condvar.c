@@ -9,6 +9,8 @@
  * "Is waiting" is established without sleeps: a waiter announces itself
  * under the mutex and then waits, so once another thread holds the mutex
  * and sees the announcement, the waiter is inside pthread_cond_wait.
+ * Destroy with a waiter still blocked waits for it to leave and returns 0,
+ * as glibc's does (destroy-waits).
  * Most waiters here wait ONCE, without a predicate loop, as SPLASH-2's
  * barrier does: a spurious return is then a visible failure.
  */
@@ -539,6 +541,68 @@ static void destroy_reuse(void)
 	}
 }
 
+/* --- destroy while a waiter is still blocked: glibc 2.36's destroy
+ * waits until the waiter has left (its deadline; a signal from another
+ * thread) and returns 0, never EBUSY --- */
+struct dw {
+	pthread_mutex_t *m;
+	pthread_cond_t *c;
+	struct timespec dl; /* {0, 0}: an untimed wait */
+	int announced, rc;
+};
+static void *dw_waiter(void *p)
+{
+	struct dw *d = p;
+	CHECK_RC(pthread_mutex_lock(d->m), 0);
+	d->announced = 1;
+	d->rc = d->dl.tv_sec ? pthread_cond_timedwait(d->c, d->m, &d->dl) : pthread_cond_wait(d->c, d->m);
+	CHECK_RC(pthread_mutex_unlock(d->m), 0);
+	return NULL;
+}
+static void *dw_signaller(void *p)
+{
+	CHECK_RC(pthread_cond_signal(p), 0);
+	return NULL;
+}
+static void dw_blocked(struct dw *d)
+{
+	for (;;) {
+		CHECK_RC(pthread_mutex_lock(d->m), 0);
+		int in = d->announced;
+		CHECK_RC(pthread_mutex_unlock(d->m), 0);
+		if (in)
+			return;
+		sched_yield();
+	}
+}
+static void destroy_waits(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	for (int r = 0; r < 4; r++) {
+		pthread_cond_t *c = malloc(sizeof *c);
+		CHECK(c);
+		CHECK_RC(pthread_cond_init(c, NULL), 0);
+		/* even rounds: a waiter whose deadline comes; odd: one that
+		 * another thread signals, before or while destroy waits */
+		struct dw d = {.m = &m, .c = c};
+		if (r % 2 == 0)
+			d.dl = deadline_in(CLOCK_REALTIME, 20 * MS);
+		pthread_t w = spawn(dw_waiter, &d), s = 0;
+		dw_blocked(&d);
+		if (r % 2)
+			s = spawn(dw_signaller, c);
+		CHECK_RC(pthread_cond_destroy(c), 0);
+		if (r % 2 == 0)
+			CHECK_REACHED(CLOCK_REALTIME, d.dl); /* not before the waiter left */
+		else
+			join(s);
+		join(w);
+		CHECK_RC(d.rc, r % 2 ? 0 : ETIMEDOUT);
+		memset(c, 0xff, sizeof *c);
+		free(c);
+	}
+}
+
 static const struct test_case cases[] = {
     {"signal", signal_pingpong},
     {"no-lost-wakeup", no_lost_wakeup},
@@ -555,6 +619,7 @@ static const struct test_case cases[] = {
     {"mutex-types", mutex_types},
     {"broadcast-exclusion", broadcast_exclusion},
     {"destroy-reuse", destroy_reuse},
+    {"destroy-waits", destroy_waits},
     {0, 0},
 };
 
