@@ -215,6 +215,7 @@ static void not_cancelled(void)
 static pthread_mutex_t cw_m;
 static pthread_cond_t cw_c = PTHREAD_COND_INITIALIZER;
 static int cw_waiting;
+static pid_t cw_tid;
 static int cw_relock;
 static void cw_handler(void *p)
 {
@@ -228,6 +229,7 @@ static void *cw_fn(void *p)
 	go_async();
 	CHECK_RC(pthread_mutex_lock(&cw_m), 0);
 	pthread_cleanup_push(cw_handler, NULL);
+	cw_tid = (pid_t)syscall(SYS_gettid);
 	cw_waiting = 1;
 	for (;;)
 		pthread_cond_wait(&cw_c, &cw_m);
@@ -239,6 +241,11 @@ static void in_cond_wait(void)
 	init_type(&cw_m, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_t t = spawn(cw_fn, NULL);
 	lock_when_waiting(&cw_m, &cw_waiting, 1);
+	/* asleep in the wait, not between its unlock and its sleep: glibc
+	 * pushes its own cleanup handler only after the unlock, so a cancel
+	 * there (the thread is asynchronously cancelable) would run cw_handler
+	 * without the mutex: glibc's window, not the behaviour checked here */
+	CHECK(await_sleeping(cw_tid, 60000));
 	CHECK_RC(pthread_cancel(t), 0);
 	CHECK_RC(pthread_mutex_unlock(&cw_m), 0);
 	CHECK(join(t) == PTHREAD_CANCELED);
