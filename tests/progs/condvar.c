@@ -564,17 +564,6 @@ static void *dw_signaller(void *p)
 	CHECK_RC(pthread_cond_signal(p), 0);
 	return NULL;
 }
-static void dw_blocked(struct dw *d)
-{
-	for (;;) {
-		CHECK_RC(pthread_mutex_lock(d->m), 0);
-		int in = d->announced;
-		CHECK_RC(pthread_mutex_unlock(d->m), 0);
-		if (in)
-			return;
-		sched_yield();
-	}
-}
 static void destroy_waits(void)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -588,7 +577,8 @@ static void destroy_waits(void)
 		if (r % 2 == 0)
 			d.dl = deadline_in(CLOCK_REALTIME, 20 * MS);
 		pthread_t w = spawn(dw_waiter, &d), s = 0;
-		dw_blocked(&d);
+		lock_when_waiting(&m, &d.announced, 1); /* the waiter is inside the wait */
+		CHECK_RC(pthread_mutex_unlock(&m), 0);
 		if (r % 2)
 			s = spawn(dw_signaller, c);
 		CHECK_RC(pthread_cond_destroy(c), 0);
